@@ -1,0 +1,81 @@
+// buildApp(): the whole HTTP surface (GraphQL, health, and later REST and docs) as an express
+// app that does not listen, so tests drive it in-process through the real HTTP stack.
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import { createContext, type Context } from './graphql/context.ts';
+import { schema } from './graphql/schema.ts';
+import type { Logger } from './log.ts';
+import { Cipher } from './secrets.ts';
+import { setServices } from './services.ts';
+
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  log: Logger;
+  secretKey: string;
+}
+
+export type Yoga = YogaServerInstance<{ req: express.Request }, Context>;
+
+export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga } {
+  const { config, db, log } = deps;
+  setServices({ prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log });
+
+  const yoga: Yoga = createYoga<{ req: express.Request }, Context>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    context: ({ request }) => createContext(request.headers.get('authorization')),
+    graphiql: { title: 'Lectern GraphQL' },
+    landingPage: false,
+    logging: {
+      debug: (...a: unknown[]) => log.debug(a.map(String).join(' ')),
+      info: (...a: unknown[]) => log.info(a.map(String).join(' ')),
+      warn: (...a: unknown[]) => log.warn(a.map(String).join(' ')),
+      error: (...a: unknown[]) => log.error({ err: a[0] }, 'graphql error'),
+    },
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      const pending = await db.pending();
+      if (pending.length) res.status(503).json({ status: 'migrations pending', pending });
+      else res.json({ status: 'ready', database: db.kind });
+    } catch (e) {
+      log.warn({ err: e }, 'readiness check failed');
+      res.status(503).json({ status: 'database unreachable' });
+    }
+  });
+
+  // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it.
+  app.use(yoga.graphqlEndpoint, express.json({ limit: config.maxBodyBytes }), yoga as unknown as express.RequestHandler);
+
+  app.use('/api', (_req, res) => {
+    res.status(404).json({ detail: 'Not found.' });
+  });
+
+  const onError: ErrorRequestHandler = (err, _req, res, _next) => {
+    const status = typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 500) log.error({ err }, 'unhandled error');
+    const message =
+      status === 413
+        ? `Request body larger than ${config.maxBodyBytes} bytes.`
+        : status === 400 && err?.type === 'entity.parse.failed'
+          ? 'Malformed JSON in request body.'
+          : status === 500
+            ? 'Internal server error.'
+            : String(err?.message ?? 'Bad request.');
+    res.status(status).json({ errors: [{ message, extensions: { code: status === 500 ? 'INTERNAL' : 'BAD_REQUEST', http: { status } } }] });
+  };
+  app.use(onError);
+
+  return { app, yoga };
+}

@@ -1,0 +1,147 @@
+// The `lectern` command: serve, migrate, and user/token management.
+// @see ../shared/spec/decisions.md §3
+import { parseArgs } from 'node:util';
+import type { Server } from 'node:http';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { openDatabase, type Database } from './db/database.ts';
+import { DataDirInUseError } from './db/lock.ts';
+import { MigrationError } from './db/migrate.ts';
+import { createTokenFor, createUser } from './domain/users.ts';
+import { ValidationError } from './graphql/errors.ts';
+import { createLogger } from './log.ts';
+import { loadSecretKey } from './secrets.ts';
+
+const USAGE = `usage: lectern <command>
+
+  serve                               API, GraphiQL and docs on HOST:PORT (migrates first)
+  migrate                             apply pending database migrations and exit
+  user create <username> [--email E]  create a user; prints an API token on the last line
+  token create <username>             print a new API token for a user
+
+Configuration is read from the environment (see README.md).`;
+
+class UsageError extends Error {}
+
+function open(config: Config): Promise<Database> {
+  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+}
+
+async function serve(config: Config): Promise<void> {
+  const started = performance.now();
+  const log = createLogger(config.logLevel);
+  const db = await open(config);
+  const secret = loadSecretKey(config.dataDir, config.secretKey);
+  if (secret.generated) log.info({ dataDir: config.dataDir }, 'generated a new secret key in the data dir');
+  if (secret.generated && config.databaseUrl) {
+    log.warn('LECTERN_SECRET_KEY is not set: every process sharing this database must use the same key; set it');
+  }
+  const { app } = buildApp({ config, db, log, secretKey: secret.key });
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.port, config.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info(
+    { port, database: db.kind, startupMs: Math.round(performance.now() - started) },
+    `Lectern listening on http://${config.host}:${port} (GraphiQL at /graphql)`,
+  );
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    server.close(() => {
+      db.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(1), 10_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
+  const db = await open(config);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { email: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const [command, sub, name] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return command || values.help ? 0 : 2;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'serve':
+      await serve(config);
+      return -1; // keeps running
+    case 'migrate': {
+      const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, migrate: false });
+      try {
+        const pending = await db.pending();
+        await db.close();
+        await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl }).then((d) => d.close());
+        console.log(pending.length ? `applied ${pending.length} migration(s): ${pending.join(', ')}` : 'the database is up to date');
+      } catch (e) {
+        await db.close().catch(() => {});
+        throw e;
+      }
+      return 0;
+    }
+    case 'user':
+      if (sub !== 'create' || !name) throw new UsageError('usage: lectern user create <username> [--email E]');
+      return withDatabase(config, async (db) => {
+        const { user, token } = await createUser(db.prisma, name, values.email);
+        console.log(`created user ${user.username}; API token (shown once):`);
+        console.log(token);
+        return 0;
+      });
+    case 'token':
+      if (sub !== 'create' || !name) throw new UsageError('usage: lectern token create <username>');
+      return withDatabase(config, async (db) => {
+        const token = await createTokenFor(db.prisma, name);
+        console.log(`new API token for ${name} (shown once):`);
+        console.log(token);
+        return 0;
+      });
+    default:
+      throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+  }
+}
+
+export async function run(argv: string[]): Promise<void> {
+  try {
+    const code = await main(argv);
+    if (code >= 0) process.exit(code);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(e.message);
+      process.exit(2);
+    }
+    if (e instanceof ConfigError || e instanceof DataDirInUseError || e instanceof MigrationError) {
+      console.error(`lectern: ${e.message}`);
+      process.exit(1);
+    }
+    if (e instanceof ValidationError) {
+      console.error(`lectern: ${e.fieldErrors.map((f) => `${f.field}: ${f.messages.join(' ')}`).join('; ')}`);
+      process.exit(1);
+    }
+    console.error('lectern: unexpected error:', e);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,52 @@
+// Who may see and change what (rtd-behavior §1.2): maintainers write; everyone else reads public
+// data only. Reads are filtered in SQL with these conditions; writes look the project up without
+// a privacy filter and then answer 401, 404 or 403 in that order, as Read the Docs does.
+import type { Prisma } from '../generated/prisma/client.ts';
+import type { Context, Viewer } from '../graphql/context.ts';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../graphql/errors.ts';
+import { prisma } from '../services.ts';
+
+const maintainedBy = (viewer: Viewer) => ({ users: { some: { id: viewer.id } } });
+
+export function visibleProjects(viewer: Viewer | null): Prisma.ProjectWhereInput {
+  return viewer ? { OR: [{ privacyLevel: 'public' }, maintainedBy(viewer)] } : { privacyLevel: 'public' };
+}
+
+export function visibleVersions(viewer: Viewer | null): Prisma.VersionWhereInput {
+  const mine = viewer ? [{ project: maintainedBy(viewer) }] : [];
+  return { project: visibleProjects(viewer), OR: [{ privacyLevel: 'public' }, ...mine] };
+}
+
+export function visibleBuilds(viewer: Viewer | null): Prisma.BuildWhereInput {
+  const mine = viewer ? [{ project: maintainedBy(viewer) }] : [];
+  return { OR: [{ project: { privacyLevel: 'public' }, version: { privacyLevel: 'public' } }, ...mine] };
+}
+
+/** Subproject relationships are visible when the child is. */
+export function visibleSubprojects(viewer: Viewer | null): Prisma.ProjectRelationshipWhereInput {
+  return { child: visibleProjects(viewer) };
+}
+
+export function requireViewer(ctx: Context): Viewer {
+  if (!ctx.viewer) throw new UnauthenticatedError();
+  return ctx.viewer;
+}
+
+/** The project a write is about, when the viewer maintains it. */
+export async function requireMaintainedProject(ctx: Context, slug: string) {
+  requireViewer(ctx);
+  const project = await prisma().project.findUnique({ where: { slug } });
+  if (!project) throw new NotFoundError('Project');
+  if (!(await ctx.maintainedProjectIds()).has(project.id)) throw new ForbiddenError();
+  return project;
+}
+
+/** For reads only maintainers may make (redirects, environment variables). */
+export async function requireMaintainer(ctx: Context, projectId: number): Promise<void> {
+  requireViewer(ctx);
+  if (!(await ctx.maintainedProjectIds()).has(projectId)) throw new ForbiddenError();
+}
+
+export async function isMaintainer(ctx: Context, projectId: number): Promise<boolean> {
+  return ctx.viewer !== null && (await ctx.maintainedProjectIds()).has(projectId);
+}

@@ -1,0 +1,51 @@
+// Queueing a build: the Build row is the queue entry (state `triggered`). A newer build of a
+// version supersedes its pending older ones, which end `finished`, unsuccessful, with a message.
+// @see ../../../shared/spec/decisions.md §4, rtd-behavior §5.6
+import type { Prisma } from '../generated/prisma/client.ts';
+import type { Context } from '../graphql/context.ts';
+import { NotFoundError } from '../graphql/errors.ts';
+import { prisma } from '../services.ts';
+import { requireMaintainedProject } from './access.ts';
+import { events } from './events.ts';
+
+type Tx = Prisma.TransactionClient;
+
+/** Creates a triggered build of the version inside `tx`; the caller announces it after commit. */
+export async function queueBuild(tx: Tx, version: { id: number; slug: string; projectId: number }, commit?: string | null) {
+  const build = await tx.build.create({
+    data: {
+      projectId: version.projectId,
+      versionId: version.id,
+      versionSlug: version.slug,
+      state: 'triggered',
+      commit: commit ?? null,
+    },
+  });
+  const now = new Date();
+  await tx.build.updateMany({
+    where: { versionId: version.id, state: 'triggered', id: { not: build.id } },
+    data: {
+      state: 'finished',
+      success: false,
+      error: `Superseded by build #${build.id} of the same version before it started.`,
+      finishedAt: now,
+      length: 0,
+    },
+  });
+  await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id } });
+  return build;
+}
+
+export function announceBuild(build: { id: number; projectId: number }): void {
+  events.emit('buildQueued', { buildId: build.id, projectId: build.projectId });
+}
+
+/** Trigger a build of one version (any version, active or not, as the v3 API allows). */
+export async function triggerBuild(ctx: Context, projectSlug: string, versionSlug: string) {
+  const project = await requireMaintainedProject(ctx, projectSlug);
+  const version = await prisma().version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: versionSlug } } });
+  if (!version) throw new NotFoundError('Version');
+  const build = await prisma().$transaction((tx) => queueBuild(tx, version));
+  announceBuild(build);
+  return { build, project, version };
+}

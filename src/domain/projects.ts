@@ -1,0 +1,189 @@
+// Importing and updating projects, with Read the Docs' rules (rtd-behavior §1.4, §5.1, §5.9).
+// An import creates the machine-managed `latest` version and queues its first build.
+import { Prisma } from '../generated/prisma/client.ts';
+import type { Context } from '../graphql/context.ts';
+import { ValidationError } from '../graphql/errors.ts';
+import { prisma } from '../services.ts';
+import { requireMaintainedProject, requireViewer } from './access.ts';
+import { announceBuild, queueBuild } from './builds.ts';
+import { LANGUAGES, PROGRAMMING_LANGUAGES } from './choices.ts';
+import { projectSlug } from './slug.ts';
+import { checkChoice, checkRepositoryUrl, checkString, checkUrl, Collector, maxLength } from './validate.ts';
+
+export interface RepositoryInput {
+  url?: string | null;
+  type?: string | null;
+}
+
+export interface ImportProjectInput {
+  name?: string | null;
+  repository?: RepositoryInput | null;
+  homepage?: string | null;
+  language?: string | null;
+  programmingLanguage?: string | null;
+  tags?: string[] | null;
+  defaultBranch?: string | null;
+  description?: string | null;
+  privacyLevel?: 'public' | 'private' | null;
+}
+
+export const VERSIONING_SCHEMES = new Set([
+  'multiple_versions_with_translations',
+  'multiple_versions_without_translations',
+  'single_version_without_translations',
+]);
+const PRIVACY = new Set(['public', 'private']);
+
+function checkRepository(c: Collector, repo: RepositoryInput | null | undefined, required: boolean) {
+  if (repo === undefined || repo === null) {
+    if (required) c.add('repository', 'This field is required.');
+    return;
+  }
+  c.add('repository.url', checkRepositoryUrl(repo.url));
+  if (repo.type !== undefined && repo.type !== null && repo.type !== 'git') c.add('repository.type', `"${repo.type}" is not a valid choice.`);
+}
+
+function checkTags(c: Collector, tags: string[] | null | undefined) {
+  if (!tags) return;
+  if (tags.length > 100) c.add('tags', 'Ensure this field has no more than 100 elements.');
+  tags.forEach((t, i) => c.add(`tags.${i}`, checkString(t, { max: 100, required: true })));
+}
+
+function checkYamlPath(path: string | null | undefined): string | undefined {
+  if (path === undefined || path === null) return undefined;
+  const p = path.trim();
+  if (p === '') return undefined;
+  if (p.length > 1024) return maxLength(1024);
+  if (p.startsWith('/')) return "Use a relative path. It should not begin with '/'. The path is relative to the root of your repository.";
+  if (p.endsWith('/')) return 'The path cannot end with a slash.';
+  if (p.includes('..')) return "The path cannot include '..'.";
+  if (/[[\]{}()`'"\\%&<>|,]/.test(p)) return 'The path contains invalid characters.';
+  if (p !== '.readthedocs.yaml' && !p.endsWith('/.readthedocs.yaml')) return 'The only allowed filename is <code>.readthedocs.yaml</code>.';
+  return undefined;
+}
+
+const uniqueTags = (tags: string[] | null | undefined) => (tags ? [...new Set(tags.map((t) => t.trim()))].sort() : undefined);
+
+export async function importProject(ctx: Context, input: ImportProjectInput) {
+  const viewer = requireViewer(ctx);
+  const c = new Collector();
+  c.add('name', checkString(input.name, { max: 63, required: true }));
+  checkRepository(c, input.repository, true);
+  c.add('homepage', checkUrl(input.homepage));
+  c.add('language', checkChoice(input.language, LANGUAGES));
+  c.add('programmingLanguage', checkChoice(input.programmingLanguage, PROGRAMMING_LANGUAGES));
+  c.add('defaultBranch', checkString(input.defaultBranch, { max: 255 }));
+  c.add('description', checkString(input.description, { max: 10_000, allowBlank: true }));
+  c.add('privacyLevel', checkChoice(input.privacyLevel, PRIVACY));
+  checkTags(c, input.tags);
+  c.throwIfAny();
+
+  const name = input.name!.trim();
+  const slug = projectSlug(name);
+  if (!slug) throw ValidationError.field('name', `Invalid project name "${name}": no slug generated.`);
+  const exists = () => ValidationError.field('name', `Project with slug "${slug}" already exists.`);
+  if (await prisma().project.findUnique({ where: { slug }, select: { id: true } })) throw exists();
+
+  try {
+    const { project, build } = await prisma().$transaction(async (tx) => {
+      const project = await tx.project.create({
+        data: {
+          name,
+          slug,
+          repositoryUrl: input.repository!.url!.trim(),
+          repositoryType: 'git',
+          homepage: input.homepage || null,
+          language: input.language ?? 'en',
+          programmingLanguage: input.programmingLanguage ?? 'words',
+          defaultBranch: input.defaultBranch || null,
+          description: input.description ?? '',
+          privacyLevel: input.privacyLevel ?? 'public',
+          tags: uniqueTags(input.tags) ?? [],
+          users: { connect: { id: viewer.id } },
+        },
+      });
+      const latest = await tx.version.create({
+        data: {
+          projectId: project.id,
+          slug: 'latest',
+          verboseName: 'latest',
+          machine: true,
+          active: true,
+          type: 'branch',
+          identifier: project.defaultBranch,
+          privacyLevel: project.privacyLevel,
+        },
+      });
+      const build = await queueBuild(tx, latest);
+      return { project, build };
+    });
+    announceBuild(build);
+    return project;
+  } catch (e) {
+    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') throw exists();
+    throw e;
+  }
+}
+
+export interface UpdateProjectInput extends Omit<ImportProjectInput, 'repository'> {
+  repository?: RepositoryInput | null;
+  defaultVersion?: string | null;
+  analyticsCode?: string | null;
+  analyticsDisabled?: boolean | null;
+  singleVersion?: boolean | null;
+  showVersionWarning?: boolean | null;
+  versioningScheme?: string | null;
+  readthedocsYamlPath?: string | null;
+  externalBuildsPrivacyLevel?: 'public' | 'private' | null;
+}
+
+/** PATCH semantics: only the fields given change; the slug never does (rtd-behavior §1.4). */
+export async function updateProject(ctx: Context, slug: string, input: UpdateProjectInput) {
+  const project = await requireMaintainedProject(ctx, slug);
+  const c = new Collector();
+  if (input.name !== undefined) c.add('name', checkString(input.name, { max: 63, required: true }));
+  if (input.repository !== undefined) checkRepository(c, input.repository, true);
+  c.add('homepage', checkUrl(input.homepage));
+  c.add('language', checkChoice(input.language, LANGUAGES));
+  c.add('programmingLanguage', checkChoice(input.programmingLanguage, PROGRAMMING_LANGUAGES));
+  c.add('defaultVersion', checkString(input.defaultVersion, { max: 255 }));
+  c.add('defaultBranch', checkString(input.defaultBranch, { max: 255, allowBlank: true }));
+  c.add('analyticsCode', checkString(input.analyticsCode, { max: 50, allowBlank: true }));
+  c.add('description', checkString(input.description, { max: 10_000, allowBlank: true }));
+  c.add('versioningScheme', checkChoice(input.versioningScheme, VERSIONING_SCHEMES));
+  c.add('readthedocsYamlPath', checkYamlPath(input.readthedocsYamlPath));
+  c.add('privacyLevel', checkChoice(input.privacyLevel, PRIVACY));
+  c.add('externalBuildsPrivacyLevel', checkChoice(input.externalBuildsPrivacyLevel, PRIVACY));
+  checkTags(c, input.tags);
+  c.throwIfAny();
+
+  const data: Prisma.ProjectUpdateInput = {};
+  if (input.name != null) data.name = input.name.trim();
+  if (input.repository != null) data.repositoryUrl = input.repository.url!.trim();
+  if (input.homepage !== undefined) data.homepage = input.homepage || null;
+  if (input.language != null) data.language = input.language;
+  if (input.programmingLanguage != null) data.programmingLanguage = input.programmingLanguage;
+  if (input.defaultVersion != null) data.defaultVersion = input.defaultVersion;
+  if (input.defaultBranch !== undefined) data.defaultBranch = input.defaultBranch || null;
+  if (input.analyticsCode !== undefined) data.analyticsCode = input.analyticsCode || null;
+  if (input.analyticsDisabled != null) data.analyticsDisabled = input.analyticsDisabled;
+  if (input.singleVersion != null) data.singleVersion = input.singleVersion;
+  if (input.showVersionWarning != null) data.showVersionWarning = input.showVersionWarning;
+  if (input.versioningScheme != null) data.versioningScheme = input.versioningScheme;
+  if (input.readthedocsYamlPath !== undefined) data.readthedocsYamlPath = input.readthedocsYamlPath?.trim() || null;
+  if (input.description != null) data.description = input.description;
+  if (input.privacyLevel != null) data.privacyLevel = input.privacyLevel;
+  if (input.externalBuildsPrivacyLevel != null) data.externalBuildsPrivacyLevel = input.externalBuildsPrivacyLevel;
+  if (input.tags != null) data.tags = uniqueTags(input.tags);
+  return prisma().$transaction(async (tx) => {
+    const updated = await tx.project.update({ where: { id: project.id }, data });
+    // A machine `latest` follows the default branch (rtd-behavior §5.2).
+    if (input.defaultBranch !== undefined) {
+      await tx.version.updateMany({
+        where: { projectId: project.id, slug: 'latest', machine: true },
+        data: { identifier: updated.defaultBranch },
+      });
+    }
+    return updated;
+  });
+}

@@ -1,0 +1,43 @@
+// Slugs as Read the Docs makes them, so projects imported from readthedocs.org keep their URLs.
+// @see ../../../shared/reference/rtd-behavior.md §5.1 (projects), §5.3 (versions)
+
+/** Django's slugify, then runs of `-`/`_` collapsed to one `-` and trimmed: "Test Project" -> "test-project". */
+export function projectSlug(name: string): string {
+  const ascii = name.normalize('NFKD').replace(/[^\x00-\x7f]/g, '');
+  const django = ascii
+    .toLowerCase()
+    .replace(/[^\w\s-]/g, '')
+    .replace(/[-\s]+/g, '-')
+    .replace(/^[-_]+|[-_]+$/g, '');
+  return django.replace(/[-_]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
+/** A version slug from a branch or tag name (`builds/version_slug.py`). */
+export function versionSlug(name: string, taken: ReadonlySet<string> = new Set()): string {
+  let slug = name
+    .replace(/[/%!?]/g, '-')
+    .normalize('NFKD')
+    .replace(/[^\x00-\x7f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9\-._]+/g, '-')
+    .replace(/^[-._]+/, '');
+  if (!slug) slug = 'unknown';
+  if (!taken.has(slug)) return slug;
+  for (let i = 0; ; i++) {
+    const candidate = `${slug}_${suffix(i)}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+/** a, b, … z, ba, bb, … as Read the Docs numbers colliding slugs. */
+function suffix(n: number): string {
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  let out = '';
+  do {
+    out = letters[n % 26] + out;
+    n = Math.floor(n / 26);
+  } while (n > 0);
+  return out;
+}
+
+export const VERSION_SLUG_PATTERN = /^(?:[a-z0-9][-._a-z0-9]*?)$/;

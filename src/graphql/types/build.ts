@@ -1,0 +1,160 @@
+// Builds and the commands they ran. Lists per project and per version, one build by id, and the
+// mutation that triggers a build.
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { GraphQLResolveInfo } from 'graphql';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { visibleBuilds, visibleProjects } from '../../domain/access.ts';
+import { triggerBuild } from '../../domain/builds.ts';
+import { prisma } from '../../services.ts';
+import { builder } from '../builder.ts';
+import { BuildStateEnum, pageComplexity, pageOf, window, type PageArgs } from './common.ts';
+import type { Context } from '../context.ts';
+import { writeErrors } from './errors.ts';
+import { Project } from './project.ts';
+import { Version } from './version.ts';
+
+export const BuildCommand = builder.prismaObject('BuildCommand', {
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    description: t.exposeString('description'),
+    command: t.exposeString('command'),
+    output: t.exposeString('output'),
+    exitCode: t.exposeInt('exitCode', { nullable: true }),
+    startTime: t.expose('startTime', { type: 'DateTime' }),
+    endTime: t.expose('endTime', { type: 'DateTime', nullable: true }),
+    runTime: t.int({
+      nullable: true,
+      description: 'Whole seconds the command ran.',
+      resolve: (c) => (c.endTime ? Math.round((c.endTime.getTime() - c.startTime.getTime()) / 1000) : null),
+    }),
+  }),
+});
+
+const FINAL_STATES = ['finished'] as const;
+
+export const Build = builder.prismaObject('Build', {
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    state: t.expose('state', { type: BuildStateEnum }),
+    success: t.boolean({ nullable: true, description: 'Null until the build is finished.', resolve: (b) => (b.state === 'finished' ? b.success : null) }),
+    error: t.exposeString('error', { nullable: true, description: 'Why the build failed; null unless it did.' }),
+    commit: t.exposeString('commit', { nullable: true }),
+    type: t.exposeString('type'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    duration: t.exposeInt('length', { nullable: true, description: 'Seconds from start to finish.' }),
+    config: t.expose('config', { type: 'JSON', nullable: true, description: 'The normalized build configuration.' }),
+    versionSlug: t.exposeString('versionSlug', { nullable: true }),
+    project: t.relation('project'),
+    version: t.relation('version', { nullable: true }),
+    commands: t.relation('commands', { query: { orderBy: { id: 'asc' } } }),
+  }),
+});
+
+export const BuildPage = pageOf<Prisma.BuildGetPayload<object>>('BuildPage', Build);
+
+const BuildFilter = builder.inputType('BuildFilter', {
+  fields: (t) => ({
+    commit: t.string(),
+    running: t.boolean({ description: 'true: not finished yet; false: finished.' }),
+    projectSlug: t.string(),
+    versionSlug: t.string(),
+  }),
+});
+
+function buildWhere(filter: { commit?: string | null; running?: boolean | null; projectSlug?: string | null; versionSlug?: string | null } | null | undefined) {
+  const f = filter ?? {};
+  return [
+    f.commit ? { commit: f.commit } : {},
+    f.running === true ? { state: { notIn: [...FINAL_STATES] } } : f.running === false ? { state: { in: [...FINAL_STATES] } } : {},
+    f.projectSlug ? { project: { slug: f.projectSlug } } : {},
+    f.versionSlug ? { version: { slug: f.versionSlug } } : {},
+  ] satisfies Prisma.BuildWhereInput[];
+}
+
+
+
+/** A page of builds matching all of `conditions`, newest first. */
+function buildPage(conditions: Prisma.BuildWhereInput[], args: PageArgs, ctx: Context, info: GraphQLResolveInfo) {
+  const where: Prisma.BuildWhereInput = { AND: conditions };
+  const { take, skip } = window(args);
+  return {
+    nodes: prisma().build.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { createdAt: 'desc' }, take, skip }),
+    totalCount: () => prisma().build.count({ where }),
+  };
+}
+
+builder.prismaObjectFields(Project, (t) => ({
+  builds: t.field({
+    type: BuildPage,
+    description: 'Builds the caller can see, newest first.',
+    args: { filter: t.arg({ type: BuildFilter }), limit: t.arg.int(), offset: t.arg.int() },
+    complexity: pageComplexity,
+    resolve: (project, args, ctx, info) => {
+      return buildPage([{ projectId: project.id }, visibleBuilds(ctx.viewer), ...buildWhere(args.filter)], args, ctx, info);
+    },
+  }),
+  build: t.prismaField({
+    type: Build,
+    nullable: true,
+    args: { id: t.arg.int({ required: true }) },
+    resolve: (query, project, args, ctx) =>
+      prisma().build.findFirst({ ...query, where: { AND: [{ id: args.id, projectId: project.id }, visibleBuilds(ctx.viewer)] } }),
+  }),
+}));
+
+builder.prismaObjectFields(Version, (t) => ({
+  builds: t.field({
+    type: BuildPage,
+    description: 'Builds of this version, newest first.',
+    args: { filter: t.arg({ type: BuildFilter }), limit: t.arg.int(), offset: t.arg.int() },
+    complexity: pageComplexity,
+    resolve: (version, args, ctx, info) => {
+      return buildPage([{ versionId: version.id }, visibleBuilds(ctx.viewer), ...buildWhere(args.filter)], args, ctx, info);
+    },
+  }),
+}));
+
+builder.queryFields((t) => ({
+  build: t.prismaField({
+    type: Build,
+    nullable: true,
+    description: 'One build by id.',
+    args: { id: t.arg.int({ required: true }) },
+    resolve: (query, _root, args, ctx) =>
+      prisma().build.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleBuilds(ctx.viewer), { project: visibleProjects(ctx.viewer) }] } }),
+  }),
+  builds: t.field({
+    type: BuildPage,
+    description: 'Builds of every project the caller can see, newest first.',
+    args: { filter: t.arg({ type: BuildFilter }), limit: t.arg.int(), offset: t.arg.int() },
+    complexity: pageComplexity,
+    resolve: (_root, args, ctx, info) => {
+      return buildPage([visibleBuilds(ctx.viewer), { project: visibleProjects(ctx.viewer) }, ...buildWhere(args.filter)], args, ctx, info);
+    },
+  }),
+}));
+
+interface Triggered {
+  build: Prisma.BuildGetPayload<object>;
+  project: Prisma.ProjectGetPayload<object>;
+  version: Prisma.VersionGetPayload<object>;
+}
+const TriggeredBuild = builder.objectRef<Triggered>('TriggeredBuild').implement({
+  fields: (t) => ({
+    build: t.field({ type: Build, resolve: (r) => r.build }),
+    project: t.field({ type: Project, resolve: (r) => r.project }),
+    version: t.field({ type: Version, resolve: (r) => r.version }),
+  }),
+});
+
+builder.mutationField('triggerBuild', (t) =>
+  t.field({
+    type: TriggeredBuild,
+    description: 'Queues a build of a version; a pending older build of the same version is superseded.',
+    args: { project: t.arg.string({ required: true }), version: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => triggerBuild(ctx, args.project, args.version),
+  }),
+);

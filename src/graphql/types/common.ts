@@ -1,0 +1,58 @@
+// Shapes shared by several types: the enums from the data model, `{code, name}` choices, and the
+// page of a list (limit/offset plus the total count the REST envelope needs).
+import { BuildState, IntegrationProvider, PrivacyLevel, RedirectType, VersionType } from '../../generated/prisma/enums.ts';
+import { builder } from '../builder.ts';
+import { ValidationError } from '../errors.ts';
+
+export const VersionTypeEnum = builder.enumType(VersionType, { name: 'VersionType' });
+export const PrivacyLevelEnum = builder.enumType(PrivacyLevel, { name: 'PrivacyLevel' });
+export const BuildStateEnum = builder.enumType(BuildState, {
+  name: 'BuildState',
+  description: 'triggered → cloning → installing → building → finished',
+});
+export const RedirectTypeEnum = builder.enumType(RedirectType, { name: 'RedirectType' });
+export const IntegrationProviderEnum = builder.enumType(IntegrationProvider, { name: 'IntegrationProvider' });
+
+export interface Choice {
+  code: string;
+  name: string;
+}
+
+export const ChoiceRef = builder.objectRef<Choice>('Choice').implement({
+  description: 'A coded choice with its display name, such as a language `{code: "en", name: "English"}`.',
+  fields: (t) => ({ code: t.exposeString('code'), name: t.exposeString('name') }),
+});
+
+export interface Page<T> {
+  nodes: T[] | Promise<T[]>;
+  totalCount: () => Promise<number>;
+}
+
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 100;
+
+/** A page type for a node type: `{totalCount, nodes}`. */
+// biome-ignore lint: any node type (a Pothos object ref) may be paged
+export function pageOf<T>(name: string, node: any) {
+  return builder.objectRef<Page<T>>(name).implement({
+    description: `A page of ${name.replace(/Page$/, '')} items and the total number there are.`,
+    fields: (t) => ({
+      totalCount: t.int({ resolve: (page) => page.totalCount() }),
+      nodes: t.field({ type: [node], resolve: (page) => page.nodes as never }),
+    }),
+  });
+}
+
+export interface PageArgs {
+  limit?: number | null;
+  offset?: number | null;
+}
+
+/** `take`/`skip` for a page: limit defaults to 10 and is clamped to 100. */
+export function window(args: PageArgs): { take: number; skip: number } {
+  if (args.limit != null && args.limit < 1) throw ValidationError.field('limit', 'Ensure this value is greater than or equal to 1.');
+  if (args.offset != null && args.offset < 0) throw ValidationError.field('offset', 'Ensure this value is greater than or equal to 0.');
+  return { take: Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT), skip: args.offset ?? 0 };
+}
+
+export const pageComplexity = (args: PageArgs) => ({ field: 1, multiplier: Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT) });

@@ -1,0 +1,74 @@
+// Environment variables given to a project's builds. The value can be written, never read.
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { requireMaintainer } from '../../domain/access.ts';
+import { createEnvironmentVariable, deleteEnvironmentVariable } from '../../domain/environment-variables.ts';
+import { prisma } from '../../services.ts';
+import { builder } from '../builder.ts';
+import { pageComplexity, pageOf, window } from './common.ts';
+import { writeErrors } from './errors.ts';
+import { Project } from './project.ts';
+
+export const EnvironmentVariable = builder.prismaObject('EnvironmentVariable', {
+  description: 'A variable set in the environment of every build. Its value is never returned.',
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    name: t.exposeString('name'),
+    public: t.exposeBoolean('public', { description: 'Also given to builds of pull requests.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    modifiedAt: t.expose('modifiedAt', { type: 'DateTime' }),
+    project: t.relation('project'),
+  }),
+});
+
+export const EnvironmentVariablePage = pageOf<Prisma.EnvironmentVariableGetPayload<object>>('EnvironmentVariablePage', EnvironmentVariable);
+
+builder.prismaObjectFields(Project, (t) => ({
+  environmentVariables: t.field({
+    type: EnvironmentVariablePage,
+    description: 'Maintainers only.',
+    args: { limit: t.arg.int(), offset: t.arg.int() },
+    complexity: pageComplexity,
+    resolve: async (project, args, ctx, info) => {
+      await requireMaintainer(ctx, project.id);
+      const where = { projectId: project.id };
+      const { take, skip } = window(args);
+      return {
+        nodes: prisma().environmentVariable.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { id: 'asc' }, take, skip }),
+        totalCount: () => prisma().environmentVariable.count({ where }),
+      };
+    },
+  }),
+  environmentVariable: t.prismaField({
+    type: EnvironmentVariable,
+    nullable: true,
+    args: { id: t.arg.int({ required: true }) },
+    resolve: async (query, project, args, ctx) => {
+      await requireMaintainer(ctx, project.id);
+      return prisma().environmentVariable.findFirst({ ...query, where: { id: args.id, projectId: project.id } });
+    },
+  }),
+}));
+
+const EnvironmentVariableInput = builder.inputType('EnvironmentVariableInput', {
+  fields: (t) => ({
+    name: t.string(),
+    value: t.string({ description: 'Write-only: stored encrypted, never returned.' }),
+    public: t.boolean(),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createEnvironmentVariable: t.field({
+    type: EnvironmentVariable,
+    args: { project: t.arg.string({ required: true }), input: t.arg({ type: EnvironmentVariableInput, required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => createEnvironmentVariable(ctx, args.project, args.input),
+  }),
+  deleteEnvironmentVariable: t.field({
+    type: EnvironmentVariable,
+    args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => deleteEnvironmentVariable(ctx, args.project, args.id),
+  }),
+}));

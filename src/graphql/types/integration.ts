@@ -1,0 +1,59 @@
+// Incoming webhooks (GitHub, GitLab, Bitbucket, generic). The secret is returned once, by the
+// mutation that creates it; maintainers only.
+import { requireMaintainer } from '../../domain/access.ts';
+import { createIntegration, deleteIntegration } from '../../domain/integrations.ts';
+import { prisma, services } from '../../services.ts';
+import { builder } from '../builder.ts';
+import { IntegrationProviderEnum } from './common.ts';
+import { writeErrors } from './errors.ts';
+import { Project } from './project.ts';
+
+export const Integration = builder.prismaObject('Integration', {
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    provider: t.expose('provider', { type: IntegrationProviderEnum }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    project: t.relation('project'),
+    webhookUrl: t.string({
+      select: { project: { select: { slug: true } } },
+      resolve: (i) => `${services().config.publicUrl}/api/v2/webhook/${i.project.slug}/${i.id}/`,
+    }),
+  }),
+});
+
+builder.prismaObjectField(Project, 'integrations', (t) =>
+  t.prismaField({
+    type: [Integration],
+    description: 'Maintainers only.',
+    resolve: async (query, project, _args, ctx) => {
+      await requireMaintainer(ctx, project.id);
+      return prisma().integration.findMany({ ...query, where: { projectId: project.id }, orderBy: { id: 'asc' } });
+    },
+  }),
+);
+
+interface Created {
+  integration: Awaited<ReturnType<typeof createIntegration>>['integration'];
+  secret: string;
+}
+const CreatedIntegration = builder.objectRef<Created>('CreatedIntegration').implement({
+  fields: (t) => ({
+    integration: t.field({ type: Integration, resolve: (c) => c.integration }),
+    secret: t.exposeString('secret', { description: 'Shown this once: configure it at the provider now.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createIntegration: t.field({
+    type: CreatedIntegration,
+    args: { project: t.arg.string({ required: true }), provider: t.arg({ type: IntegrationProviderEnum, required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => createIntegration(ctx, args.project, args.provider),
+  }),
+  deleteIntegration: t.field({
+    type: Integration,
+    args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => deleteIntegration(ctx, args.project, args.id),
+  }),
+}));

@@ -1,0 +1,197 @@
+// Projects: the main unit. Root fields `projects` and `project`, and the import/update mutations.
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { isMaintainer, visibleProjects } from '../../domain/access.ts';
+import { languageName, programmingLanguageName } from '../../domain/choices.ts';
+import { importProject, updateProject } from '../../domain/projects.ts';
+import { documentationUrl } from '../../domain/urls.ts';
+import { prisma } from '../../services.ts';
+import { builder } from '../builder.ts';
+import type { Context } from '../context.ts';
+import { ChoiceRef, pageComplexity, pageOf, PrivacyLevelEnum, window, type Page } from './common.ts';
+import { writeErrors } from './errors.ts';
+import { User } from './user.ts';
+
+interface Repository {
+  url: string;
+  type: string;
+}
+const RepositoryRef = builder.objectRef<Repository>('Repository').implement({
+  fields: (t) => ({ url: t.exposeString('url'), type: t.exposeString('type') }),
+});
+
+/** A related project the viewer may not be allowed to see: shown only when visible. */
+async function visibleOrNull<T extends { id: number; privacyLevel: string }>(ctx: Context, p: T | null | undefined) {
+  if (!p) return null;
+  return p.privacyLevel === 'public' || (await isMaintainer(ctx, p.id)) ? p : null;
+}
+
+export const Project = builder.prismaObject('Project', {
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    name: t.exposeString('name'),
+    slug: t.exposeString('slug'),
+    description: t.exposeString('description'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    modifiedAt: t.expose('modifiedAt', { type: 'DateTime' }),
+    language: t.field({ type: ChoiceRef, resolve: (p) => ({ code: p.language, name: languageName(p.language) }) }),
+    programmingLanguage: t.field({
+      type: ChoiceRef,
+      resolve: (p) => ({ code: p.programmingLanguage, name: programmingLanguageName(p.programmingLanguage) }),
+    }),
+    homepage: t.string({ nullable: true, resolve: (p) => p.homepage || null }),
+    repository: t.field({ type: RepositoryRef, resolve: (p) => ({ url: p.repositoryUrl, type: p.repositoryType }) }),
+    defaultVersion: t.exposeString('defaultVersion'),
+    defaultBranch: t.string({
+      description: 'The branch `latest` builds; `master` when none was set (as Read the Docs answers).',
+      resolve: (p) => p.defaultBranch ?? 'master',
+    }),
+    privacyLevel: t.expose('privacyLevel', { type: PrivacyLevelEnum }),
+    externalBuildsPrivacyLevel: t.expose('externalBuildsPrivacyLevel', { type: PrivacyLevelEnum }),
+    versioningScheme: t.exposeString('versioningScheme'),
+    singleVersion: t.boolean({ resolve: (p) => p.singleVersion || p.versioningScheme === 'single_version_without_translations' }),
+    showVersionWarning: t.exposeBoolean('showVersionWarning'),
+    analyticsCode: t.exposeString('analyticsCode', { nullable: true }),
+    analyticsDisabled: t.exposeBoolean('analyticsDisabled'),
+    readthedocsYamlPath: t.exposeString('readthedocsYamlPath', { nullable: true }),
+    tags: t.stringList({ resolve: (p) => [...p.tags].sort() }),
+    users: t.relation('users', { description: 'The maintainers.', query: { orderBy: { username: 'asc' } } }),
+    documentationUrl: t.string({ resolve: (p) => documentationUrl(p.slug, p.language, p.defaultVersion) }),
+    viewerIsMaintainer: t.boolean({
+      description: 'Whether the caller maintains this project (Read the Docs\' `permissions.admin`).',
+      resolve: (p, _a, ctx) => isMaintainer(ctx, p.id),
+    }),
+  }),
+});
+
+// Fields that return projects again, added once Project exists (a type cannot name itself while it is made).
+builder.prismaObjectFields(Project, (t) => ({
+    subprojectOf: t.field({
+      type: Project,
+      nullable: true,
+      description: 'The parent, when this project is a subproject (null for translations, as in Read the Docs).',
+      select: { mainLanguageProjectId: true, superprojects: { include: { parent: true } } },
+      resolve: (p, _a, ctx) => (p.mainLanguageProjectId ? null : visibleOrNull(ctx, p.superprojects[0]?.parent)),
+    }),
+    superproject: t.field({
+      type: Project,
+      nullable: true,
+      description: 'The parent project, when this project is a subproject.',
+      select: { superprojects: { include: { parent: true } } },
+      resolve: (p, _a, ctx) => visibleOrNull(ctx, p.superprojects[0]?.parent),
+    }),
+    translationOf: t.field({
+      type: Project,
+      nullable: true,
+      description: 'The main-language project, when this project is a translation.',
+      select: { mainLanguageProject: true },
+      resolve: (p, _a, ctx) => visibleOrNull(ctx, p.mainLanguageProject),
+    }),
+}));
+
+export const ProjectPage = pageOf<Prisma.ProjectGetPayload<object>>('ProjectPage', Project);
+
+export const ProjectFilter = builder.inputType('ProjectFilter', {
+  fields: (t) => ({
+    mine: t.boolean({ description: 'Only projects the caller maintains (what REST v3 lists).' }),
+    language: t.string(),
+    programmingLanguage: t.string(),
+    slug: t.string({ description: 'Substring of the slug, case-insensitive.' }),
+    name: t.string({ description: 'Substring of the name, case-insensitive.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  projects: t.field({
+    type: ProjectPage,
+    description: 'Projects the caller can see, by slug.',
+    args: { filter: t.arg({ type: ProjectFilter }), limit: t.arg.int(), offset: t.arg.int() },
+    complexity: pageComplexity,
+    resolve: (_root, args, ctx, info): Page<never> => {
+      const f = args.filter ?? {};
+      const where: Prisma.ProjectWhereInput = {
+        AND: [
+          visibleProjects(ctx.viewer),
+          f.mine ? { users: { some: { id: ctx.viewer?.id ?? -1 } } } : {},
+          f.language ? { language: f.language } : {},
+          f.programmingLanguage ? { programmingLanguage: f.programmingLanguage } : {},
+          f.slug ? { slug: { contains: f.slug, mode: 'insensitive' } } : {},
+          f.name ? { name: { contains: f.name, mode: 'insensitive' } } : {},
+        ],
+      };
+      const { take, skip } = window(args);
+      const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
+      return {
+        nodes: prisma().project.findMany({ ...query, where, orderBy: { slug: 'asc' }, take, skip }) as never,
+        totalCount: () => prisma().project.count({ where }),
+      };
+    },
+  }),
+  project: t.prismaField({
+    type: Project,
+    nullable: true,
+    description: 'One project by slug; null when there is none the caller can see.',
+    args: { slug: t.arg.string({ required: true }) },
+    resolve: (query, _root, args, ctx) =>
+      prisma().project.findFirst({ ...query, where: { AND: [{ slug: args.slug }, visibleProjects(ctx.viewer)] } }),
+  }),
+}));
+
+const RepositoryInput = builder.inputType('RepositoryInput', {
+  fields: (t) => ({ url: t.string(), type: t.string({ description: 'Only `git`.' }) }),
+});
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/** Fields import and update share. */
+const projectInputFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
+  name: t.string(),
+  repository: t.field({ type: RepositoryInput }),
+  homepage: t.string(),
+  language: t.string({ description: 'A language code such as `en`.' }),
+  programmingLanguage: t.string({ description: 'A code such as `py`.' }),
+  tags: t.stringList(),
+  defaultBranch: t.string(),
+  description: t.string(),
+});
+
+export const ImportProjectInput = builder.inputType('ImportProjectInput', {
+  fields: (t) => ({
+    ...projectInputFields(t),
+    privacyLevel: t.field({ type: PrivacyLevelEnum }),
+  }),
+});
+
+export const UpdateProjectInput = builder.inputType('UpdateProjectInput', {
+  fields: (t) => ({
+    ...projectInputFields(t),
+    defaultVersion: t.string(),
+    analyticsCode: t.string(),
+    analyticsDisabled: t.boolean(),
+    singleVersion: t.boolean(),
+    showVersionWarning: t.boolean(),
+    versioningScheme: t.string(),
+    readthedocsYamlPath: t.string(),
+    privacyLevel: t.field({ type: PrivacyLevelEnum }),
+    externalBuildsPrivacyLevel: t.field({ type: PrivacyLevelEnum }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  importProject: t.field({
+    type: Project,
+    description: 'Imports a repository as a project maintained by the caller; creates `latest` and queues its first build.',
+    args: { input: t.arg({ type: ImportProjectInput, required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => importProject(ctx, args.input),
+  }),
+  updateProject: t.field({
+    type: Project,
+    description: 'Changes the given fields of a project; the slug never changes.',
+    args: { slug: t.arg.string({ required: true }), input: t.arg({ type: UpdateProjectInput, required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => updateProject(ctx, args.slug, args.input),
+  }),
+}));
+
+export { User };

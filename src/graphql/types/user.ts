@@ -1,0 +1,19 @@
+// Users: maintainers of projects. Only the username is public; `viewer` is the caller.
+import { prisma } from '../../services.ts';
+import { builder } from '../builder.ts';
+
+export const User = builder.prismaObject('User', {
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    username: t.exposeString('username'),
+  }),
+});
+
+builder.queryField('viewer', (t) =>
+  t.prismaField({
+    type: User,
+    nullable: true,
+    description: 'The user whose token made this request; null when anonymous.',
+    resolve: (query, _root, _args, ctx) => (ctx.viewer ? prisma().user.findUnique({ ...query, where: { id: ctx.viewer.id } }) : null),
+  }),
+);

@@ -1,0 +1,166 @@
+// Versions of a project's documentation: branches and tags, plus machine-managed `latest` and
+// `stable`. The project's `versions` and `activeVersions`, and the version update mutation.
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { visibleProjects, visibleVersions } from '../../domain/access.ts';
+import { documentationUrl, downloadUrl, repositoryWebUrl } from '../../domain/urls.ts';
+import { updateVersion } from '../../domain/versions.ts';
+import { prisma } from '../../services.ts';
+import { builder } from '../builder.ts';
+import { pageComplexity, pageOf, PrivacyLevelEnum, VersionTypeEnum, window } from './common.ts';
+import { writeErrors } from './errors.ts';
+import { Project } from './project.ts';
+
+interface Downloads {
+  pdf: string | null;
+  htmlzip: string | null;
+  epub: string | null;
+}
+const DownloadsRef = builder.objectRef<Downloads>('Downloads').implement({
+  description: 'Offline formats of a version; a format not built is null.',
+  fields: (t) => ({
+    pdf: t.exposeString('pdf', { nullable: true }),
+    htmlzip: t.exposeString('htmlzip', { nullable: true }),
+    epub: t.exposeString('epub', { nullable: true }),
+  }),
+});
+
+const projectUrlFields = { project: { select: { slug: true, language: true, repositoryUrl: true } } } as const;
+
+export const Version = builder.prismaObject('Version', {
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    slug: t.exposeString('slug'),
+    verboseName: t.exposeString('verboseName'),
+    identifier: t.exposeString('identifier', { nullable: true }),
+    type: t.expose('type', { type: VersionTypeEnum }),
+    active: t.exposeBoolean('active'),
+    hidden: t.exposeBoolean('hidden'),
+    built: t.exposeBoolean('built', { description: 'True when the version has at least one successful build.' }),
+    privacyLevel: t.expose('privacyLevel', { type: PrivacyLevelEnum }),
+    machine: t.exposeBoolean('machine', { description: 'Managed by Lectern (`latest`, `stable`).' }),
+    ref: t.string({
+      nullable: true,
+      description: 'For a machine-managed `stable`: the slug of the version it points to.',
+      resolve: async (v) => {
+        if (!(v.machine && v.slug === 'stable' && v.identifier)) return null;
+        const target = await prisma().version.findFirst({
+          where: { projectId: v.projectId, identifier: v.identifier, machine: false },
+          orderBy: { verboseName: 'desc' },
+          select: { slug: true },
+        });
+        return target?.slug ?? null;
+      },
+    }),
+    project: t.relation('project'),
+    lastBuild: t.relation('lastBuild', { nullable: true, description: 'The most recent build of this version.' }),
+    documentationUrl: t.string({
+      select: projectUrlFields,
+      resolve: (v) => documentationUrl(v.project.slug, v.project.language, v.slug),
+    }),
+    vcsUrl: t.string({
+      select: projectUrlFields,
+      resolve: (v) => repositoryWebUrl(v.project.repositoryUrl, v.type === 'tag' ? v.verboseName : v.identifier),
+    }),
+    downloads: t.field({
+      type: DownloadsRef,
+      select: projectUrlFields,
+      resolve: (v) => {
+        const url = (f: 'pdf' | 'htmlzip' | 'epub') => downloadUrl(v.project.slug, v.project.language, v.slug, f);
+        return { pdf: v.hasPdf ? url('pdf') : null, htmlzip: v.hasHtmlzip ? url('htmlzip') : null, epub: v.hasEpub ? url('epub') : null };
+      },
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    modifiedAt: t.expose('modifiedAt', { type: 'DateTime' }),
+  }),
+});
+
+export const VersionPage = pageOf<Prisma.VersionGetPayload<object>>('VersionPage', Version);
+
+const VersionFilter = builder.inputType('VersionFilter', {
+  fields: (t) => ({
+    active: t.boolean(),
+    built: t.boolean(),
+    hidden: t.boolean(),
+    type: t.field({ type: VersionTypeEnum }),
+    slug: t.string({ description: 'Substring of the slug, case-insensitive.' }),
+    verboseName: t.string({ description: 'Substring of the name, case-insensitive.' }),
+  }),
+});
+
+builder.prismaObjectFields(Project, (t) => ({
+  activeVersions: t.relation('versions', {
+    description: 'Versions that are active, public and built: what readers can open.',
+    query: { where: { active: true, built: true, privacyLevel: 'public', type: { not: 'external' } }, orderBy: { verboseName: 'desc' } },
+  }),
+  versions: t.field({
+    type: VersionPage,
+    description: 'Versions the caller can see, by name, highest first (as Read the Docs orders them).',
+    args: { filter: t.arg({ type: VersionFilter }), limit: t.arg.int(), offset: t.arg.int() },
+    complexity: pageComplexity,
+    resolve: (project, args, ctx, info) => {
+      const f = args.filter ?? {};
+      const where: Prisma.VersionWhereInput = {
+        AND: [
+          { projectId: project.id, type: { not: 'external' } },
+          visibleVersions(ctx.viewer),
+          f.active != null ? { active: f.active } : {},
+          f.built != null ? { built: f.built } : {},
+          f.hidden != null ? { hidden: f.hidden } : {},
+          f.type ? { type: f.type } : {},
+          f.slug ? { slug: { contains: f.slug, mode: 'insensitive' } } : {},
+          f.verboseName ? { verboseName: { contains: f.verboseName, mode: 'insensitive' } } : {},
+        ],
+      };
+      const { take, skip } = window(args);
+      const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
+      return {
+        nodes: prisma().version.findMany({ ...query, where, orderBy: [{ verboseName: 'desc' }, { id: 'desc' }], take, skip }),
+        totalCount: () => prisma().version.count({ where }),
+      };
+    },
+  }),
+  version: t.prismaField({
+    type: Version,
+    nullable: true,
+    args: { slug: t.arg.string({ required: true }) },
+    resolve: (query, project, args, ctx) =>
+      prisma().version.findFirst({
+        ...query,
+        where: { AND: [{ projectId: project.id, slug: args.slug, type: { not: 'external' } }, visibleVersions(ctx.viewer)] },
+      }),
+  }),
+}));
+
+builder.queryField('version', (t) =>
+  t.prismaField({
+    type: Version,
+    nullable: true,
+    description: 'A version by id (the v2 API looks versions up this way).',
+    args: { id: t.arg.int({ required: true }) },
+    resolve: (query, _root, args, ctx) =>
+      prisma().version.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleVersions(ctx.viewer), { project: visibleProjects(ctx.viewer) }] } }),
+  }),
+);
+
+const UpdateVersionInput = builder.inputType('UpdateVersionInput', {
+  fields: (t) => ({
+    active: t.boolean(),
+    hidden: t.boolean(),
+    privacyLevel: t.field({ type: PrivacyLevelEnum }),
+  }),
+});
+
+builder.mutationField('updateVersion', (t) =>
+  t.field({
+    type: Version,
+    description: 'Activates, deactivates or hides a version. Activating queues a build; deactivating stops serving it.',
+    args: {
+      project: t.arg.string({ required: true }),
+      slug: t.arg.string({ required: true }),
+      input: t.arg({ type: UpdateVersionInput, required: true }),
+    },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => updateVersion(ctx, args.project, args.slug, args.input),
+  }),
+);
