@@ -1,0 +1,50 @@
+// The whole app in-process, through the real HTTP stack (supertest), on a fresh database of the
+// project's kind, with a recorder of every SQL statement sent.
+import supertest from 'supertest';
+import { buildApp } from '../../src/app.ts';
+import { loadConfig, type Env } from '../../src/config.ts';
+import { createUser } from '../../src/domain/users.ts';
+import { createLogger } from '../../src/log.ts';
+import { testDatabase, type TestDatabase } from './db.ts';
+
+export interface GqlResult<T = Record<string, any>> {
+  status: number;
+  data: T;
+  errors?: { message: string; extensions?: { code?: string; http?: { status?: number } }; path?: string[] }[];
+}
+
+export interface TestApp extends TestDatabase {
+  http: supertest.Agent;
+  /** SQL statements sent since the last `queries.length = 0`. */
+  queries: string[];
+  /** Creates a user and returns its API token. */
+  user(username: string): Promise<string>;
+  gql<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, token?: string): Promise<GqlResult<T>>;
+  close(): Promise<void>;
+}
+
+export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Promise<TestApp> {
+  const queries: string[] = [];
+  const database = await testDatabase({ onQuery: (sql) => queries.push(sql) });
+  const config = loadConfig({
+    LECTERN_DATA_DIR: database.dataDir,
+    LECTERN_PUBLIC_URL: 'http://lectern.test',
+    LECTERN_LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const { app } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: 'test-secret-key-0123456789abcdef0123456789' });
+  const http = supertest.agent(app);
+  return {
+    ...database,
+    http,
+    queries,
+    user: async (username) => (await createUser(database.db.prisma, username)).token,
+    gql: async (query, variables, token) => {
+      const req = http.post('/graphql').set('content-type', 'application/json').set('accept', 'application/json');
+      if (token) req.set('authorization', `Token ${token}`);
+      const res = await req.send({ query, variables });
+      return { status: res.status, data: res.body.data, errors: res.body.errors };
+    },
+    close: () => database.drop(),
+  };
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite needs when they are missing: a PostgreSQL server
+# (the suite starts a throwaway cluster on 127.0.0.1) and git. Runs before `npm test`.
+set -euo pipefail
+missing=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v git >/dev/null 2>&1 || missing+=(git)
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test setup: missing Debian packages: ${missing[*]}; install them (apt-get install -y ${missing[*]}) or run as root" >&2
+  exit 0 # the tests that need them fail and say which
+fi
+echo "test setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,38 @@
+// Three projects: `unit` (no database), and every database test twice, on the embedded
+// PGlite (`embedded`) and on a real PostgreSQL server (`postgres`).
+import { defineConfig } from 'vitest/config';
+
+const dbTests = ['test/**/*.test.ts'];
+const unitTests = ['test/unit/**/*.test.ts'];
+
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 20_000,
+    pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'unit', include: unitTests } },
+      {
+        extends: true,
+        test: {
+          name: 'embedded',
+          include: dbTests,
+          exclude: unitTests,
+          globalSetup: ['test/setup/embedded.ts'],
+          env: { LECTERN_TEST_DB: 'embedded' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: dbTests,
+          exclude: unitTests,
+          globalSetup: ['test/setup/postgres.ts'],
+          env: { LECTERN_TEST_DB: 'postgres' },
+        },
+      },
+    ],
+  },
+});
