@@ -1,11 +1,15 @@
 // Three projects: `unit` (no database), and every database test twice, on the embedded
 // PGlite (`embedded`) and on a real PostgreSQL server (`postgres`).
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
 const dbTests = ['test/**/*.test.ts'];
 const unitTests = ['test/unit/**/*.test.ts'];
 
 export default defineConfig({
+  // One copy of graphql-js, the one Node loads for Pothos and yoga: left alone, Vite gives src/ the
+  // ESM build, and graphql-js refuses schemas and errors made by the other copy.
+  resolve: { alias: [{ find: /^graphql$/, replacement: createRequire(import.meta.url).resolve('graphql') }] },
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,

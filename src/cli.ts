@@ -75,11 +75,18 @@ async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>)
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { email: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { email: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch (e) {
+    // An unknown or malformed option is a usage error, not a crash with a stack trace.
+    throw new UsageError(`${(e as Error).message}\n\n${USAGE}`);
+  }
+  const { positionals, values } = parsed;
   const [command, sub, name] = positionals;
   if (values.help || !command) {
     console.log(USAGE);
@@ -91,16 +98,10 @@ export async function main(argv: string[]): Promise<number> {
       await serve(config);
       return -1; // keeps running
     case 'migrate': {
-      const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, migrate: false });
-      try {
-        const pending = await db.pending();
-        await db.close();
-        await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl }).then((d) => d.close());
-        console.log(pending.length ? `applied ${pending.length} migration(s): ${pending.join(', ')}` : 'the database is up to date');
-      } catch (e) {
-        await db.close().catch(() => {});
-        throw e;
-      }
+      // What this process applied: with several starters on one server, the others report none.
+      const db = await open(config);
+      await db.close();
+      console.log(db.applied.length ? `applied ${db.applied.length} migration(s): ${db.applied.join(', ')}` : 'the database is up to date');
       return 0;
     }
     case 'user':

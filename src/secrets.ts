@@ -33,7 +33,10 @@ export class Cipher {
   decrypt(stored: string): string {
     if (!stored.startsWith('v1:')) throw new Error('unknown encrypted value format');
     const raw = Buffer.from(stored.slice(3), 'base64');
-    const d = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, 12));
+    // iv (12) + tag (16): without a fixed tag length GCM accepts a truncated tag, so a value cut
+    // short would still "authenticate".
+    if (raw.length < 28) throw new Error('encrypted value is truncated');
+    const d = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, 12), { authTagLength: 16 });
     d.setAuthTag(raw.subarray(12, 28));
     return Buffer.concat([d.update(raw.subarray(28)), d.final()]).toString('utf8');
   }

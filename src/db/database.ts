@@ -18,6 +18,8 @@ export { PrismaClient };
 export interface Database {
   kind: 'embedded' | 'postgres';
   prisma: PrismaClient;
+  /** Migrations this open applied (empty when it did not migrate, or nothing was pending). */
+  applied: string[];
   /** Migration names not yet applied; empty when the schema is current. */
   pending(): Promise<string[]>;
   close(): Promise<void>;
@@ -91,31 +93,34 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
         await client.end();
       }
     };
-    if (shouldMigrate) await withClient((r) => migrate(r));
+    const applied = shouldMigrate ? await withClient((r) => migrate(r)) : [];
     let adapter: SqlDriverAdapterFactory = new PrismaPg({ connectionString: url });
     if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
     const prisma = new PrismaClient({ adapter });
     return {
       kind: 'postgres',
       prisma,
+      applied,
       pending: () => withClient((r) => pendingMigrations(r)),
       close: () => prisma.$disconnect(),
     };
   }
 
   const release = lockDataDir(opts.dataDir);
+  let opened: PGlite | undefined;
   try {
     const dir = path.join(opts.dataDir, 'db');
     mkdirSync(dir, { recursive: true });
-    const db = await PGlite.create(dir);
+    const db = (opened = await PGlite.create(dir));
     const runner = pgliteRunner(db);
-    if (shouldMigrate) await migrate(runner);
+    const applied = shouldMigrate ? await migrate(runner) : [];
     let adapter: SqlDriverAdapterFactory = new PrismaPGlite(db) as unknown as SqlDriverAdapterFactory;
     if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
     const prisma = new PrismaClient({ adapter });
     return {
       kind: 'embedded',
       prisma,
+      applied,
       pending: () => pendingMigrations(runner),
       close: async () => {
         await prisma.$disconnect();
@@ -124,6 +129,8 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       },
     };
   } catch (e) {
+    // Close before releasing: the lock must not be free while this PGlite still has the files open.
+    await opened?.close().catch(() => {});
     release();
     throw e;
   }

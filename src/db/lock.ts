@@ -1,6 +1,6 @@
 // PGlite is a single-process database: two processes opening one directory silently work on
 // their own copies and corrupt it. A lock file with the owner's pid makes the second refuse.
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 export class DataDirInUseError extends Error {
@@ -26,26 +26,57 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Lock files this process holds. A file naming our pid that is not in here was left by an earlier
+ * process that had the same pid: in a container, Lectern is pid 1 (or another low pid) again
+ * after every restart, so "same pid" alone must not mean "in use". */
+const held = new Set<string>();
+
+/** Creates the lock file with our pid in it, atomically: a lock file never exists empty, so a
+ * reader never mistakes a lock being written for one left behind. EEXIST when it exists. */
+function create(file: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, String(process.pid));
+  try {
+    linkSync(tmp, file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw e;
+    // No hard links on this file system: exclusive create, then write.
+    const fd = openSync(file, 'wx');
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
 /** Takes the data dir's lock or throws DataDirInUseError; returns the release function. */
 export function lockDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
-  const file = path.join(dataDir, 'lectern.pid');
+  const file = path.resolve(dataDir, 'lectern.pid');
   for (let attempt = 0; attempt < 3; attempt++) {
+    if (held.has(file)) throw new DataDirInUseError(dataDir, process.pid);
     try {
-      const fd = openSync(file, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      create(file);
+      held.add(file);
       let released = false;
       return () => {
         if (released) return;
         released = true;
+        held.delete(file);
         rmSync(file, { force: true });
       };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      const pid = Number.parseInt(readFileSync(file, 'utf8'), 10);
+      let content: string;
+      try {
+        content = readFileSync(file, 'utf8');
+      } catch (e2) {
+        if ((e2 as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile
+        throw e2;
+      }
+      const pid = Number.parseInt(content, 10);
       if (Number.isInteger(pid) && pid !== process.pid && alive(pid)) throw new DataDirInUseError(dataDir, pid);
-      if (pid === process.pid) throw new DataDirInUseError(dataDir, pid);
       rmSync(file, { force: true }); // a crashed owner left it behind
     }
   }

@@ -17,16 +17,32 @@ export const migrationsDir = path.join(root, 'prisma/migrations');
 
 type Engine = import('@prisma/schema-engine-wasm').SchemaEngine;
 
+// The wasm-bindgen glue module keeps views of the instance's memory in module-level caches, so it
+// must be bound to one instance for the life of the process: instantiating the module a second time
+// leaves those views pointing at the old memory (garbage strings, then a hang). Instantiate once.
+let glue: Promise<{ SchemaEngine: { new: (...a: unknown[]) => Promise<Engine> } }> | undefined;
+
+function loadGlue() {
+  glue ??= (async () => {
+    // The package entry imports a .wasm file, which Node 20 cannot import: instantiate it by hand.
+    const pkgDir = path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
+    const bg = await import(path.join(pkgDir, 'schema_engine_bg.js'));
+    const bytes = await readFile(path.join(pkgDir, 'schema_engine_bg.wasm'));
+    // (WebAssembly is a Node global; this project's TypeScript lib has no DOM types that declare it.)
+    const wasm = (globalThis as unknown as { WebAssembly: { instantiate(b: Buffer, i: object): Promise<{ instance: { exports: object } }> } }).WebAssembly;
+    const { instance } = await wasm.instantiate(bytes, { './schema_engine_bg.js': bg });
+    bg.__wbg_set_wasm(instance.exports);
+    (instance.exports as { __wbindgen_start?: () => void }).__wbindgen_start?.();
+    return bg;
+  })();
+  glue.catch(() => {
+    glue = undefined;
+  });
+  return glue;
+}
+
 async function loadEngine(): Promise<{ engine: Engine; close: () => Promise<void> }> {
-  // The package entry imports a .wasm file, which Node 20 cannot import: instantiate it by hand.
-  const pkgDir = path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
-  const bg = await import(path.join(pkgDir, 'schema_engine_bg.js'));
-  const bytes = await readFile(path.join(pkgDir, 'schema_engine_bg.wasm'));
-  // (WebAssembly is a Node global; this project's TypeScript lib has no DOM types that declare it.)
-  const wasm = (globalThis as unknown as { WebAssembly: { instantiate(b: Buffer, i: object): Promise<{ instance: { exports: object } }> } }).WebAssembly;
-  const { instance } = await wasm.instantiate(bytes, { './schema_engine_bg.js': bg });
-  bg.__wbg_set_wasm(instance.exports);
-  (instance.exports as { __wbindgen_start?: () => void }).__wbindgen_start?.();
+  const bg = await loadGlue();
   (globalThis as Record<string, unknown>).PRISMA_WASM_PANIC_REGISTRY ??= {
     set_message(message: string) {
       throw new Error(`schema engine panicked: ${message}`);

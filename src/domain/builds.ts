@@ -12,6 +12,10 @@ type Tx = Prisma.TransactionClient;
 
 /** Creates a triggered build of the version inside `tx`; the caller announces it after commit. */
 export async function queueBuild(tx: Tx, version: { id: number; slug: string; projectId: number }, commit?: string | null) {
+  // Builds of one version are queued one at a time: take the version's row lock before inserting.
+  // Without it, two concurrent triggers each hold a key-share lock on the version (from the new
+  // build's foreign key) and deadlock on setting lastBuildId, or both stay pending.
+  await tx.$queryRaw`SELECT id FROM "Version" WHERE id = ${version.id} FOR UPDATE`;
   const build = await tx.build.create({
     data: {
       projectId: version.projectId,

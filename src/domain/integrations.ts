@@ -1,7 +1,7 @@
 // Incoming-webhook integrations. The secret is generated here, encrypted at rest, and shown once,
 // in the answer to the mutation that creates it.
 import { randomBytes } from 'node:crypto';
-import type { IntegrationProvider } from '../generated/prisma/client.ts';
+import type { IntegrationProvider, Prisma } from '../generated/prisma/client.ts';
 import type { Context } from '../graphql/context.ts';
 import { NotFoundError } from '../graphql/errors.ts';
 import { prisma, services } from '../services.ts';
@@ -16,10 +16,19 @@ export async function createIntegration(ctx: Context, projectSlug: string, provi
   return { integration, secret };
 }
 
-export async function deleteIntegration(ctx: Context, projectSlug: string, id: number) {
+export interface IntegrationQuery {
+  include?: Prisma.IntegrationInclude;
+  select?: Prisma.IntegrationSelect;
+}
+
+/** `query` (the GraphQL selection) is read before the row goes, so the answer can show its relations. */
+export async function deleteIntegration(ctx: Context, projectSlug: string, id: number, query: IntegrationQuery = {}) {
   const project = await requireMaintainedProject(ctx, projectSlug);
-  const found = await prisma().integration.findFirst({ where: { id, projectId: project.id } });
-  if (!found) throw new NotFoundError('Integration');
-  await prisma().integration.delete({ where: { id } });
-  return found;
+  const where = { id, projectId: project.id };
+  return prisma().$transaction(async (tx) => {
+    const shown = await tx.integration.findFirst({ ...query, where });
+    // Gone already, or removed by a concurrent delete between the read and here.
+    if (!shown || (await tx.integration.deleteMany({ where })).count === 0) throw new NotFoundError('Integration');
+    return shown;
+  });
 }

@@ -54,13 +54,16 @@ function checkFields(input: RedirectInput, partial: boolean): RedirectType | und
   return type ?? undefined;
 }
 
-/** The rules that depend on the type and on the project's other redirects. */
-async function checkRules(projectId: number, type: RedirectType, fromUrl: string, toUrl: string, selfId?: number) {
+type Tx = Prisma.TransactionClient;
+
+const rule = (m: string) => ValidationError.field('nonFieldErrors', m);
+
+/** The rules that depend on the type and the URLs alone. */
+function checkRules(type: RedirectType, fromUrl: string, toUrl: string) {
   const c = new Collector();
   if (needs[type].from && !fromUrl) c.add('fromUrl', required);
   if (needs[type].to && !toUrl) c.add('toUrl', required);
   c.throwIfAny();
-  const rule = (m: string) => ValidationError.field('nonFieldErrors', m);
   if (type === 'page' || type === 'exact') {
     if (fromUrl.endsWith('$rest')) throw rule('The $rest wildcard has been removed in favor of *.');
     if (fromUrl.includes('*') && fromUrl.indexOf('*') !== fromUrl.length - 1) throw rule('The * wildcard must be at the end of the path.');
@@ -68,22 +71,35 @@ async function checkRules(projectId: number, type: RedirectType, fromUrl: string
       throw rule('The * wildcard must be at the end of from_url to use the :splat placeholder in to_url.');
     }
   }
-  if (isCleanUrlType(type)) {
-    const other = await prisma().redirect.findFirst({ where: { projectId, type, ...(selfId ? { id: { not: selfId } } : {}) }, select: { id: true } });
-    if (other) throw rule(`Only one redirect of type \`${type}\` is allowed per project.`);
-  }
+}
+
+/**
+ * Serializes the redirect writes of one project (positions, the limit and the one-per-type rule
+ * read the other redirects, and must not change under a concurrent write): takes the project's
+ * row lock for the rest of the transaction.
+ */
+async function lockProject(tx: Tx, projectId: number) {
+  await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR NO KEY UPDATE`;
+}
+
+/** At most one redirect of each clean-URL type per project; run under `lockProject`. */
+async function checkOnePerType(tx: Tx, projectId: number, type: RedirectType, selfId?: number) {
+  if (!isCleanUrlType(type)) return;
+  const other = await tx.redirect.findFirst({ where: { projectId, type, ...(selfId ? { id: { not: selfId } } : {}) }, select: { id: true } });
+  if (other) throw rule(`Only one redirect of type \`${type}\` is allowed per project.`);
 }
 
 export async function createRedirect(ctx: Context, projectSlug: string, input: RedirectInput) {
   const project = await requireMaintainedProject(ctx, projectSlug);
   const type = checkFields(input, false)!;
   const { fromUrl, toUrl } = normalizeRedirect(type, input.fromUrl ?? '', input.toUrl ?? '');
-  await checkRules(project.id, type, fromUrl, toUrl);
+  checkRules(type, fromUrl, toUrl);
   return prisma().$transaction(async (tx) => {
+    await lockProject(tx, project.id);
+    await checkOnePerType(tx, project.id, type);
     const count = await tx.redirect.count({ where: { projectId: project.id } });
     if (count >= REDIRECT_LIMIT) {
-      throw ValidationError.field(
-        'nonFieldErrors',
+      throw rule(
         `This project has reached the limit of ${REDIRECT_LIMIT} redirects. Consider replacing some of your redirects with a wildcard redirect.`,
       );
     }
@@ -105,8 +121,8 @@ export async function createRedirect(ctx: Context, projectSlug: string, input: R
   });
 }
 
-async function findRedirect(projectId: number, id: number) {
-  const redirect = await prisma().redirect.findFirst({ where: { id, projectId } });
+async function findRedirect(client: Tx, projectId: number, id: number) {
+  const redirect = await client.redirect.findFirst({ where: { id, projectId } });
   if (!redirect) throw new NotFoundError('Redirect');
   return redirect;
 }
@@ -114,15 +130,19 @@ async function findRedirect(projectId: number, id: number) {
 /** `partial` is PATCH; otherwise (PUT) `type` is required and omitted URLs are cleared. */
 export async function updateRedirect(ctx: Context, projectSlug: string, id: number, input: RedirectInput, partial = false) {
   const project = await requireMaintainedProject(ctx, projectSlug);
-  const current = await findRedirect(project.id, id);
-  const type = checkFields(input, partial) ?? current.type;
-  const { fromUrl, toUrl } = normalizeRedirect(
-    type,
-    input.fromUrl ?? (partial ? current.fromUrl : ''),
-    input.toUrl ?? (partial ? current.toUrl : ''),
-  );
-  await checkRules(project.id, type, fromUrl, toUrl, id);
+  await findRedirect(prisma(), project.id, id);
+  const given = checkFields(input, partial);
   return prisma().$transaction(async (tx) => {
+    await lockProject(tx, project.id);
+    const current = await findRedirect(tx, project.id, id);
+    const type = given ?? current.type;
+    const { fromUrl, toUrl } = normalizeRedirect(
+      type,
+      input.fromUrl ?? (partial ? current.fromUrl : ''),
+      input.toUrl ?? (partial ? current.toUrl : ''),
+    );
+    checkRules(type, fromUrl, toUrl);
+    await checkOnePerType(tx, project.id, type, id);
     const data: Prisma.RedirectUpdateInput = { type, fromUrl, toUrl };
     if (input.httpStatus != null) data.httpStatus = input.httpStatus;
     if (input.enabled != null) data.enabled = input.enabled;
@@ -143,12 +163,21 @@ export async function updateRedirect(ctx: Context, projectSlug: string, id: numb
   });
 }
 
-export async function deleteRedirect(ctx: Context, projectSlug: string, id: number) {
+export interface RedirectQuery {
+  include?: Prisma.RedirectInclude;
+  select?: Prisma.RedirectSelect;
+}
+
+/** `query` (the GraphQL selection) is read before the row goes, so the answer can show its relations. */
+export async function deleteRedirect(ctx: Context, projectSlug: string, id: number, query: RedirectQuery = {}) {
   const project = await requireMaintainedProject(ctx, projectSlug);
-  const current = await findRedirect(project.id, id);
-  await prisma().$transaction([
-    prisma().redirect.delete({ where: { id } }),
-    prisma().redirect.updateMany({ where: { projectId: project.id, position: { gt: current.position } }, data: { position: { decrement: 1 } } }),
-  ]);
-  return current;
+  await findRedirect(prisma(), project.id, id);
+  return prisma().$transaction(async (tx) => {
+    await lockProject(tx, project.id);
+    const current = await findRedirect(tx, project.id, id);
+    const shown = await tx.redirect.findUniqueOrThrow({ ...query, where: { id } });
+    await tx.redirect.delete({ where: { id } });
+    await tx.redirect.updateMany({ where: { projectId: project.id, position: { gt: current.position } }, data: { position: { decrement: 1 } } });
+    return shown;
+  });
 }

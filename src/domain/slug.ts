@@ -12,14 +12,25 @@ export function projectSlug(name: string): string {
   return django.replace(/[-_]+/g, '-').replace(/^-+|-+$/g, '');
 }
 
-/** A version slug from a branch or tag name (`builds/version_slug.py`). */
+/**
+ * A version slug from a branch or tag name (`builds/version_slug.py`): `/ % ! ?` become `-`, then
+ * unicode-slugify with `ok="-._"`, `only_ascii`, `lower`: letters, numbers and `-._` are kept,
+ * spaces become `-`, anything else is dropped (not replaced), runs of `-` and spaces collapse to one
+ * `-`; finally leading `-._` are stripped. (unidecode is approximated by NFKD without accents.)
+ */
 export function versionSlug(name: string, taken: ReadonlySet<string> = new Set()): string {
-  let slug = name
-    .replace(/[/%!?]/g, '-')
+  let kept = '';
+  for (const ch of name.replace(/[/%!?]/g, '-').normalize('NFKC')) {
+    if (/[\p{L}\p{N}]/u.test(ch) || ch === '-' || ch === '.' || ch === '_') kept += ch;
+    else if (/\p{Z}/u.test(ch)) kept += ' ';
+  }
+  let slug = kept
+    .trim()
     .normalize('NFKD')
     .replace(/[^\x00-\x7f]/g, '')
+    .replace(/[-\s]+/g, '-')
     .toLowerCase()
-    .replace(/[^a-z0-9\-._]+/g, '-')
+    .replace(/[^a-z0-9\-._]/g, '')
     .replace(/^[-._]+/, '');
   if (!slug) slug = 'unknown';
   if (!taken.has(slug)) return slug;

@@ -18,41 +18,61 @@ export async function createSubproject(ctx: Context, parentSlug: string, input: 
   const parent = await requireMaintainedProject(ctx, parentSlug);
   const childSlug = input.child;
   if (childSlug === undefined || childSlug === null || childSlug === '') throw ValidationError.field('child', required);
-  const maintained = await ctx.maintainedProjectIds();
-  const child = await prisma().project.findUnique({
-    where: { slug: childSlug },
-    select: { id: true, slug: true, _count: { select: { subprojects: true, superprojects: true } } },
-  });
-  if (!child || child.id === parent.id || !maintained.has(child.id) || child._count.subprojects > 0 || child._count.superprojects > 0) {
-    throw ValidationError.field('child', `Project with slug=${childSlug} is not valid as subproject`);
-  }
-  const alias = input.alias ?? child.slug;
-  if (alias.length > 255 || !ALIAS.test(alias)) {
-    throw ValidationError.field('alias', 'Aliases can contain letters, numbers, underscores, and hyphens.');
-  }
-  if (await prisma().projectRelationship.findFirst({ where: { childId: parent.id }, select: { id: true } })) {
-    throw ValidationError.field('nonFieldErrors', 'Subproject nesting is not supported');
-  }
+  const notValid = () => ValidationError.field('child', `Project with slug=${childSlug} is not valid as subproject`);
   const taken = () => ValidationError.field('alias', 'A subproject with this alias already exists');
-  if (await prisma().projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } })) throw taken();
-  if (alias.includes('/')) throw ValidationError.field('nonFieldErrors', "Aliases can't contain slashes.");
+  const maintained = await ctx.maintainedProjectIds();
+  const found = await prisma().project.findUnique({ where: { slug: childSlug }, select: { id: true, slug: true } });
+  if (!found || found.id === parent.id || !maintained.has(found.id)) throw notValid();
+  const alias = input.alias ?? found.slug;
   try {
-    return await prisma().projectRelationship.create({ data: { parentId: parent.id, childId: child.id, alias } });
+    return await prisma().$transaction(async (tx) => {
+      // The rules below read relationships of both projects: lock both rows (in id order, so two
+      // creates never wait on each other crosswise) and check under the locks, so concurrent
+      // creates cannot nest, give a child two parents, or reuse an alias.
+      const [first, second] = [parent.id, found.id].sort((a, b) => a - b);
+      await tx.$queryRaw`SELECT id FROM "Project" WHERE id IN (${first}, ${second}) ORDER BY id FOR NO KEY UPDATE`;
+      const child = await tx.project.findUnique({
+        where: { id: found.id },
+        select: { _count: { select: { subprojects: true, superprojects: true } } },
+      });
+      if (!child || child._count.subprojects > 0 || child._count.superprojects > 0) throw notValid();
+      if (alias.length > 255 || !ALIAS.test(alias)) {
+        throw ValidationError.field('alias', 'Aliases can contain letters, numbers, underscores, and hyphens.');
+      }
+      if (await tx.projectRelationship.findFirst({ where: { childId: parent.id }, select: { id: true } })) {
+        throw ValidationError.field('nonFieldErrors', 'Subproject nesting is not supported');
+      }
+      if (await tx.projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } })) throw taken();
+      if (alias.includes('/')) throw ValidationError.field('nonFieldErrors', "Aliases can't contain slashes.");
+      return tx.projectRelationship.create({ data: { parentId: parent.id, childId: found.id, alias } });
+    });
   } catch (e) {
+    // A unique index caught what the checks could not see: say which rule it was by looking again
+    // (the driver adapter does not reliably name the constraint).
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') {
-      const target = String((e.meta as { target?: unknown } | undefined)?.target ?? '');
-      if (target.includes('alias')) throw taken();
-      throw ValidationError.field('child', `Project with slug=${childSlug} is not valid as subproject`);
+      const aliasTaken = await prisma().projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } });
+      throw aliasTaken ? taken() : notValid();
     }
     throw e;
   }
 }
 
-/** Removes the relationship only; both projects stay. */
-export async function deleteSubproject(ctx: Context, parentSlug: string, alias: string) {
+/**
+ * Removes the relationship only; both projects stay. `query` (the GraphQL selection) is read
+ * before the row goes, so the answer can still show its parent and child.
+ */
+export async function deleteSubproject(ctx: Context, parentSlug: string, alias: string, query: SubprojectQuery = {}) {
   const parent = await requireMaintainedProject(ctx, parentSlug);
-  const rel = await prisma().projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } } });
-  if (!rel) throw new NotFoundError('ProjectRelationship');
-  await prisma().projectRelationship.delete({ where: { id: rel.id } });
-  return rel;
+  const where = { parentId: parent.id, alias };
+  return prisma().$transaction(async (tx) => {
+    const shown = await tx.projectRelationship.findFirst({ ...query, where });
+    // Gone already, or removed by a concurrent delete between the read and here.
+    if (!shown || (await tx.projectRelationship.deleteMany({ where })).count === 0) throw new NotFoundError('ProjectRelationship');
+    return shown;
+  });
+}
+
+export interface SubprojectQuery {
+  include?: Prisma.ProjectRelationshipInclude;
+  select?: Prisma.ProjectRelationshipSelect;
 }

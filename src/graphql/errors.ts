@@ -26,7 +26,8 @@ export class LecternError extends GraphQLError {
 
 export class UnauthenticatedError extends LecternError {
   constructor(message = 'Authentication credentials were not provided.') {
-    super('UNAUTHENTICATED', message);
+    // DRF answers every 401 with the scheme to use (rtd-behavior §0); yoga sends `http.headers`.
+    super('UNAUTHENTICATED', message, { http: { status: ErrorCodes.UNAUTHENTICATED, headers: { 'WWW-Authenticate': 'Token' } } });
   }
 }
 
@@ -48,7 +49,7 @@ export class NotFoundError extends LecternError {
 }
 
 export interface FieldError {
-  /** Dotted path of the input field (`repository.url`); `non_field_errors` for the whole input. */
+  /** Dotted path of the input field (`repository.url`); `nonFieldErrors` for rules about the input as a whole. */
   field: string;
   messages: string[];
 }

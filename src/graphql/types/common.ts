@@ -38,7 +38,9 @@ export function pageOf<T>(name: string, node: any) {
     description: `A page of ${name.replace(/Page$/, '')} items and the total number there are.`,
     fields: (t) => ({
       totalCount: t.int({ resolve: (page) => page.totalCount() }),
-      nodes: t.field({ type: [node], resolve: (page) => page.nodes as never }),
+      // The page field's multiplier (its limit) already counts the nodes; a second list
+      // multiplier here would price a page of 100 as if it held 1000.
+      nodes: t.field({ type: [node], complexity: { field: 0, multiplier: 1 }, resolve: (page) => page.nodes as never }),
     }),
   });
 }

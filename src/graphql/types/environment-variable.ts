@@ -65,10 +65,12 @@ builder.mutationFields((t) => ({
     errors: writeErrors,
     resolve: (_root, args, ctx) => createEnvironmentVariable(ctx, args.project, args.input),
   }),
-  deleteEnvironmentVariable: t.field({
+  deleteEnvironmentVariable: t.prismaField({
     type: EnvironmentVariable,
+    description: 'Answers with the variable as it was (never its value).',
     args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => deleteEnvironmentVariable(ctx, args.project, args.id),
+    // The selection is loaded before the row is deleted: afterwards its relations cannot be.
+    resolve: (query, _root, args, ctx) => deleteEnvironmentVariable(ctx, args.project, args.id, query),
   }),
 }));

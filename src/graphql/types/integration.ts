@@ -50,10 +50,12 @@ builder.mutationFields((t) => ({
     errors: writeErrors,
     resolve: (_root, args, ctx) => createIntegration(ctx, args.project, args.provider),
   }),
-  deleteIntegration: t.field({
+  deleteIntegration: t.prismaField({
     type: Integration,
+    description: 'Answers with the integration as it was.',
     args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => deleteIntegration(ctx, args.project, args.id),
+    // The selection is loaded before the row is deleted: afterwards its relations cannot be.
+    resolve: (query, _root, args, ctx) => deleteIntegration(ctx, args.project, args.id, query),
   }),
 }));

@@ -93,10 +93,12 @@ builder.mutationFields((t) => ({
     errors: writeErrors,
     resolve: (_root, args, ctx) => updateRedirect(ctx, args.project, args.id, args.input, args.partial ?? false),
   }),
-  deleteRedirect: t.field({
+  deleteRedirect: t.prismaField({
     type: Redirect,
+    description: 'Deletes a redirect and closes the gap in the positions. Answers with the redirect as it was.',
     args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => deleteRedirect(ctx, args.project, args.id),
+    // The selection is loaded before the row is deleted: afterwards its relations cannot be.
+    resolve: (query, _root, args, ctx) => deleteRedirect(ctx, args.project, args.id, query),
   }),
 }));

@@ -75,11 +75,12 @@ builder.mutationFields((t) => ({
     errors: writeErrors,
     resolve: (_root, args, ctx) => createSubproject(ctx, args.project, args.input),
   }),
-  deleteSubproject: t.field({
+  deleteSubproject: t.prismaField({
     type: Subproject,
-    description: 'Removes the relationship; both projects stay.',
+    description: 'Removes the relationship; both projects stay. Answers with the relationship as it was.',
     args: { project: t.arg.string({ required: true }), alias: t.arg.string({ required: true }) },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => deleteSubproject(ctx, args.project, args.alias),
+    // The selection is loaded before the row is deleted: afterwards its relations cannot be.
+    resolve: (query, _root, args, ctx) => deleteSubproject(ctx, args.project, args.alias, query),
   }),
 }));

@@ -1,0 +1,200 @@
+// The `lectern` command as an operator runs it (decisions.md §3): `node src/bin.js …` in child
+// processes, on a NEW install (empty data dir; on the postgres project also an empty database) that
+// the first `serve` migrates, then users and tokens made from the command line, then `serve` again
+// on the now EXISTING install, answering GraphQL with those tokens. The tests in the main describe
+// build on each other and run in order.
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/database.ts';
+import { emptyPostgresDatabase, tempDirs } from '../helpers/cli-databases.ts';
+import { cliEnv, gql, killChildren, runCli, show, startServe, type CliResult, type Served } from '../helpers/cli-process.ts';
+import { dbKind } from '../helpers/db.ts';
+
+const kind = dbKind();
+const dirs = tempDirs();
+let dataDir: string;
+let databaseUrl: string | undefined;
+let env: NodeJS.ProcessEnv;
+let dropDatabase: (() => Promise<void>) | undefined;
+const servers: Served[] = [];
+
+const TOKEN = /^[0-9a-f]{40}$/;
+
+async function lectern(...args: string[]): Promise<CliResult> {
+  return runCli(args, env);
+}
+
+/** The token a successful `user create` / `token create` printed: alone on the last line of stdout. */
+function tokenFrom(args: string[], r: CliResult): string {
+  expect(r.code, show(args, r)).toBe(0);
+  const lines = r.stdout.replace(/\n$/, '').split('\n');
+  const last = lines.at(-1)!;
+  expect(last, show(args, r)).toMatch(TOKEN);
+  expect(r.stdout.endsWith(`\n${last}\n`) || r.stdout === `${last}\n`).toBe(true);
+  return last;
+}
+
+async function serve(label: string): Promise<Served> {
+  const s = await startServe(env);
+  servers.push(s);
+  console.log(
+    `[startup] lectern serve on ${kind}, ${label}: ${Math.round(s.startupMs)} ms from spawn to /healthz 200 ` +
+      `(the process itself reports startupMs=${String(s.listening.startupMs)} ms)`,
+  );
+  return s;
+}
+
+beforeAll(async () => {
+  dataDir = dirs.make('lectern-cli-');
+  if (kind === 'postgres') {
+    const db = await emptyPostgresDatabase();
+    databaseUrl = db.url;
+    dropDatabase = db.drop;
+  }
+  env = cliEnv({ LECTERN_DATA_DIR: dataDir, DATABASE_URL: databaseUrl });
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop('SIGKILL')));
+  await killChildren();
+  await dropDatabase?.().catch(() => {});
+  dirs.cleanup();
+});
+
+describe(`lectern on ${kind}: a new install, then an existing one`, () => {
+  let alice1: string;
+  let alice2: string;
+
+  it('`serve` on a NEW data dir migrates, answers /healthz and /readyz, and stops with 0 on SIGTERM', { timeout: 120_000 }, async () => {
+    expect(existsSync(`${dataDir}/db`)).toBe(false);
+    const s = await serve('NEW data dir' + (kind === 'postgres' ? ' and empty database' : ''));
+    expect(s.listening).toMatchObject({ level: 30, database: kind });
+    const ready = await fetch(`${s.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', database: kind });
+    // It made the secret key once, and (embedded) holds the data dir.
+    expect(existsSync(`${dataDir}/secret.key`)).toBe(true);
+    if (kind === 'embedded') expect(existsSync(`${dataDir}/lectern.pid`)).toBe(true);
+    const exit = await s.stop('SIGTERM');
+    expect(exit, s.stderr()).toEqual({ code: 0, signal: null });
+    expect(s.stdout()).toMatch(/"signal":"SIGTERM".*shutting down/);
+    if (kind === 'embedded') expect(existsSync(`${dataDir}/lectern.pid`)).toBe(false);
+  });
+
+  it('`user create alice --email` prints a token alone on the last line of stdout', async () => {
+    const args = ['user', 'create', 'alice', '--email', 'a@example.com'];
+    alice1 = tokenFrom(args, await lectern(...args));
+  });
+
+  it('`token create alice` prints another token', async () => {
+    alice2 = tokenFrom(['token', 'create', 'alice'], await lectern('token', 'create', 'alice'));
+    expect(alice2).not.toBe(alice1);
+  });
+
+  it('`user create alice` again exits 1: already exists', async () => {
+    const r = await lectern('user', 'create', 'alice');
+    expect(r.code, show(['user', 'create', 'alice'], r)).toBe(1);
+    expect(r.stderr).toMatch(/^lectern: username: A user with that username already exists\.$/m);
+    expect(r.stdout).not.toMatch(TOKEN);
+  });
+
+  it('`token create nobody` exits 1 with a clear message', async () => {
+    const r = await lectern('token', 'create', 'nobody');
+    expect(r.code, show(['token', 'create', 'nobody'], r)).toBe(1);
+    expect(r.stderr).toMatch(/^lectern: username: No user named "nobody"\.$/m);
+    expect(r.stdout).toBe('');
+  });
+
+  it('`user create` with a bad username or email exits 1 naming the field', async () => {
+    const r = await lectern('user', 'create', 'bad name!', '--email', 'not-an-email');
+    expect(r.code, show(['user', 'create'], r)).toBe(1);
+    expect(r.stderr).toMatch(/username: Enter a valid username/);
+    expect(r.stderr).toMatch(/email: Enter a valid email address/);
+  });
+
+  it('stores tokens hashed: no ApiToken column holds a key', async () => {
+    const db = await openDatabase({ dataDir, databaseUrl, migrate: false });
+    try {
+      const rows = await db.prisma.$queryRawUnsafe<Record<string, unknown>[]>('SELECT * FROM "ApiToken" ORDER BY "id"');
+      expect(rows).toHaveLength(2);
+      const hashes = rows.map((r) => r.keyHash);
+      expect(hashes).toEqual([alice1, alice2].map((k) => createHash('sha256').update(k).digest('hex')));
+      for (const row of rows) {
+        for (const [column, value] of Object.entries(row)) {
+          for (const key of [alice1, alice2]) expect(String(value), `ApiToken.${column}`).not.toContain(key);
+        }
+      }
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('`serve` on the EXISTING data dir: both tokens authenticate on /graphql; a wrong one is refused', { timeout: 120_000 }, async () => {
+    const s = await serve('EXISTING data dir');
+    try {
+      for (const token of [alice1, alice2]) {
+        const r = await gql(s.url, '{ viewer { username } }', token);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        expect(r.body).toEqual({ data: { viewer: { username: 'alice' } } });
+      }
+      const anonymous = await gql(s.url, '{ viewer { username } }');
+      expect(anonymous.body.data).toEqual({ viewer: null });
+      const wrong = await gql(s.url, '{ viewer { username } }', '0'.repeat(40));
+      expect(wrong.status).toBe(401);
+      expect(wrong.body.errors?.[0]?.message).toBe('Invalid token.');
+
+      // The CLI beside a running serve (decisions.md §3): works on PostgreSQL; on the embedded
+      // database it refuses with a message that says what to do, and serve keeps working.
+      const r = await lectern('token', 'create', 'alice');
+      if (kind === 'postgres') {
+        const third = tokenFrom(['token', 'create', 'alice'], r);
+        expect((await gql(s.url, '{ viewer { username } }', third)).body.data).toEqual({ viewer: { username: 'alice' } });
+      } else {
+        expect(r.code, show(['token', 'create', 'alice'], r)).toBe(1);
+        expect(r.stderr).toContain(`the embedded database in ${dataDir} is in use by another Lectern process (pid ${s.child.pid})`);
+        expect(r.stderr).toMatch(/stop that process first/);
+        expect((await gql(s.url, '{ viewer { username } }', alice1)).body.data).toEqual({ viewer: { username: 'alice' } });
+      }
+    } finally {
+      const exit = await s.stop('SIGTERM');
+      expect(exit, s.stderr()).toEqual({ code: 0, signal: null });
+    }
+  });
+
+  it('`migrate` on the existing install has nothing to do', async () => {
+    const r = await lectern('migrate');
+    expect(r.code, show(['migrate'], r)).toBe(0);
+    expect(r.stdout.trim()).toBe('the database is up to date');
+  });
+});
+
+describe('configuration and usage errors', () => {
+  it('an invalid PORT exits 1 naming PORT, without echoing the value', async () => {
+    const r = await runCli(['serve'], cliEnv({ LECTERN_DATA_DIR: dirs.make('lectern-cli-'), DATABASE_URL: databaseUrl, PORT: 'abc' }));
+    expect(r.code, show(['serve'], r)).toBe(1);
+    expect(r.stderr).toMatch(/^lectern: invalid configuration:\n\s+PORT: /m);
+    expect(r.stderr).not.toContain('abc');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('every invalid variable is listed at once', async () => {
+    const r = await runCli(['migrate'], cliEnv({ PORT: '99999', LECTERN_LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' }));
+    expect(r.code, show(['migrate'], r)).toBe(1);
+    for (const key of ['PORT', 'LECTERN_LOG_LEVEL', 'DATABASE_URL']) expect(r.stderr).toMatch(new RegExp(`^\\s+${key}: `, 'm'));
+  });
+
+  it('an unknown command or option exits 2 with the usage; --help exits 0', async () => {
+    const unknown = await runCli(['frobnicate'], cliEnv({}));
+    expect(unknown.code, show(['frobnicate'], unknown)).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
+    expect(unknown.stderr).toMatch(/usage: lectern/);
+    const option = await runCli(['user', 'create', 'x', '--emial', 'x@example.com'], cliEnv({}));
+    expect(option.code, show(['user', 'create', 'x', '--emial'], option)).toBe(2);
+    expect(option.stderr).toMatch(/--emial/);
+    expect(option.stderr).not.toMatch(/\n\s+at /);
+    const help = await runCli(['--help'], cliEnv({}));
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/usage: lectern/);
+  });
+});

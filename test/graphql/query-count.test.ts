@@ -1,0 +1,172 @@
+// The dashboard's nested project query must cost a fixed number of SQL statements whatever the
+// page size: one per level of the selection, never one per row (no N+1).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dbKind } from '../helpers/db.ts';
+import { testApp, type TestApp } from '../helpers/app.ts';
+
+const PROJECTS = 120;
+const VERSIONS_PER_PROJECT = 3;
+
+let t: TestApp;
+
+const DASHBOARD = `query($limit: Int) {
+  projects(limit: $limit) {
+    totalCount
+    nodes { slug users { username } activeVersions { slug lastBuild { id state config } } }
+  }
+}`;
+
+const ONE_PROJECT = `query($slug: String!) {
+  project(slug: $slug) { slug activeVersions { slug lastBuild { config } } }
+}`;
+
+const slugOf = (i: number) => `project-${String(i).padStart(3, '0')}`;
+/** A build config as the builder stores it, made distinct per version so mix-ups show. */
+const configOf = (project: string, version: string) => ({
+  version: 2,
+  build: { os: 'ubuntu-24.04', tools: { python: '3.12' } },
+  sphinx: { configuration: 'docs/conf.py', fail_on_warning: false },
+  formats: ['pdf'],
+  python: { install: [{ requirements: `docs/${project}/${version}/requirements.txt` }] },
+});
+
+beforeAll(async () => {
+  t = await testApp();
+  await t.user('alice');
+  await t.user('bob');
+  const db = t.db.prisma;
+
+  const projects = await db.project.createManyAndReturn({
+    data: Array.from({ length: PROJECTS }, (_, i) => ({ name: `Project ${i}`, slug: slugOf(i), repositoryUrl: `https://github.com/acme/p${i}` })),
+    select: { id: true, slug: true },
+  });
+  // alice maintains every project; bob the even-numbered ones as well.
+  await db.$executeRawUnsafe(
+    `INSERT INTO "_ProjectMaintainers" ("A", "B") SELECT p.id, u.id FROM "Project" p JOIN "User" u ON u.username = 'alice' OR (u.username = 'bob' AND right(p.slug, 1) IN ('0', '2', '4', '6', '8'))`,
+  );
+
+  const versions = await db.version.createManyAndReturn({
+    data: projects.flatMap((p) => [
+      ...Array.from({ length: VERSIONS_PER_PROJECT }, (_, v) => ({
+        projectId: p.id, slug: `v${v + 1}.0`, verboseName: `v${v + 1}.0`, identifier: `v${v + 1}.0`, type: 'tag' as const,
+        active: true, built: true, privacyLevel: 'public' as const,
+      })),
+      // Not listed as active: inactive, unbuilt, private.
+      { projectId: p.id, slug: 'old', verboseName: 'old', type: 'branch' as const, active: false, built: true },
+      { projectId: p.id, slug: 'latest', verboseName: 'latest', type: 'branch' as const, active: true, built: false, machine: true },
+      { projectId: p.id, slug: 'secret', verboseName: 'secret', type: 'branch' as const, active: true, built: true, privacyLevel: 'private' as const },
+    ]),
+    select: { id: true, projectId: true, slug: true, project: { select: { slug: true } } },
+  });
+  const builds = await db.build.createManyAndReturn({
+    data: versions.map((v) => ({
+      projectId: v.projectId, versionId: v.id, versionSlug: v.slug, state: 'finished' as const, success: true,
+      config: configOf(v.project.slug, v.slug),
+    })),
+    select: { id: true },
+  });
+  expect(builds).toHaveLength(versions.length);
+  await db.$executeRawUnsafe(`UPDATE "Version" v SET "lastBuildId" = b.id FROM "Build" b WHERE b."versionId" = v.id`);
+}, 120_000);
+afterAll(() => t.close());
+
+/** A statement reduced to what it reads: `count Project`, `select Version`, … */
+function shape(sql: string): string {
+  const table = /FROM "public"\."(\w+)"/.exec(sql)?.[1] ?? '?';
+  return `${/^SELECT COUNT/.test(sql) ? 'count' : sql.split(' ')[0]!.toLowerCase()} ${table}`;
+}
+
+/** Runs a query and returns its result and the SQL statements it sent. */
+async function counted(query: string, variables: Record<string, unknown>, token?: string) {
+  t.queries.length = 0;
+  const res = await t.gql(query, variables, token);
+  return { res, sql: [...t.queries] };
+}
+
+describe('the dashboard project list', () => {
+  it('loads in the same number of SQL statements at page size 10 and 100', async () => {
+    const small = await counted(DASHBOARD, { limit: 10 });
+    const large = await counted(DASHBOARD, { limit: 100 });
+    console.log(`[${dbKind()}] SQL statements for the dashboard query: page size 10 → ${small.sql.length}, page size 100 → ${large.sql.length}`);
+    expect(small.res.errors).toBeUndefined();
+    expect(large.res.errors).toBeUndefined();
+
+    expect(large.sql.length).toBe(small.sql.length);
+    expect(large.sql.length).toMatchInlineSnapshot(`5`);
+    // One statement per level of the selection, and the total count.
+    expect(large.sql.map(shape)).toMatchInlineSnapshot(`
+      [
+        "count Project",
+        "select Project",
+        "select User",
+        "select Version",
+        "select Build",
+      ]
+    `);
+    expect(small.sql.map(shape)).toEqual(large.sql.map(shape));
+  });
+
+  it('costs the same at any page size for a signed-in maintainer, who also sees private projects', async () => {
+    const carol = await t.user('carol');
+    await t.db.prisma.project.update({ where: { slug: slugOf(0) }, data: { privacyLevel: 'private', users: { connect: { username: 'carol' } } } });
+    try {
+      const query = DASHBOARD.replace('nodes { slug', 'nodes { slug viewerIsMaintainer');
+      const small = await counted(query, { limit: 10 }, carol);
+      const large = await counted(query, { limit: 100 }, carol);
+      console.log(`[${dbKind()}] SQL statements for the dashboard query with a token: page size 10 → ${small.sql.length}, page size 100 → ${large.sql.length}`);
+      expect(large.res.errors).toBeUndefined();
+      expect(large.res.data.projects.totalCount).toBe(PROJECTS);
+      expect(large.res.data.projects.nodes[0]).toMatchObject({ slug: slugOf(0), viewerIsMaintainer: true });
+      expect(large.res.data.projects.nodes[1]).toMatchObject({ slug: slugOf(1), viewerIsMaintainer: false });
+      expect(large.sql.length).toBe(small.sql.length);
+      // The token, the projects the caller maintains (once per request), then as above.
+      expect(large.sql.map(shape)).toMatchInlineSnapshot(`
+        [
+          "select ApiToken",
+          "select User",
+          "count Project",
+          "select Project",
+          "select User",
+          "select Version",
+          "select Build",
+          "select Project",
+        ]
+      `);
+    } finally {
+      await t.db.prisma.project.update({ where: { slug: slugOf(0) }, data: { privacyLevel: 'public', users: { disconnect: { username: 'carol' } } } });
+    }
+  });
+
+  it('returns every project of the page with its maintainers and active versions', async () => {
+    const { res } = await counted(DASHBOARD, { limit: 100 });
+    const page = res.data.projects;
+    expect(page.totalCount).toBe(PROJECTS);
+    expect(page.nodes).toHaveLength(100);
+    expect(page.nodes.map((p: { slug: string }) => p.slug)).toEqual(Array.from({ length: 100 }, (_, i) => slugOf(i)));
+    for (const [i, p] of page.nodes.entries()) {
+      expect(p.users).toEqual(i % 2 === 0 ? [{ username: 'alice' }, { username: 'bob' }] : [{ username: 'alice' }]);
+      expect(p.activeVersions.map((v: { slug: string }) => v.slug)).toEqual(['v3.0', 'v2.0', 'v1.0']);
+      for (const v of p.activeVersions) {
+        expect(v.lastBuild).toEqual({ id: expect.any(Number), state: 'finished', config: configOf(p.slug, v.slug) });
+      }
+    }
+    // No build is listed twice.
+    const ids = page.nodes.flatMap((p: { activeVersions: { lastBuild: { id: number } }[] }) => p.activeVersions.map((v) => v.lastBuild.id));
+    expect(new Set(ids).size).toBe(100 * VERSIONS_PER_PROJECT);
+  });
+
+  it('shows one project in full', async () => {
+    const { res, sql } = await counted(ONE_PROJECT, { slug: slugOf(7) });
+    expect(res.data.project).toEqual({
+      slug: slugOf(7),
+      activeVersions: ['v3.0', 'v2.0', 'v1.0'].map((v) => ({ slug: v, lastBuild: { config: configOf(slugOf(7), v) } })),
+    });
+    expect(sql.map(shape)).toMatchInlineSnapshot(`
+      [
+        "select Project",
+        "select Version",
+        "select Build",
+      ]
+    `);
+  });
+});

@@ -1,0 +1,254 @@
+// /graphql faces the internet: a request too deep, too costly or too large is refused before it
+// reaches the database, a malformed one gets a JSON 400, and an internal failure is reported
+// without SQL, stack traces or file paths.
+//
+// Each block builds its own app: buildApp() installs the database and settings process-wide
+// (src/services.ts), so the app a block talks to must be the one built last.
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testApp, type TestApp } from '../helpers/app.ts';
+import { dbKind } from '../helpers/db.ts';
+
+const post = (t: TestApp, body: string | object, contentType = 'application/json') =>
+  t.http.post('/graphql').set('accept', 'application/json').set('content-type', contentType).send(body);
+
+/** A query nesting `levels` subproject → child hops under `project`: depth 3 per level, plus 2. */
+function nested(levels: number): string {
+  let selection = 'slug';
+  for (let i = 0; i < levels; i++) selection = `subprojects { nodes { child { ${selection} } } }`;
+  return `{ project(slug: "root") { ${selection} } }`;
+}
+
+/** What must never reach a client: SQL, database and driver messages, stack frames, file paths. */
+const LEAKS = [/select\s/i, /\bfrom\s+"/i, /"public"\./, /relation|does not exist|table/i, /prisma/i, /pglite|postgres/i, /\n\s+at /, /\bat .+:\d+:\d+/, /\/work\/|node_modules|\.ts\b|\.js\b/, /stack/i];
+
+describe('query limits (depth 12, complexity 20000 by default)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp();
+    const root = await t.db.prisma.project.create({ data: { name: 'root', slug: 'root', repositoryUrl: 'https://x.org/root' } });
+    const child = await t.db.prisma.project.create({ data: { name: 'child', slug: 'child', repositoryUrl: 'https://x.org/child' } });
+    await t.db.prisma.projectRelationship.create({ data: { parentId: root.id, childId: child.id, alias: 'child' } });
+  });
+  afterAll(() => t.close());
+
+  it('runs a query within the depth limit', async () => {
+    const res = await t.gql(nested(3));
+    expect(res.errors).toBeUndefined();
+    expect(res.data).toEqual({ project: { subprojects: { nodes: [{ child: { subprojects: { nodes: [] } } }] } } });
+  });
+
+  it('refuses a query nested deeper than the limit without running it', async () => {
+    t.queries.length = 0;
+    const res = await t.gql(nested(4));
+    expect(res.errors).toEqual([expect.objectContaining({ message: 'Query exceeds maximum depth (depth: 14, max: 12)' })]);
+    expect(res.data?.project ?? null).toBeNull();
+    expect(t.queries).toEqual([]);
+  });
+
+  it('refuses deeply nested introspection', async () => {
+    let selection = 'name';
+    for (let i = 0; i < 6; i++) selection = `fields { type { ${selection} } }`;
+    const res = await t.gql(`{ __schema { types { ${selection} } } }`);
+    expect(res.data).toBeUndefined();
+    expect(res.errors).toEqual([expect.objectContaining({ message: 'Maximum introspection depth exceeded' })]);
+  });
+
+  it('refuses a query above the complexity limit without running it', async () => {
+    t.queries.length = 0;
+    const res = await t.gql(`{ projects(limit: 100) { nodes { subprojects(limit: 100) { nodes { child { slug } } } } } }`);
+    expect(res.errors).toEqual([expect.objectContaining({ message: 'Query exceeds maximum complexity (complexity: 20101, max: 20000)' })]);
+    expect(res.data).toBeNull();
+    expect(t.queries).toEqual([]);
+  });
+
+  it('adds up the cost of every aliased root field', async () => {
+    const page = `projects(limit: 100) { totalCount nodes { slug users { username } activeVersions { slug lastBuild { id state config } } } }`;
+    const one = await t.gql(`{ a: ${page} }`);
+    expect(one.errors).toBeUndefined();
+    t.queries.length = 0;
+    const four = await t.gql(`{ a: ${page} b: ${page} c: ${page} d: ${page} }`);
+    expect(four.errors?.[0]?.message).toMatch(/^Query exceeds maximum complexity \(complexity: \d+, max: 20000\)$/);
+    expect(four.data).toBeNull();
+    expect(t.queries).toEqual([]);
+  });
+
+  it('counts a page by its limit, clamped to 100', async () => {
+    const res = await t.gql(`{ projects(limit: 100000) { totalCount nodes { slug } } }`);
+    expect(res.errors).toBeUndefined();
+    expect(res.data.projects).toEqual({ totalCount: 2, nodes: [{ slug: 'child' }, { slug: 'root' }] });
+  });
+});
+
+describe('request bodies (limit 2048 bytes)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ LECTERN_MAX_BODY_BYTES: '2048' });
+  });
+  afterAll(() => t.close());
+
+  const query = '{ projects { totalCount } }';
+  const padded = `${query} # ${'x'.repeat(4096)}`;
+  const bodies: [string, (q: string) => string | object][] = [
+    ['application/json', (q) => ({ query: q })],
+    ['application/json; charset=utf-8', (q) => JSON.stringify({ query: q })],
+    ['application/graphql+json', (q) => JSON.stringify({ query: q })],
+    ['application/graphql', (q) => q],
+    ['application/x-www-form-urlencoded', (q) => `query=${encodeURIComponent(q)}`],
+  ];
+
+  it.each(bodies)('accepts a small %s body', async (contentType, body) => {
+    const res = await post(t, body(query), contentType);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { projects: { totalCount: 0 } } });
+  });
+
+  it.each(bodies)('answers 413 JSON to a %s body over the limit, without running it', async (contentType, body) => {
+    t.queries.length = 0;
+    const res = await post(t, body(padded), contentType);
+    expect(res.status).toBe(413);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body.errors).toEqual([expect.objectContaining({ message: 'Request body larger than 2048 bytes.' })]);
+    expect(t.queries).toEqual([]);
+  });
+
+  it('answers 413 to an oversized body of any other type', async () => {
+    const res = await post(t, padded, 'text/plain');
+    expect(res.status).toBe(413);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+  });
+
+  it.each(['application/json', 'application/graphql+json'])('answers 400 JSON to malformed %s', async (contentType) => {
+    const res = await post(t, '{"query": "{ projects { totalCount } }"', contentType);
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toEqual({ errors: [expect.objectContaining({ message: 'Malformed JSON in request body.' })] });
+  });
+
+  it('refuses a request with no query: 400 when the client accepts graphql-response+json, 200 for plain JSON (GraphQL over HTTP)', async () => {
+    const modern = await t.http.post('/graphql').set('accept', 'application/graphql-response+json').send({ variables: {} });
+    expect(modern.status).toBe(400);
+    expect(JSON.parse(modern.text).errors).toEqual([expect.objectContaining({ message: 'Must provide query string.' })]);
+    const legacy = await post(t, { variables: {} });
+    expect(legacy.status).toBe(200);
+    expect(legacy.body.errors).toEqual([expect.objectContaining({ message: 'Must provide query string.' })]);
+  });
+});
+
+describe('an unexpected internal error', () => {
+  let t: TestApp;
+  const nodeEnv = process.env.NODE_ENV;
+  beforeAll(async () => {
+    // Under NODE_ENV=development yoga would attach the original error (message and stack).
+    process.env.NODE_ENV = 'development';
+    t = await testApp();
+  });
+  afterAll(async () => {
+    process.env.NODE_ENV = nodeEnv;
+    await t.close();
+  });
+
+  function expectMasked(res: { status: number; text: string }) {
+    expect(res.status === 200 || res.status === 500, `status ${res.status}`).toBe(true);
+    for (const leak of LEAKS) expect(res.text).not.toMatch(leak);
+    const body = JSON.parse(res.text);
+    expect(body.errors.length).toBeGreaterThan(0);
+    for (const e of body.errors) expect(e).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  }
+
+  it('is reported without SQL, stack traces or file paths, and the server keeps serving', async () => {
+    await t.db.prisma.$executeRawUnsafe('DROP TABLE "Project" CASCADE');
+    for (const q of ['{ projects { totalCount nodes { slug } } }', '{ project(slug: "x") { slug } }', '{ builds { nodes { project { slug } } } }']) {
+      expectMasked(await post(t, { query: q }));
+    }
+    const health = await t.http.get('/healthz');
+    expect(health.status).toBe(200);
+  });
+
+  it('while authenticating is a masked 500, not a crash', async () => {
+    await t.db.prisma.$executeRawUnsafe('DROP TABLE "ApiToken" CASCADE');
+    const res = await t.http
+      .post('/graphql')
+      .set('accept', 'application/json')
+      .set('content-type', 'application/json')
+      .set('authorization', 'Token 0123456789abcdef')
+      .send({ query: '{ viewer { username } }' });
+    expect(res.status).toBe(500);
+    expectMasked(res);
+  });
+});
+
+describe('a closed database', () => {
+  it('gives masked errors and no crash', async () => {
+    const t = await testApp();
+    try {
+      await t.db.close();
+      for (const q of ['{ projects { totalCount nodes { slug } } }', '{ project(slug: "x") { slug } }']) {
+        const res = await post(t, { query: q });
+        // PGlite stays closed; the PostgreSQL client reconnects and answers.
+        if (res.body.errors) expectLeakFree(res);
+        else expect(res.body.data).toBeDefined();
+      }
+      expect((await t.http.get('/healthz')).status).toBe(200);
+    } finally {
+      if (t.databaseUrl) await t.close();
+      else rmSync(t.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  function expectLeakFree(res: { status: number; text: string }) {
+    expect(res.status === 200 || res.status === 500, `status ${res.status}`).toBe(true);
+    for (const leak of LEAKS) expect(res.text).not.toMatch(leak);
+    expect(JSON.parse(res.text).errors[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+  }
+});
+
+describe('the HTTP surface', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp();
+  });
+  afterAll(() => t.close());
+
+  it('serves GraphiQL at GET /graphql to a browser', async () => {
+    const res = await t.http.get('/graphql').set('accept', 'text/html');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('<title>Lectern GraphQL</title>');
+    expect(res.text.toLowerCase()).toContain('graphiql');
+  });
+
+  it('answers GET /graphql?query= with JSON', async () => {
+    const res = await t.http.get(`/graphql?query=${encodeURIComponent('{ projects { totalCount } }')}`).set('accept', 'application/json');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { projects: { totalCount: 0 } } });
+  });
+
+  it('refuses mutations over GET', async () => {
+    const res = await t.http.get(`/graphql?query=${encodeURIComponent('mutation { deleteSubproject(project: "a", alias: "b") { __typename } }')}`).set('accept', 'application/json');
+    expect(res.status).toBe(405);
+  });
+
+  it('/healthz answers 200', async () => {
+    const res = await t.http.get('/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('/readyz answers 200 with the kind of database', async () => {
+    const res = await t.http.get('/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ready', database: dbKind() });
+  });
+
+  it.each([
+    ['get', '/api/v1/nothing-here/'],
+    ['get', '/api/'],
+    ['post', '/api/v2/unknown'],
+  ] as const)('%s %s answers 404 {"detail":"Not found."}', async (method, path) => {
+    const res = await t.http[method](path);
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toEqual({ detail: 'Not found.' });
+  });
+});
