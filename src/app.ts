@@ -1,12 +1,17 @@
 // buildApp(): the whole HTTP surface (GraphQL, health, and later REST and docs) as an express
 // app that does not listen, so tests drive it in-process through the real HTTP stack.
 import express, { type ErrorRequestHandler, type Express } from 'express';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, maskError as yogaMaskError, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { createContext, type Context } from './graphql/context.ts';
+import { LecternError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
+import { openApiDocument } from './rest/openapi.ts';
+import { restRouter } from './rest/router.ts';
+import { parseRate } from './rest/throttle.ts';
+import { v3Routes } from './rest/v3/routes.ts';
 import { Cipher } from './secrets.ts';
 import { setServices } from './services.ts';
 
@@ -19,6 +24,19 @@ export interface AppDeps {
 
 export type Yoga = YogaServerInstance<{ req: express.Request }, Context>;
 
+/**
+ * Lectern's own errors reach the client as they are; anything else becomes "Unexpected error."
+ * with no detail, even under NODE_ENV=development (where yoga would attach the original message
+ * and stack, and database messages name tables and SQL). Our errors are recognised by their class,
+ * not by graphql-js's `instanceof GraphQLError`, which fails when two copies of graphql-js are
+ * loaded (vitest loads one for src/ and another for node_modules).
+ */
+function maskError(error: unknown, message: string): Error {
+  const original = error instanceof Error ? (error as { originalError?: unknown }).originalError : undefined;
+  if (error instanceof LecternError || original instanceof LecternError) return error as Error;
+  return yogaMaskError(error, message, false);
+}
+
 export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga } {
   const { config, db, log } = deps;
   setServices({ prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log });
@@ -27,6 +45,7 @@ export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga } {
     schema,
     graphqlEndpoint: '/graphql',
     context: ({ request }) => createContext(request.headers.get('authorization')),
+    maskedErrors: { maskError, isDev: false },
     graphiql: { title: 'Lectern GraphQL' },
     landingPage: false,
     logging: {
@@ -55,8 +74,34 @@ export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga } {
     }
   });
 
-  // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it.
-  app.use(yoga.graphqlEndpoint, express.json({ limit: config.maxBodyBytes }), yoga as unknown as express.RequestHandler);
+  // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
+  // parsed here (so malformed JSON gets our 400); every other body yoga accepts
+  // (`application/graphql`, form posts, multipart) is read here as bytes under the same limit,
+  // since yoga would otherwise read the stream itself, unbounded.
+  const limit = config.maxBodyBytes;
+  app.use(
+    yoga.graphqlEndpoint,
+    express.json({ limit, type: ['application/json', 'application/*+json'] }),
+    express.raw({ limit, type: () => true }),
+    yoga as unknown as express.RequestHandler,
+  );
+
+  const v3 = '/api/v3';
+  app.get(`${v3}/schema/`, (_req, res) => {
+    res.json(openApiDocument(v3Routes, schema, `${config.publicUrl}${v3}`));
+  });
+  app.use(
+    v3,
+    restRouter({
+      yoga,
+      routes: v3Routes,
+      api: `${config.publicUrl}${v3}`,
+      publicUrl: config.publicUrl,
+      mount: v3,
+      throttle: parseRate(config.apiThrottle),
+      maxBodyBytes: config.maxBodyBytes,
+    }),
+  );
 
   app.use('/api', (_req, res) => {
     res.status(404).json({ detail: 'Not found.' });

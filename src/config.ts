@@ -26,6 +26,11 @@ const schema = z.object({
   /** GraphQL limits: nesting depth and total complexity of one operation. */
   LECTERN_GRAPHQL_MAX_DEPTH: intFrom(12, 2, 50),
   LECTERN_GRAPHQL_MAX_COMPLEXITY: intFrom(20_000, 100, 1_000_000),
+  /** REST v3 requests per user: `N/second|minute|hour|day`, or `0` for no limit (RTD: 60/minute). */
+  LECTERN_API_THROTTLE: z
+    .string()
+    .regex(/^(0|off|\d+\/(s|sec|second|m|min|minute|h|hour|d|day))$/, 'must be N/second, N/minute, N/hour, N/day or 0')
+    .default('60/minute'),
 });
 
 export type Env = z.input<typeof schema>;
@@ -43,6 +48,8 @@ export interface Config {
   logLevel: z.infer<typeof schema>['LECTERN_LOG_LEVEL'];
   maxBodyBytes: number;
   graphql: { maxDepth: number; maxComplexity: number };
+  /** REST v3 rate per user, as `N/unit`; `0` turns it off. */
+  apiThrottle: string;
 }
 
 export class ConfigError extends Error {
@@ -75,5 +82,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LECTERN_LOG_LEVEL,
     maxBodyBytes: e.LECTERN_MAX_BODY_BYTES,
     graphql: { maxDepth: e.LECTERN_GRAPHQL_MAX_DEPTH, maxComplexity: e.LECTERN_GRAPHQL_MAX_COMPLEXITY },
+    apiThrottle: e.LECTERN_API_THROTTLE,
   };
 }

@@ -7,6 +7,8 @@ import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
 import { testDatabase, type TestDatabase } from './db.ts';
 
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef0123456789';
+
 export interface GqlResult<T = Record<string, any>> {
   status: number;
   data: T;
@@ -30,9 +32,10 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
     LECTERN_DATA_DIR: database.dataDir,
     LECTERN_PUBLIC_URL: 'http://lectern.test',
     LECTERN_LOG_LEVEL: 'silent',
+    LECTERN_API_THROTTLE: '0',
     ...env,
   });
-  const { app } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: 'test-secret-key-0123456789abcdef0123456789' });
+  const { app } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });
   const http = supertest.agent(app);
   return {
     ...database,

@@ -1,0 +1,61 @@
+// Runs a REST route's GraphQL operation through the same yoga pipeline as /graphql (its context
+// factory, so authentication is one; its execute, so masking and limits apply). Each distinct
+// operation text is parsed and validated once, then cached.
+import type express from 'express';
+import type { DocumentNode, ExecutionResult, GraphQLError } from 'graphql';
+import type { Yoga } from '../app.ts';
+import type { Context } from '../graphql/context.ts';
+
+const MAX_CACHED = 2000;
+const documents = new Map<string, DocumentNode>();
+
+/** The parsed, validated document for an operation text; a bad text is a bug, so it throws. */
+export function operation(yoga: Yoga, text: string): DocumentNode {
+  const cached = documents.get(text);
+  if (cached) return cached;
+  // yoga's own parse and validate: under some loaders a second copy of graphql-js is loaded for
+  // src/, and its classes would not match the schema's.
+  const { schema, parse, validate } = yoga.getEnveloped();
+  const document = parse(text) as DocumentNode;
+  const errors = validate(schema, document) as readonly GraphQLError[];
+  if (errors.length) throw new Error(`REST operation does not validate: ${errors.map((e) => e.message).join('; ')}\n${text}`);
+  if (documents.size >= MAX_CACHED) documents.delete(documents.keys().next().value!);
+  documents.set(text, document);
+  return document;
+}
+
+export interface Session {
+  context: Context;
+  run(document: DocumentNode, variables?: Record<string, unknown>): Promise<ExecutionResult>;
+}
+
+export class AuthenticationFailed extends Error {
+  constructor(readonly error: GraphQLError) {
+    super(error.message);
+  }
+}
+
+/** Opens the request's GraphQL session: its context (who is asking) and a way to run operations. */
+export async function session(yoga: Yoga, req: express.Request): Promise<Session> {
+  const headers = new Headers();
+  if (req.headers.authorization) headers.set('authorization', req.headers.authorization);
+  const request = new Request(`http://lectern.internal${req.originalUrl}`, { method: 'POST', headers });
+  const enveloped = yoga.getEnveloped({ request, req } as never);
+  let context: Context;
+  try {
+    context = (await enveloped.contextFactory()) as unknown as Context;
+  } catch (e) {
+    if ((e as GraphQLError).extensions?.code === 'UNAUTHENTICATED') throw new AuthenticationFailed(e as GraphQLError);
+    throw e;
+  }
+  return {
+    context,
+    run: async (document, variables) =>
+      (await enveloped.execute({
+        schema: enveloped.schema,
+        document,
+        variableValues: variables,
+        contextValue: context,
+      })) as ExecutionResult,
+  };
+}

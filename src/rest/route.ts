@@ -1,0 +1,56 @@
+// The shape of a REST route: a declarative entry that names its GraphQL operation, how the
+// request becomes variables, its representation, envelope and success status. The router
+// (router.ts) and the OpenAPI document (openapi.ts) are both made from these entries.
+import type { FlexParams } from './flex.ts';
+import type { Node, Resource, RestEnv } from './resource.ts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface Filter {
+  /** Field of the GraphQL filter input. */
+  field: string;
+  type: 'string' | 'boolean';
+}
+
+export interface RouteCall {
+  params: Record<string, string | number>;
+  query: Record<string, unknown>;
+  input?: Record<string, unknown>;
+  filter?: Record<string, unknown>;
+}
+
+export interface Route {
+  name: string;
+  method: Method;
+  /** OpenAPI-style path below the API root: `/projects/{project}/versions/`. */
+  path: string;
+  summary: string;
+  /** `authenticated`: any valid token; `maintainer`: a maintainer of `{project}`. */
+  auth: 'authenticated' | 'maintainer';
+  status: number;
+  envelope: 'object' | 'page' | 'none';
+  resource?: Resource;
+  /** Expands honoured on a list (drf-flex-fields' permit_list_expands). */
+  permitExpand?: string[];
+  filters?: Record<string, Filter>;
+  /** GraphQL input type the JSON body is read as. */
+  input?: string;
+  /** GraphQL operation text for the selection of the resource. */
+  operation: (selection: string) => string;
+  variables?: (call: RouteCall) => Record<string, unknown>;
+  /** Where the result is in `data`. */
+  result: string[];
+  /** The result is a mutation's union: its `data`, or an error. */
+  mutation?: boolean;
+  /** Model named in the 404 when the result is null. */
+  notFound?: string;
+  /** Errors from rules checked on save come back as a bare JSON list (redirects, env vars). */
+  bareErrors?: boolean;
+  /** A body other than the resource's representation. */
+  respond?: (data: Node, env: RestEnv, flex: FlexParams) => { status: number; body: unknown };
+  /** A selection other than the resource's. */
+  select?: (flex: FlexParams) => string;
+}
+
+/** What a mutation's union answers with, besides its data. */
+export const ERRORS = '... on Error { code status message } ... on ValidationError { fieldErrors { field messages } } ... on NotFoundError { model }';

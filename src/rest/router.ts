@@ -1,0 +1,276 @@
+// The REST adapter: matches a request to its route entry, checks in Read the Docs' order
+// (authentication, permission, throttle, method, lookup, validation; rtd-behavior §1.3), turns
+// fields/omit/expand, filters and pagination into one GraphQL operation, runs it through yoga and
+// writes the v3 JSON. It never touches the database.
+import express, { type Request, type Response } from 'express';
+import type { DocumentNode, OperationDefinitionNode } from 'graphql';
+import type { Yoga } from '../app.ts';
+import { LANGUAGES, PROGRAMMING_LANGUAGES } from '../domain/choices.ts';
+import { AuthenticationFailed, operation, session, type Session } from './execute.ts';
+import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
+import { NO_FLEX, parseFlex, RecursiveExpansionError, type FlexParams } from './flex.ts';
+import { v3Json } from './format.ts';
+import { readInput } from './input.ts';
+import { selection, serialize, type Node, type RestEnv } from './resource.ts';
+import type { Method, Route, RouteCall } from './route.ts';
+import { Throttle, type Rate } from './throttle.ts';
+
+export interface RouterOptions {
+  yoga: Yoga;
+  routes: Route[];
+  /** Absolute URL of the API root, e.g. `http://localhost:8000/api/v3`. */
+  api: string;
+  publicUrl: string;
+  /** Mount path, e.g. `/api/v3`. */
+  mount: string;
+  throttle: Rate | null;
+  maxBodyBytes: number;
+}
+
+const DEFAULT_LIMIT = 10;
+const MAX_LIMIT = 100;
+const INTEGER_PARAMS = new Set(['build', 'redirect', 'environmentvariable']);
+const PARAM_PATTERN: Record<string, string> = { project: '[^/.]+', version: '[^/]+', alias: '[^/]+' };
+
+interface Compiled {
+  route: Route;
+  regex: RegExp;
+  names: string[];
+}
+
+function compile(route: Route): Compiled {
+  const names: string[] = [];
+  const source = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
+    names.push(name);
+    return `(${PARAM_PATTERN[name] ?? '[^/]+'})`;
+  });
+  return { route, regex: new RegExp(`^${source}$`), names };
+}
+
+function variablesOf(document: DocumentNode): Set<string> {
+  const op = document.definitions[0] as OperationDefinitionNode;
+  return new Set((op.variableDefinitions ?? []).map((v) => v.variable.name.value));
+}
+
+const firstString = (v: unknown): string | undefined => (Array.isArray(v) ? firstString(v[0]) : typeof v === 'string' ? v : undefined);
+
+function intParam(v: unknown, fallback: number, min: number): number {
+  const s = firstString(v);
+  if (s === undefined || !/^\d+$/.test(s.trim())) return fallback;
+  const n = Number(s);
+  return Number.isSafeInteger(n) && n >= min ? n : fallback;
+}
+
+function readFilters(route: Route, query: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const errors: Record<string, string[]> = {};
+  for (const [param, f] of Object.entries(route.filters ?? {})) {
+    const raw = firstString(query[param]);
+    if (raw === undefined || raw === '') continue;
+    if (f.type === 'boolean') {
+      const v = raw.toLowerCase();
+      if (v === 'true' || v === '1') out[f.field] = true;
+      else if (v === 'false' || v === '0') out[f.field] = false;
+      continue; // anything else: the filter is ignored, as django-filter does
+    }
+    const choices = param === 'language' ? LANGUAGES : param === 'programming_language' ? PROGRAMMING_LANGUAGES : null;
+    if (choices && !choices.has(raw)) {
+      errors[param] = [`Select a valid choice. ${raw} is not one of the available choices.`];
+      continue;
+    }
+    out[f.field] = raw;
+  }
+  if (Object.keys(errors).length) throw new RestError(400, errors);
+  return out;
+}
+
+function pageLinks(env: RestEnv, mount: string, req: Request, count: number, limit: number, offset: number) {
+  const link = (newOffset: number | null) => {
+    const params = new URLSearchParams();
+    const query = new URL(req.originalUrl, 'http://x').searchParams;
+    const entries = [...query.entries()].filter(([k]) => k !== 'limit' && k !== 'offset');
+    entries.push(['limit', String(limit)]);
+    if (newOffset !== null) entries.push(['offset', String(newOffset)]);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const [k, v] of entries) params.append(k, v);
+    return `${env.publicUrl}${mount}${req.path}?${params.toString()}`;
+  };
+  return {
+    next: offset + limit >= count ? null : link(offset + limit),
+    previous: offset <= 0 ? null : link(offset - limit <= 0 ? null : offset - limit),
+  };
+}
+
+function send(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.status(status);
+  if (body === undefined || status === 204) {
+    res.end();
+    return;
+  }
+  res.type('application/json').send(v3Json(body));
+}
+
+function dig(data: unknown, path: string[]): unknown {
+  return path.reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Node)[key] : undefined), data);
+}
+
+export function restRouter(opts: RouterOptions): express.Router {
+  const env: RestEnv = { api: opts.api, publicUrl: opts.publicUrl };
+  const compiled = opts.routes.map(compile);
+  const throttle = new Throttle(opts.throttle);
+  const router = express.Router();
+
+  router.use(express.json({ limit: opts.maxBodyBytes, type: () => true }));
+
+  async function requireMaintainer(s: Session, project: string): Promise<void> {
+    const doc = operation(opts.yoga, 'query($project: String!) { project(slug: $project) { viewerIsMaintainer } }');
+    const r = await s.run(doc, { project });
+    if (r.errors?.length) throw fromGraphQLErrors(r.errors, false);
+    const p = (r.data as Node).project;
+    if (!p) throw notFound('Project');
+    if (!p.viewerIsMaintainer) throw forbidden();
+  }
+
+  async function handle(req: Request, res: Response): Promise<void> {
+    const path = req.path;
+    if (req.method === 'GET' && !path.endsWith('/')) {
+      const q = req.originalUrl.indexOf('?');
+      send(res, 301, { detail: 'Moved permanently: this URL ends with a slash.' }, { Location: `${opts.mount}${path}/${q >= 0 ? req.originalUrl.slice(q) : ''}` });
+      return;
+    }
+    const slashed = path.endsWith('/') ? path : `${path}/`;
+    let params: Record<string, string> = {};
+    const candidates = compiled.filter((c) => {
+      const m = c.regex.exec(slashed);
+      if (!m) return false;
+      try {
+        params = Object.fromEntries(c.names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
+      } catch {
+        return false;
+      }
+      return true;
+    });
+
+    // 1. Authentication: a bad token fails at once; every v3 path needs a token (decisions §1).
+    let s: Session;
+    try {
+      s = await session(opts.yoga, req);
+    } catch (e) {
+      if (e instanceof AuthenticationFailed) throw notAuthenticated(e.message);
+      throw e;
+    }
+    if (!s.context.viewer) throw notAuthenticated();
+
+    if (slashed === '/') {
+      if (req.method !== 'GET') throw detail(405, `Method "${req.method}" not allowed.`);
+      send(res, 200, { projects: `${opts.api}/projects/` });
+      return;
+    }
+    if (candidates.length === 0) throw notFound();
+    const route = candidates.find((c) => c.route.method === req.method)?.route;
+
+    // 2. Permission (maintainers write; redirects and variables are maintainers' even to read).
+    const needsMaintainer = route ? route.auth === 'maintainer' : candidates.some((c) => c.route.auth === 'maintainer');
+    if (needsMaintainer && params.project !== undefined) await requireMaintainer(s, params.project);
+
+    // 3. Throttle.
+    const wait = throttle.check(`user:${s.context.viewer.id}`);
+    if (wait) {
+      throw detail(429, `Request was throttled. Expected available in ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
+    }
+
+    // 4. Method.
+    if (!route) {
+      const allowed = [...new Set(candidates.map((c) => c.route.method))].join(', ');
+      throw detail(405, `Method "${req.method}" not allowed.`, { Allow: allowed });
+    }
+
+    // 5. Lookup values that cannot be ids are simply not found.
+    const typed: Record<string, string | number> = {};
+    for (const [name, value] of Object.entries(params)) {
+      if (INTEGER_PARAMS.has(name)) {
+        if (!/^\d{1,9}$/.test(value)) throw notFound();
+        typed[name] = Number(value);
+      } else typed[name] = value;
+    }
+
+    // 6. Validation of the body and the query.
+    let flex: FlexParams = NO_FLEX;
+    try {
+      flex = parseFlex(req.query as Record<string, unknown>);
+    } catch (e) {
+      if (e instanceof RecursiveExpansionError) throw new RestError(400, [e.message]);
+      throw e;
+    }
+    const call: RouteCall = { params: typed, query: req.query as Record<string, unknown> };
+    if (route.input) {
+      const { input, errors } = readInput(opts.yoga.getEnveloped().schema, route.input, req.body ?? {});
+      if (errors) throw new RestError(400, errors);
+      call.input = input;
+    }
+    if (route.filters) call.filter = readFilters(route, call.query);
+
+    const limit = Math.min(intParam(call.query.limit, DEFAULT_LIMIT, 1), MAX_LIMIT);
+    const offset = intParam(call.query.offset, 0, 0);
+    const permitted = route.envelope === 'page' ? new Set(route.permitExpand ?? []) : undefined;
+    const sel = route.select ? route.select(flex) : route.resource ? selection(route.resource, flex, permitted) : 'id';
+    const document = operation(opts.yoga, route.operation(sel));
+    const declared = variablesOf(document);
+    const all: Record<string, unknown> = { ...typed, limit, offset, filter: call.filter, ...route.variables?.(call) };
+    const variables = Object.fromEntries(Object.entries(all).filter(([k]) => declared.has(k)));
+
+    const result = await s.run(document, variables);
+    if (result.errors?.length) throw fromGraphQLErrors(result.errors, route.bareErrors ?? false);
+    let data = dig(result.data, route.result) as Node | null | undefined;
+    if (route.mutation && data) {
+      if (typeof data.code === 'string') throw fromDomainError(data as never, route.bareErrors ?? false);
+      data = data.data as Node;
+    }
+    if (data === null || data === undefined) {
+      // A nested list under a project the caller cannot see is an empty page (rtd-behavior §1.2).
+      if (route.envelope === 'page') {
+        send(res, 200, { count: 0, next: null, previous: null, results: [] });
+        return;
+      }
+      throw notFound(route.notFound);
+    }
+    if (route.respond) {
+      const r = route.respond(data, env, flex);
+      send(res, r.status, r.body);
+      return;
+    }
+    if (route.envelope === 'none') {
+      send(res, route.status, undefined);
+      return;
+    }
+    if (route.envelope === 'page') {
+      const nodes = data.nodes as Node[];
+      const count = data.totalCount as number;
+      send(res, route.status, {
+        count,
+        ...pageLinks(env, opts.mount, req, count, limit, offset),
+        results: nodes.map((n) => serialize(route.resource!, n, env, flex, permitted)),
+      });
+      return;
+    }
+    // Read the Docs builds create answers without request context: expand has no effect there.
+    send(res, route.status, serialize(route.resource!, data, env, route.mutation ? NO_FLEX : flex));
+  }
+
+  router.use((req, res, next) => {
+    handle(req, res).catch(next);
+  });
+  router.use(((err, _req, res, _next) => {
+    if (err instanceof RestError) return send(res, err.status, err.body, err.headers);
+    const status = typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 413) return send(res, 413, { detail: `Request body larger than ${opts.maxBodyBytes} bytes.` });
+    if (status === 400 && err?.type === 'entity.parse.failed') return send(res, 400, { detail: `JSON parse error - ${err.message}` });
+    if (status < 500) return send(res, status, { detail: String(err?.message ?? 'Bad request.') });
+    (opts.yoga as unknown as { logger: { error: (e: unknown) => void } }).logger?.error?.(err);
+    return send(res, 500, { detail: 'A server error occurred.' });
+  }) as express.ErrorRequestHandler);
+  return router;
+}
+
+export type { Method };
