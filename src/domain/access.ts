@@ -41,12 +41,6 @@ export async function requireMaintainedProject(ctx: Context, slug: string) {
   return project;
 }
 
-/** For reads only maintainers may make (redirects, environment variables). */
-export async function requireMaintainer(ctx: Context, projectId: number): Promise<void> {
-  requireViewer(ctx);
-  if (!(await ctx.maintainedProjectIds()).has(projectId)) throw new ForbiddenError();
-}
-
 export async function isMaintainer(ctx: Context, projectId: number): Promise<boolean> {
   return ctx.viewer !== null && (await ctx.maintainedProjectIds()).has(projectId);
 }

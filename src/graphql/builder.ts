@@ -15,7 +15,7 @@ import { ForbiddenError, LecternError, UnauthenticatedError } from './errors.ts'
 export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
-  AuthScopes: { loggedIn: boolean };
+  AuthScopes: { loggedIn: boolean; maintainerOf: number };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
@@ -25,7 +25,11 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin, ErrorsPlugin, PrismaPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
-    authScopes: (ctx) => ({ loggedIn: ctx.viewer !== null }),
+    authScopes: (ctx) => ({
+      loggedIn: ctx.viewer !== null,
+      // Maintainers of the project with this id; others are refused before the resolver runs.
+      maintainerOf: async (projectId: number) => ctx.viewer !== null && (await ctx.maintainedProjectIds()).has(projectId),
+    }),
     unauthorizedError: (_parent, ctx) => (ctx.viewer ? new ForbiddenError() : new UnauthenticatedError()),
   },
   errors: { defaultTypes: [LecternError] },

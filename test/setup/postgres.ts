@@ -42,34 +42,39 @@ function asPostgres(cmd: string, args: string[]) {
   execFileSync(root ? 'runuser' : cmd, root ? ['-u', 'postgres', '--', cmd, ...args] : args, { stdio: 'pipe' });
 }
 
-export default async function setup(project: TestProject) {
-  let adminUrl = process.env.LECTERN_TEST_DATABASE_URL;
-  let stop = async () => {};
-  if (!adminUrl) {
-    const bin = postgresBin();
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-pg-'));
-    chmodSync(dir, 0o777);
-    const data = path.join(dir, 'data');
-    const port = await freePort();
-    try {
-      asPostgres(path.join(bin, 'initdb'), ['-D', data, '--auth=trust', '--no-sync', '-U', 'postgres', '-E', 'UTF8']);
-      asPostgres(path.join(bin, 'pg_ctl'), [
-        '-D', data, '-w', '-l', path.join(dir, 'server.log'),
-        '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`, 'start',
-      ]);
-    } catch (e) {
-      const err = e as { stderr?: Buffer };
-      throw new Error(`could not start a PostgreSQL server for the tests: ${err.stderr?.toString() ?? String(e)}`);
-    }
-    adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    stop = async () => {
+/** A throwaway PostgreSQL server on 127.0.0.1 (or LECTERN_TEST_DATABASE_URL): its admin URL and a stop function. */
+export async function startPostgres(): Promise<{ adminUrl: string; stop: () => Promise<void> }> {
+  const configured = process.env.LECTERN_TEST_DATABASE_URL;
+  if (configured) return { adminUrl: configured, stop: async () => {} };
+  const bin = postgresBin();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-pg-'));
+  chmodSync(dir, 0o777);
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  try {
+    asPostgres(path.join(bin, 'initdb'), ['-D', data, '--auth=trust', '--no-sync', '-U', 'postgres', '-E', 'UTF8']);
+    asPostgres(path.join(bin, 'pg_ctl'), [
+      '-D', data, '-w', '-l', path.join(dir, 'server.log'),
+      '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`, 'start',
+    ]);
+  } catch (e) {
+    const err = e as { stderr?: Buffer };
+    throw new Error(`could not start a PostgreSQL server for the tests: ${err.stderr?.toString() ?? String(e)}`);
+  }
+  return {
+    adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
       try {
         asPostgres(path.join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', 'stop']);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
-    };
-  }
+    },
+  };
+}
+
+export default async function setup(project: TestProject) {
+  const { adminUrl, stop } = await startPostgres();
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE}`);

@@ -1,7 +1,6 @@
 // Environment variables given to a project's builds. The value can be written, never read.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { requireMaintainer } from '../../domain/access.ts';
 import { createEnvironmentVariable, deleteEnvironmentVariable } from '../../domain/environment-variables.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
@@ -29,8 +28,8 @@ builder.prismaObjectFields(Project, (t) => ({
     description: 'Maintainers only.',
     args: { limit: t.arg.int(), offset: t.arg.int() },
     complexity: pageComplexity,
+    authScopes: (project) => ({ maintainerOf: project.id }),
     resolve: async (project, args, ctx, info) => {
-      await requireMaintainer(ctx, project.id);
       const where = { projectId: project.id };
       const { take, skip } = window(args);
       return {
@@ -43,8 +42,8 @@ builder.prismaObjectFields(Project, (t) => ({
     type: EnvironmentVariable,
     nullable: true,
     args: { id: t.arg.int({ required: true }) },
+    authScopes: (project) => ({ maintainerOf: project.id }),
     resolve: async (query, project, args, ctx) => {
-      await requireMaintainer(ctx, project.id);
       return prisma().environmentVariable.findFirst({ ...query, where: { id: args.id, projectId: project.id } });
     },
   }),

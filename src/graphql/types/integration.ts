@@ -1,6 +1,5 @@
 // Incoming webhooks (GitHub, GitLab, Bitbucket, generic). The secret is returned once, by the
 // mutation that creates it; maintainers only.
-import { requireMaintainer } from '../../domain/access.ts';
 import { createIntegration, deleteIntegration } from '../../domain/integrations.ts';
 import { prisma, services } from '../../services.ts';
 import { builder } from '../builder.ts';
@@ -25,8 +24,8 @@ builder.prismaObjectField(Project, 'integrations', (t) =>
   t.prismaField({
     type: [Integration],
     description: 'Maintainers only.',
+    authScopes: (project) => ({ maintainerOf: project.id }),
     resolve: async (query, project, _args, ctx) => {
-      await requireMaintainer(ctx, project.id);
       return prisma().integration.findMany({ ...query, where: { projectId: project.id }, orderBy: { id: 'asc' } });
     },
   }),

@@ -1,7 +1,6 @@
 // Redirects of a project's docs. Only maintainers read or write them.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { requireMaintainer } from '../../domain/access.ts';
 import { createRedirect, deleteRedirect, updateRedirect } from '../../domain/redirects.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
@@ -34,8 +33,8 @@ builder.prismaObjectFields(Project, (t) => ({
     description: 'Redirects in the order they are tried. Maintainers only.',
     args: { limit: t.arg.int(), offset: t.arg.int() },
     complexity: pageComplexity,
+    authScopes: (project) => ({ maintainerOf: project.id }),
     resolve: async (project, args, ctx, info) => {
-      await requireMaintainer(ctx, project.id);
       const where = { projectId: project.id };
       const { take, skip } = window(args);
       return {
@@ -54,8 +53,8 @@ builder.prismaObjectFields(Project, (t) => ({
     type: Redirect,
     nullable: true,
     args: { id: t.arg.int({ required: true }) },
+    authScopes: (project) => ({ maintainerOf: project.id }),
     resolve: async (query, project, args, ctx) => {
-      await requireMaintainer(ctx, project.id);
       return prisma().redirect.findFirst({ ...query, where: { id: args.id, projectId: project.id } });
     },
   }),
