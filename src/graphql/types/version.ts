@@ -4,6 +4,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { visibleProjects, visibleVersions } from '../../domain/access.ts';
 import { documentationUrl, downloadUrl, repositoryWebUrl } from '../../domain/urls.ts';
+import { requestVersionSync } from '../../domain/version-sync.ts';
 import { updateVersion } from '../../domain/versions.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
@@ -162,5 +163,16 @@ builder.mutationField('updateVersion', (t) =>
     },
     errors: writeErrors,
     resolve: (_root, args, ctx) => updateVersion(ctx, args.project, args.slug, args.input),
+  }),
+);
+
+builder.mutationField('syncVersions', (t) =>
+  t.boolean({
+    description:
+      "Reads the repository's branches and tags and updates the versions (new ones inactive; `stable` follows the highest release). " +
+      'Runs in the background; false when the project has no `latest` version to sync from.',
+    args: { project: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => requestVersionSync(ctx, args.project),
   }),
 );

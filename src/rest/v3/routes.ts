@@ -96,6 +96,20 @@ export const v3Routes: Route[] = [
     select: () => `superproject { ${selection(Project, NO_FLEX)} }`,
   },
   {
+    name: 'projects-sync-versions',
+    method: 'POST',
+    path: '/projects/{project}/sync-versions/',
+    summary: "Sync versions from the repository's branches and tags (202; runs in the background)",
+    auth: 'maintainer',
+    status: 202,
+    envelope: 'object',
+    operation: () => `mutation(${P}) { syncVersions(project: $project) { ... on MutationSyncVersionsSuccess { data } ${ERRORS} } }`,
+    result: ['syncVersions'],
+    mutation: true,
+    respond: (triggered) =>
+      (triggered as unknown as boolean) ? { status: 202, body: { triggered: true } } : { status: 400, body: { triggered: false } },
+  },
+  {
     name: 'projects-versions-list',
     method: 'GET',
     path: '/projects/{project}/versions/',

@@ -1,0 +1,140 @@
+// Keeps a project's versions in step with its repository's branches and tags, and maintains the
+// machine-managed `latest` and `stable` (rtd-behavior §5.2). The refs come from `git ls-remote`,
+// run by the API (sync-versions) or by a build's clone step; this file only decides and writes.
+import { explain, rcompare } from '@renovatebot/pep440';
+import type { Context } from '../graphql/context.ts';
+import type { Prisma, Version } from '../generated/prisma/client.ts';
+import { prisma, services } from '../services.ts';
+import { requireMaintainedProject } from './access.ts';
+import { announceBuild, queueBuild } from './builds.ts';
+import { lsRemote, type RemoteRefs } from './git.ts';
+import { versionSlug } from './slug.ts';
+
+type Tx = Prisma.TransactionClient;
+const MACHINE = new Set(['latest', 'stable']);
+
+/** The version `stable` should point to: the highest final PEP 440 release, tags before branches. */
+export function stableCandidate<V extends { verboseName: string; type: string }>(versions: V[]): V | null {
+  const parse = (name: string) => {
+    const normalized = name.replace(/^v/i, '').replace(/\.x$/i, '.999999');
+    const info = explain(normalized);
+    return info && !info.is_prerelease ? normalized : null;
+  };
+  const pick = (type: string) =>
+    versions
+      .filter((v) => v.type === type)
+      .map((v) => ({ v, key: parse(v.verboseName) }))
+      .filter((x): x is { v: V; key: string } => x.key !== null)
+      .sort((a, b) => rcompare(a.key, b.key))[0]?.v ?? null;
+  return pick('tag') ?? pick('branch');
+}
+
+export interface SyncResult {
+  added: string[];
+  removed: string[];
+  /** Versions that should be built now (a newly promoted `stable`). */
+  toBuild: Version[];
+}
+
+/** Brings the versions of `projectId` in line with `refs`, in one transaction. */
+export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Promise<SyncResult> {
+  const existing = await tx.version.findMany({ where: { projectId, type: { not: 'external' } } });
+  const remote = [
+    ...refs.branches.map((b) => ({ name: b.name, identifier: b.name, type: 'branch' as const })),
+    ...refs.tags.map((t) => ({ name: t.name, identifier: t.commit, type: 'tag' as const })),
+  ];
+  const result: SyncResult = { added: [], removed: [], toBuild: [] };
+  const taken = new Set(existing.map((v) => v.slug));
+  const seen = new Set<number>();
+
+  for (const ref of remote) {
+    const lower = ref.name.toLowerCase();
+    // A branch or tag literally named latest/stable takes over that slug from the machine.
+    const match =
+      existing.find((v) => !v.machine && v.verboseName === ref.name && v.type === ref.type) ??
+      (MACHINE.has(lower) ? existing.find((v) => v.slug === lower) : undefined);
+    if (match) {
+      seen.add(match.id);
+      if (match.identifier !== ref.identifier || match.machine || match.type !== ref.type) {
+        await tx.version.update({
+          where: { id: match.id },
+          data: { identifier: ref.identifier, machine: false, type: ref.type, verboseName: ref.name },
+        });
+      }
+      continue;
+    }
+    const slug = versionSlug(ref.name, taken);
+    taken.add(slug);
+    const created = await tx.version.create({
+      data: { projectId, slug, verboseName: ref.name, identifier: ref.identifier, type: ref.type, active: false },
+    });
+    existing.push(created);
+    seen.add(created.id);
+    result.added.push(slug);
+  }
+
+  for (const v of existing) {
+    if (seen.has(v.id)) continue;
+    if (!v.machine && MACHINE.has(v.slug)) {
+      // The user's latest/stable branch is gone: Lectern manages the slug again.
+      await tx.version.update({ where: { id: v.id }, data: { machine: true } });
+      v.machine = true;
+      continue;
+    }
+    if (!v.machine && !v.active) {
+      await tx.version.delete({ where: { id: v.id } });
+      result.removed.push(v.slug);
+    }
+  }
+
+  const project = await tx.project.findUniqueOrThrow({ where: { id: projectId } });
+  const latest = existing.find((v) => v.slug === 'latest');
+  const head = project.defaultBranch ?? refs.head;
+  if (latest?.machine && head && latest.identifier !== head) {
+    await tx.version.update({ where: { id: latest.id }, data: { identifier: head, type: 'branch' } });
+  }
+
+  const current = await tx.version.findMany({ where: { projectId, type: { not: 'external' }, machine: false } });
+  const candidate = stableCandidate(current.filter((v) => !MACHINE.has(v.slug)));
+  const stable = existing.find((v) => v.slug === 'stable' && result.removed.indexOf(v.slug) < 0);
+  if (candidate) {
+    if (!stable) {
+      const created = await tx.version.create({
+        data: { projectId, slug: 'stable', verboseName: 'stable', machine: true, active: true, type: candidate.type, identifier: candidate.identifier },
+      });
+      result.added.push('stable');
+      result.toBuild.push(created);
+    } else if (stable.machine && (stable.identifier !== candidate.identifier || stable.type !== candidate.type)) {
+      const moved = await tx.version.update({ where: { id: stable.id }, data: { identifier: candidate.identifier, type: candidate.type } });
+      if (moved.active) result.toBuild.push(moved);
+    }
+  }
+  return result;
+}
+
+/** Reads the remote's refs and syncs; queues builds of a newly promoted `stable`. */
+export async function syncProjectVersions(projectId: number, repositoryUrl: string): Promise<SyncResult> {
+  const refs = await lsRemote(repositoryUrl);
+  const { result, builds } = await prisma().$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR UPDATE`;
+    const result = await applyRefs(tx, projectId, refs);
+    const builds = [];
+    for (const v of result.toBuild) builds.push(await queueBuild(tx, v));
+    return { result, builds };
+  });
+  builds.forEach(announceBuild);
+  return result;
+}
+
+/** sync-versions: starts a sync in the background and answers at once, as Read the Docs queues it. */
+export async function requestVersionSync(ctx: Context, projectSlug: string): Promise<boolean> {
+  const project = await requireMaintainedProject(ctx, projectSlug);
+  const hasLatest = await prisma().version.count({ where: { projectId: project.id, slug: 'latest' } });
+  if (!hasLatest) return false;
+  const { log } = services();
+  syncProjectVersions(project.id, project.repositoryUrl).then(
+    (r) => log.info({ project: project.slug, added: r.added, removed: r.removed }, 'versions synced'),
+    (e) => log.warn({ project: project.slug, err: (e as Error).message }, 'version sync failed'),
+  );
+  return true;
+}
