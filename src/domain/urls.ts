@@ -12,8 +12,38 @@ export function docsRoot(projectSlug: string): string {
   return `${publicUrl}/docs/${projectSlug}`;
 }
 
-export function documentationUrl(projectSlug: string, language: string, versionSlug: string): string {
-  return `${docsRoot(projectSlug)}/${language}/${versionSlug}/`;
+/** What decides where a project's docs are served: its own slug, or its parent's path. */
+export interface ServedProject {
+  slug: string;
+  language: string;
+  superprojects: { alias: string; parent: { slug: string; privacyLevel: string } }[];
+  mainLanguageProject: { slug: string; privacyLevel: string } | null;
+}
+
+/** The Prisma selection that loads a ServedProject. */
+export const servedProjectSelect = {
+  slug: true,
+  language: true,
+  superprojects: { select: { alias: true, parent: { select: { slug: true, privacyLevel: true } } } },
+  mainLanguageProject: { select: { slug: true, privacyLevel: true } },
+} as const;
+
+/**
+ * The docs root of a project: a translation is served under its main project (with its own
+ * language code), a subproject under `/projects/<alias>/` of its parent (decisions §2). A private
+ * parent does not lend its path to a public project: the URL would name the private project to
+ * readers who may not know it exists, so such a project keeps its own root.
+ */
+export function servedRoot(p: ServedProject): string {
+  const main = p.mainLanguageProject;
+  if (main && main.privacyLevel === 'public') return docsRoot(main.slug);
+  const rel = p.superprojects[0];
+  if (rel && rel.parent.privacyLevel === 'public') return `${docsRoot(rel.parent.slug)}/projects/${rel.alias}`;
+  return docsRoot(p.slug);
+}
+
+export function documentationUrl(p: ServedProject, versionSlug: string): string {
+  return `${servedRoot(p)}/${p.language}/${versionSlug}/`;
 }
 
 export function downloadUrl(projectSlug: string, language: string, versionSlug: string, format: 'pdf' | 'htmlzip' | 'epub'): string {

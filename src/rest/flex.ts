@@ -16,16 +16,27 @@ export interface FlexParams {
 }
 
 const ALL = new Set(['*', '~all']);
-/** Deeper paths than any resource nests are ignored; this bounds work on hostile queries. */
+/** Deeper paths than any resource nests are cut to this many segments; this bounds work on hostile queries. */
 const MAX_SEGMENTS = 6;
 const MAX_ITEMS = 200;
 
 type QueryValue = string | string[] | undefined;
 
-/** Reads one parameter: a single value is comma-split; repeated values are each taken whole. */
+const first = (path: string) => {
+  const dot = path.indexOf('.');
+  return dot < 0 ? path : path.slice(0, dot);
+};
+/** `*` or `~all` at this level (drf-flex-fields looks at the first segment of each path). */
+const wildcard = (list: readonly string[]) => list.some((p) => ALL.has(first(p)));
+
+/**
+ * Reads one parameter as drf-flex-fields does: `name`, or `name[]` only when `name` is absent; a
+ * single value is comma-split, repeated values are each taken whole; items are not trimmed.
+ */
 function items(query: Record<string, QueryValue | unknown>, name: string): string[] | null {
-  const raw = [query[name], query[`${name}[]`]].flatMap((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]));
-  const strings = raw.filter((v): v is string => typeof v === 'string');
+  const values = (v: unknown) => (v === undefined ? [] : Array.isArray(v) ? v : [v]).filter((s): s is string => typeof s === 'string');
+  let strings = values(query[name]);
+  if (strings.length === 0) strings = values(query[`${name}[]`]);
   if (strings.length === 0) return null;
   const list = strings.length === 1 ? strings[0]!.split(',') : strings;
   const seen = new Set<string>();
@@ -33,8 +44,7 @@ function items(query: Record<string, QueryValue | unknown>, name: string): strin
     if (item === '' || seen.size >= MAX_ITEMS) continue;
     const segments = item.split('.');
     if (new Set(segments).size !== segments.length) throw new RecursiveExpansionError();
-    if (segments.length > MAX_SEGMENTS) continue;
-    seen.add(item);
+    seen.add(segments.length > MAX_SEGMENTS ? segments.slice(0, MAX_SEGMENTS).join('.') : item);
   }
   return [...seen];
 }
@@ -45,6 +55,15 @@ export function parseFlex(query: Record<string, unknown>): FlexParams {
 
 export const NO_FLEX: FlexParams = { fields: null, omit: [], expand: [] };
 
+/**
+ * The parameters of a list action: only the permitted expands are kept, each compared whole
+ * (drf-flex-fields' `permit_list_expands`); `*` or `~all` asks for every permitted one.
+ */
+export function permit(flex: FlexParams, permitted: ReadonlySet<string>): FlexParams {
+  const expand = flex.expand.some((e) => ALL.has(e)) ? [...permitted] : flex.expand.filter((e) => permitted.has(e));
+  return { ...flex, expand };
+}
+
 /** The parameters one level down, for the nested field `name`. */
 export function nested(flex: FlexParams, name: string): FlexParams {
   const below = (list: string[]) => list.filter((p) => p.startsWith(`${name}.`)).map((p) => p.slice(name.length + 1));
@@ -54,14 +73,15 @@ export function nested(flex: FlexParams, name: string): FlexParams {
 
 /** Whether the top-level field `name` is written at this level. */
 export function includes(flex: FlexParams, name: string): boolean {
-  if (flex.fields !== null && !flex.fields.some((f) => ALL.has(f) || f === name || f.startsWith(`${name}.`))) return false;
-  // A dotted omit (`omit=a.b`) keeps `a` and passes `b` down.
-  return !flex.omit.includes(name);
+  // A dotted omit (`omit=a.b`) keeps `a` and passes `b` down, even beside `omit=a`.
+  if (flex.omit.includes(name) && !flex.omit.some((o) => o.startsWith(`${name}.`))) return false;
+  if (flex.fields === null || wildcard(flex.fields)) return true;
+  return flex.fields.some((f) => f === name || f.startsWith(`${name}.`));
 }
 
 /** Whether the expandable field `name` is expanded at this level (and passes fields/omit). */
 export function expands(flex: FlexParams, name: string, permitted?: ReadonlySet<string>): boolean {
   if (permitted && !permitted.has(name)) return false;
-  const asked = flex.expand.some((e) => ALL.has(e) || e === name || e.startsWith(`${name}.`));
+  const asked = wildcard(flex.expand) || flex.expand.some((e) => e === name || e.startsWith(`${name}.`));
   return asked && includes(flex, name);
 }

@@ -16,21 +16,45 @@ export function v2DateTime(iso: string | null | undefined): string | null {
   return `${new Date(iso).toISOString().slice(0, 23)}000`;
 }
 
-export function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object' && !(value instanceof Date)) {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
-    );
+/** Python's order for `sort_keys=True`: by code point (JavaScript's default sort is by UTF-16 unit). */
+const SURROGATE = /[\uD800-\uDFFF]/;
+function byCodePoint(a: string, b: string): number {
+  // UTF-16 order is code-point order unless a character beyond U+FFFF is involved.
+  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d) return d;
   }
-  return value;
+  return x.length - y.length;
 }
 
-/** The JSON text of a v3 body: keys sorted alphabetically at every level. */
+/** JSON text with every object's keys in sorted order, as JSON.stringify writes values otherwise. */
+function sortedJson(value: unknown, inArray: boolean): string | undefined {
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    value = (value as { toJSON: () => unknown }).toJSON();
+  }
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return inArray ? 'null' : undefined;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((v) => sortedJson(v, true)).join(',')}]`;
+  const o = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const k of Object.keys(o).sort(byCodePoint)) {
+    const v = sortedJson(o[k], false);
+    if (v !== undefined) parts.push(`${JSON.stringify(k)}:${v}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/**
+ * The JSON text of a v3 body: keys sorted at every level, as Python's `json.dumps(sort_keys=True)`.
+ * Written key by key rather than by rebuilding objects, since a JavaScript object puts integer-like
+ * keys (a version slug such as "10" in `active_versions`) first in numeric order, whatever order
+ * they were inserted in.
+ */
 export function v3Json(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
+  return sortedJson(value, false) ?? 'null';
 }
 
 export function titleCase(s: string): string {

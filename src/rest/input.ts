@@ -25,8 +25,51 @@ function pyType(v: unknown): string {
   return 'dict';
 }
 
-const TRUE = new Set([true, 'true', 'True', 'TRUE', '1', 1, 'yes', 'on', 'y', 't']);
-const FALSE = new Set([false, 'false', 'False', 'FALSE', '0', 0, 'no', 'off', 'n', 'f']);
+/**
+ * Python's `str()` of a parsed JSON value, as DRF puts it into a choice message. Bounded: deep or
+ * long values are cut short (`...`), so a hostile body costs neither stack nor a huge message.
+ */
+function pyStr(v: unknown): string {
+  return pyRepr(v, 0, { left: 100 });
+}
+
+function pyRepr(v: unknown, depth: number, budget: { left: number }): string {
+  budget.left -= 1;
+  if (v === null) return 'None';
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'string') {
+    const s = v.length > 200 ? `${v.slice(0, 200)}...` : v;
+    return depth === 0 ? s : `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  }
+  const list = Array.isArray(v);
+  const entries: [string | null, unknown][] = list ? v.map((x) => [null, x]) : Object.entries(v as object);
+  if (depth >= 8 && entries.length) return list ? '[...]' : '{...}';
+  const parts: string[] = [];
+  for (const [k, x] of entries) {
+    if (budget.left <= 0) {
+      parts.push('...');
+      break;
+    }
+    parts.push(k === null ? pyRepr(x, depth + 1, budget) : `${pyRepr(k, depth + 1, budget)}: ${pyRepr(x, depth + 1, budget)}`);
+  }
+  return list ? `[${parts.join(', ')}]` : `{${parts.join(', ')}}`;
+}
+
+// DRF's BooleanField.TRUE_VALUES / FALSE_VALUES.
+const TRUE = new Set<unknown>([true, 1, 't', 'T', 'y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON', '1']);
+const FALSE = new Set<unknown>([false, 0, 'f', 'F', 'n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF', '0']);
+const INT_MAX = 2 ** 31 - 1;
+const INT_MIN = -(2 ** 31);
+
+/** DRF CharField's own validators: no NUL characters, no lone UTF-16 surrogates. */
+function stringError(s: string): string | undefined {
+  if (s.includes('\u0000')) return 'Null characters are not allowed.';
+  const lone = /[\ud800-\udfff]/.exec(s.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''));
+  if (lone) return `Surrogate characters are not allowed: U+${lone[0].charCodeAt(0).toString(16).toUpperCase()}.`;
+  return undefined;
+}
 
 function coerce(type: GraphQLInputType, value: unknown): { value?: unknown; error?: unknown } {
   if (isNonNull(type)) {
@@ -47,23 +90,32 @@ function coerce(type: GraphQLInputType, value: unknown): { value?: unknown; erro
   }
   if (isInputObject(type)) return objectInput(type, value);
   if (isEnum(type)) {
-    const ok = typeof value === 'string' && type.getValues().some((v) => v.name === value);
-    return ok ? { value } : { error: [`"${typeof value === 'string' ? value : JSON.stringify(value)}" is not a valid choice.`] };
+    // DRF's ChoiceField compares `str(value)`.
+    const text = typeof value === 'number' ? String(value) : value;
+    const ok = typeof text === 'string' && type.getValues().some((v) => v.name === text);
+    return ok ? { value: text } : { error: [`"${pyStr(value)}" is not a valid choice.`] };
   }
   {
     switch ((type as { name: string }).name) {
-      case 'String':
-        if (typeof value === 'string') return { value };
-        if (typeof value === 'number') return { value: String(value) };
-        return { error: ['Not a valid string.'] };
+      case 'String': {
+        // Numbers are coerced to strings, as DRF's CharField does; booleans and composites are not.
+        if (typeof value !== 'string' && typeof value !== 'number') return { error: ['Not a valid string.'] };
+        const text = String(value);
+        const bad = stringError(text);
+        return bad ? { error: [bad] } : { value: text };
+      }
       case 'Boolean':
-        if (TRUE.has(value as never)) return { value: true };
-        if (FALSE.has(value as never)) return { value: false };
+        if (TRUE.has(value)) return { value: true };
+        if (FALSE.has(value)) return { value: false };
         return { error: ['Must be a valid boolean.'] };
       case 'Int': {
-        const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
-        if (typeof n === 'number' && Number.isInteger(n) && Math.abs(n) <= 2 ** 31 - 1) return { value: n };
-        return { error: ['A valid integer is required.'] };
+        // DRF's IntegerField: an integral number, or a string of one (a `.0` tail is allowed).
+        const text = typeof value === 'string' ? value.trim().replace(/\.0*$/, '') : undefined;
+        const n = text !== undefined ? (/^[-+]?\d{1,1000}$/.test(text) ? Number(text) : NaN) : value;
+        if (typeof n !== 'number' || !Number.isInteger(n)) return { error: ['A valid integer is required.'] };
+        if (n > INT_MAX) return { error: [`Ensure this value is less than or equal to ${INT_MAX}.`] };
+        if (n < INT_MIN) return { error: [`Ensure this value is greater than or equal to ${INT_MIN}.`] };
+        return { value: n };
       }
       default:
         return { value };
@@ -81,7 +133,7 @@ function objectInput(type: GraphQLInputObjectType, value: unknown): { value?: un
   const errors: Errors = {};
   for (const [name, f] of Object.entries(type.getFields())) {
     const key = snake(name);
-    if (!(key in body)) continue;
+    if (!Object.hasOwn(body, key)) continue;
     const r = coerce(f.type, body[key]);
     if (r.error) errors[key] = r.error;
     else out[name] = r.value;
@@ -89,10 +141,14 @@ function objectInput(type: GraphQLInputObjectType, value: unknown): { value?: un
   return Object.keys(errors).length ? { error: errors } : { value: out };
 }
 
-/** `{input}` for the named input type, or `{errors}` as a DRF 400 body. */
+/**
+ * `{input}` for the named input type, or `{errors}` as a DRF 400 body. `body` undefined (no body
+ * at all) reads as `{}`; a JSON `null` body is DRF's "No data provided".
+ */
 export function readInput(schema: GraphQLSchema, typeName: string, body: unknown): { input?: Record<string, unknown>; errors?: Errors } {
   const type = schema.getType(typeName);
   if (!isInputObject(type)) throw new Error(`no input type ${typeName}`);
-  const r = objectInput(type, body ?? {});
+  if (body === null) return { errors: { non_field_errors: ['No data provided'] } };
+  const r = objectInput(type, body === undefined ? {} : body);
   return r.error ? { errors: r.error as Errors } : { input: r.value as Record<string, unknown> };
 }

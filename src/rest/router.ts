@@ -8,7 +8,7 @@ import type { Yoga } from '../app.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from '../domain/choices.ts';
 import { AuthenticationFailed, operation, session, type Session } from './execute.ts';
 import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
-import { NO_FLEX, parseFlex, RecursiveExpansionError, type FlexParams } from './flex.ts';
+import { NO_FLEX, parseFlex, permit, RecursiveExpansionError, type FlexParams } from './flex.ts';
 import { v3Json } from './format.ts';
 import { readInput } from './input.ts';
 import { selection, serialize, type Node, type RestEnv } from './resource.ts';
@@ -29,8 +29,25 @@ export interface RouterOptions {
 
 const DEFAULT_LIMIT = 10;
 const MAX_LIMIT = 100;
+const MAX_OFFSET = 2 ** 31 - 1;
 const INTEGER_PARAMS = new Set(['build', 'redirect', 'environmentvariable']);
 const PARAM_PATTERN: Record<string, string> = { project: '[^/.]+', version: '[^/]+', alias: '[^/]+' };
+
+/**
+ * The object a path parameter names below its project. DRF looks the object up (`get_object()`)
+ * before it reads the body, so a body error about a missing object is a 404, not a 400.
+ */
+const LOOKUPS: Record<string, { variable: string; select: string; model: string }> = {
+  version: { variable: '$version: String!', select: 'version(slug: $version) { id }', model: 'Version' },
+  build: { variable: '$build: Int!', select: 'build(id: $build) { id }', model: 'Build' },
+  alias: { variable: '$alias: String!', select: 'subproject(alias: $alias) { id }', model: 'ProjectRelationship' },
+  redirect: { variable: '$redirect: Int!', select: 'redirect(id: $redirect) { id }', model: 'Redirect' },
+  environmentvariable: {
+    variable: '$environmentvariable: Int!',
+    select: 'environmentVariable(id: $environmentvariable) { id }',
+    model: 'EnvironmentVariable',
+  },
+};
 
 interface Compiled {
   route: Route;
@@ -52,21 +69,33 @@ function variablesOf(document: DocumentNode): Set<string> {
   return new Set((op.variableDefinitions ?? []).map((v) => v.variable.name.value));
 }
 
-const firstString = (v: unknown): string | undefined => (Array.isArray(v) ? firstString(v[0]) : typeof v === 'string' ? v : undefined);
+/** A query parameter's value; repeated, the last one, as Django's QueryDict answers `get()`. */
+const oneString = (v: unknown): string | undefined => (Array.isArray(v) ? oneString(v[v.length - 1]) : typeof v === 'string' ? v : undefined);
 
-function intParam(v: unknown, fallback: number, min: number): number {
-  const s = firstString(v);
-  if (s === undefined || !/^\d+$/.test(s.trim())) return fallback;
-  const n = Number(s);
-  return Number.isSafeInteger(n) && n >= min ? n : fallback;
+/**
+ * A paging parameter as DRF reads it (`int()` of the text): surrounding spaces and a sign are
+ * allowed; a value below `min` is the fallback, a larger one than `max` is `max`.
+ */
+function intParam(v: unknown, fallback: number, min: number, max: number): number {
+  const s = oneString(v)?.trim();
+  if (s === undefined || !/^[+-]?\d+$/.test(s)) return fallback;
+  const digits = s.replace(/^[+-]/, '').replace(/^0+(?=\d)/, '');
+  if (s.startsWith('-') && digits !== '0') return fallback;
+  const n = digits.length > 15 ? Number.POSITIVE_INFINITY : Number(digits);
+  return n < min ? fallback : Math.min(n, max);
 }
 
 function readFilters(route: Route, query: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const errors: Record<string, string[]> = {};
   for (const [param, f] of Object.entries(route.filters ?? {})) {
-    const raw = firstString(query[param]);
+    const raw = oneString(query[param]);
     if (raw === undefined || raw === '') continue;
+    if (raw.includes('\u0000')) {
+      // Django's form CharField (ProhibitNullCharactersValidator); PostgreSQL could not take it.
+      errors[param] = ['Null characters are not allowed.'];
+      continue;
+    }
     if (f.type === 'boolean') {
       const v = raw.toLowerCase();
       if (v === 'true' || v === '1') out[f.field] = true;
@@ -120,8 +149,19 @@ export function restRouter(opts: RouterOptions): express.Router {
   const compiled = opts.routes.map(compile);
   const throttle = new Throttle(opts.throttle);
   const router = express.Router();
+  const bodyErrors = new WeakMap<Request, unknown>();
 
-  router.use(express.json({ limit: opts.maxBodyBytes, type: () => true }));
+  // The body is read up front (bounded), but a body that cannot be read only counts where the
+  // route reads it, after authentication, permission, throttle, method and lookup: DRF parses
+  // `request.data` lazily (rtd-behavior §1.3). `strict: false`: a JSON string or number is valid
+  // JSON, and the serializer, not the parser, says it is not a dictionary.
+  const parseJson = express.json({ limit: opts.maxBodyBytes, type: () => true, strict: false });
+  router.use((req, res, next) => {
+    parseJson(req, res, (err?: unknown) => {
+      if (err) bodyErrors.set(req, err);
+      next();
+    });
+  });
 
   async function requireMaintainer(s: Session, project: string): Promise<void> {
     const doc = operation(opts.yoga, 'query($project: String!) { project(slug: $project) { viewerIsMaintainer } }');
@@ -130,6 +170,19 @@ export function restRouter(opts: RouterOptions): express.Router {
     const p = (r.data as Node).project;
     if (!p) throw notFound('Project');
     if (!p.viewerIsMaintainer) throw forbidden();
+  }
+
+  /** Throws the 404 of the first object in the path that is not there (the project's included). */
+  async function requireObjects(s: Session, params: Record<string, string | number>): Promise<void> {
+    if (params.project === undefined) return;
+    const names = Object.keys(params).filter((n) => n in LOOKUPS);
+    const vars = ['$project: String!', ...names.map((n) => LOOKUPS[n]!.variable)].join(', ');
+    const doc = operation(opts.yoga, `query(${vars}) { project(slug: $project) { id ${names.map((n) => `${n}: ${LOOKUPS[n]!.select}`).join(' ')} } }`);
+    const r = await s.run(doc, Object.fromEntries(['project', ...names].map((n) => [n, params[n]])));
+    if (r.errors?.length) throw fromGraphQLErrors(r.errors, false);
+    const p = (r.data as Node).project;
+    if (!p) throw notFound('Project');
+    for (const n of names) if (!p[n]) throw notFound(LOOKUPS[n]!.model);
   }
 
   async function handle(req: Request, res: Response): Promise<void> {
@@ -149,7 +202,8 @@ export function restRouter(opts: RouterOptions): express.Router {
       } catch {
         return false;
       }
-      return true;
+      // No slug or alias holds a NUL, and PostgreSQL cannot even compare one: not found.
+      return !Object.values(params).some((v) => v.includes('\u0000'));
     });
 
     // 1. Authentication: a bad token fails at once; every v3 path needs a token (decisions §1).
@@ -204,16 +258,25 @@ export function restRouter(opts: RouterOptions): express.Router {
       throw e;
     }
     const call: RouteCall = { params: typed, query: req.query as Record<string, unknown> };
+    const bodyError = bodyErrors.get(req);
     if (route.input) {
-      const { input, errors } = readInput(opts.yoga.getEnveloped().schema, route.input, req.body ?? {});
-      if (errors) throw new RestError(400, errors);
-      call.input = input;
+      const read = bodyError ? { errors: undefined } : readInput(opts.yoga.getEnveloped().schema, route.input, req.body);
+      if (bodyError || read.errors) {
+        await requireObjects(s, typed);
+        throw bodyError ?? new RestError(400, read.errors);
+      }
+      call.input = read.input;
+    } else if (bodyError && (bodyError as { status?: unknown }).status === 413) {
+      // Too large is refused wherever it is sent; unreadable JSON only where a body is read.
+      throw bodyError;
     }
     if (route.filters) call.filter = readFilters(route, call.query);
 
-    const limit = Math.min(intParam(call.query.limit, DEFAULT_LIMIT, 1), MAX_LIMIT);
-    const offset = intParam(call.query.offset, 0, 0);
+    const limit = intParam(call.query.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);
+    // Any offset past the last row is an empty page; GraphQL's Int stops at 2^31 - 1.
+    const offset = intParam(call.query.offset, 0, 0, MAX_OFFSET);
     const permitted = route.envelope === 'page' ? new Set(route.permitExpand ?? []) : undefined;
+    if (permitted) flex = permit(flex, permitted);
     const sel = route.select ? route.select(flex) : route.resource ? selection(route.resource, flex, permitted) : 'id';
     const document = operation(opts.yoga, route.operation(sel));
     const declared = variablesOf(document);

@@ -4,7 +4,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import { isMaintainer, visibleProjects } from '../../domain/access.ts';
 import { languageName, programmingLanguageName } from '../../domain/choices.ts';
 import { importProject, updateProject } from '../../domain/projects.ts';
-import { documentationUrl } from '../../domain/urls.ts';
+import { documentationUrl, servedProjectSelect } from '../../domain/urls.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
@@ -56,7 +56,11 @@ export const Project = builder.prismaObject('Project', {
     readthedocsYamlPath: t.exposeString('readthedocsYamlPath', { nullable: true }),
     tags: t.stringList({ resolve: (p) => [...p.tags].sort() }),
     users: t.relation('users', { description: 'The maintainers.', query: { orderBy: { username: 'asc' } } }),
-    documentationUrl: t.string({ resolve: (p) => documentationUrl(p.slug, p.language, p.defaultVersion) }),
+    documentationUrl: t.string({
+      description: "The docs of the default version; a subproject's and a translation's are under their parent's path.",
+      select: servedProjectSelect,
+      resolve: (p) => documentationUrl(p, p.defaultVersion),
+    }),
     viewerIsMaintainer: t.boolean({
       description: 'Whether the caller maintains this project (Read the Docs\' `permissions.admin`).',
       resolve: (p, _a, ctx) => isMaintainer(ctx, p.id),

@@ -3,7 +3,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { visibleProjects, visibleVersions } from '../../domain/access.ts';
-import { documentationUrl, downloadUrl, repositoryWebUrl } from '../../domain/urls.ts';
+import { documentationUrl, downloadUrl, repositoryWebUrl, servedProjectSelect } from '../../domain/urls.ts';
 import { requestVersionSync } from '../../domain/version-sync.ts';
 import { updateVersion } from '../../domain/versions.ts';
 import { prisma } from '../../services.ts';
@@ -26,7 +26,7 @@ const DownloadsRef = builder.objectRef<Downloads>('Downloads').implement({
   }),
 });
 
-const projectUrlFields = { project: { select: { slug: true, language: true, repositoryUrl: true } } } as const;
+const projectUrlFields = { project: { select: { ...servedProjectSelect, repositoryUrl: true, defaultBranch: true } } } as const;
 
 export const Version = builder.prismaObject('Version', {
   fields: (t) => ({
@@ -57,11 +57,16 @@ export const Version = builder.prismaObject('Version', {
     lastBuild: t.relation('lastBuild', { nullable: true, description: 'The most recent build of this version.' }),
     documentationUrl: t.string({
       select: projectUrlFields,
-      resolve: (v) => documentationUrl(v.project.slug, v.project.language, v.slug),
+      resolve: (v) => documentationUrl(v.project, v.slug),
     }),
     vcsUrl: t.string({
       select: projectUrlFields,
-      resolve: (v) => repositoryWebUrl(v.project.repositoryUrl, v.type === 'tag' ? v.verboseName : v.identifier),
+      resolve: (v) =>
+        repositoryWebUrl(
+          v.project.repositoryUrl,
+          // A tag by its name; `latest` without a branch follows the default branch (`master` when unknown).
+          v.type === 'tag' && !v.machine ? v.verboseName : v.identifier ?? (v.slug === 'latest' ? v.project.defaultBranch ?? 'master' : null),
+        ),
     }),
     downloads: t.field({
       type: DownloadsRef,

@@ -1,0 +1,83 @@
+// The throttle's arithmetic, with the clock passed in (rtd-behavior §0 Throttling: DRF's
+// SimpleRateThrottle, a sliding window of the request times that were let through).
+import { describe, expect, it } from 'vitest';
+import { parseRate, Throttle } from '../../src/rest/throttle.ts';
+
+describe('parseRate', () => {
+  it.each([
+    ['60/minute', { requests: 60, seconds: 60 }],
+    ['5/min', { requests: 5, seconds: 60 }],
+    ['5/m', { requests: 5, seconds: 60 }],
+    ['2/second', { requests: 2, seconds: 1 }],
+    ['2/s', { requests: 2, seconds: 1 }],
+    ['1000/hour', { requests: 1000, seconds: 3600 }],
+    ['10/day', { requests: 10, seconds: 86400 }],
+    ['3/MINUTE', { requests: 3, seconds: 60 }],
+  ])('%j', (text, rate) => {
+    expect(parseRate(text)).toEqual(rate);
+  });
+
+  it.each(['0', 'off'])('%j turns throttling off', (text) => {
+    expect(parseRate(text)).toBeNull();
+  });
+
+  it.each(['', 'x', '5', '5/fortnight', '-1/minute', '1.5/minute', 'minute/5'])('%j is refused', (text) => {
+    expect(() => parseRate(text)).toThrow(/invalid rate/);
+  });
+});
+
+describe('Throttle', () => {
+  const T0 = 1_000_000;
+
+  it('off lets everything through', () => {
+    const t = new Throttle(null);
+    for (let i = 0; i < 1000; i++) expect(t.check('k', T0)).toBe(0);
+  });
+
+  it('lets `requests` through per window, then says how many seconds to wait', () => {
+    const t = new Throttle({ requests: 3, seconds: 60 });
+    expect(t.check('k', T0)).toBe(0);
+    expect(t.check('k', T0 + 10_000)).toBe(0);
+    expect(t.check('k', T0 + 20_000)).toBe(0);
+    // The oldest counted request leaves the window at T0 + 60 s.
+    expect(t.check('k', T0 + 30_000)).toBe(30);
+    expect(t.check('k', T0 + 59_001)).toBe(1);
+    expect(t.check('k', T0 + 59_999)).toBe(1);
+    expect(t.check('k', T0 + 60_001)).toBe(0);
+    // Now the one at T0 + 10 s is the oldest.
+    expect(t.check('k', T0 + 60_002)).toBe(10);
+  });
+
+  it('refused requests are not counted', () => {
+    const t = new Throttle({ requests: 2, seconds: 1 });
+    expect(t.check('k', T0)).toBe(0);
+    expect(t.check('k', T0 + 1)).toBe(0);
+    for (let ms = 2; ms < 1000; ms += 7) expect(t.check('k', T0 + ms)).toBe(1);
+    expect(t.check('k', T0 + 1001)).toBe(0);
+    expect(t.check('k', T0 + 1002)).toBe(0);
+    expect(t.check('k', T0 + 1003)).toBe(1);
+  });
+
+  it('the wait is at least one second and rounds up', () => {
+    const t = new Throttle({ requests: 1, seconds: 10 });
+    expect(t.check('k', T0)).toBe(0);
+    expect(t.check('k', T0 + 1)).toBe(10);
+    expect(t.check('k', T0 + 8_500)).toBe(2);
+    expect(t.check('k', T0 + 9_999)).toBe(1);
+  });
+
+  it('keys are counted apart', () => {
+    const t = new Throttle({ requests: 1, seconds: 60 });
+    expect(t.check('user:1', T0)).toBe(0);
+    expect(t.check('user:1', T0)).toBeGreaterThan(0);
+    expect(t.check('user:2', T0)).toBe(0);
+  });
+
+  it('keeps a bounded number of keys', () => {
+    const t = new Throttle({ requests: 1, seconds: 60 });
+    for (let i = 0; i < 100_050; i++) t.check(`k${i}`, T0);
+    // The oldest keys were forgotten, so they are let through again; the newest are not.
+    expect(t.check('k0', T0 + 1)).toBe(0);
+    expect(t.check('k100049', T0 + 1)).toBeGreaterThan(0);
+  });
+});
