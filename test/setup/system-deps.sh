@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite needs when they are missing: a PostgreSQL server
-# (the suite starts a throwaway cluster on 127.0.0.1) and git. Runs before `npm test`.
+# (the suite starts a throwaway cluster on 127.0.0.1), git and Ceph's radosgw (S3). Runs before `npm test`.
 set -euo pipefail
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# A real S3 server for test/storage (Ceph's radosgw on a one-node cluster: test/setup/s3.ts).
+{ command -v radosgw && command -v ceph-mon && command -v ceph-osd; } >/dev/null 2>&1 || missing+=(radosgw ceph-mon ceph-osd)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "test setup: missing Debian packages: ${missing[*]}; install them (apt-get install -y ${missing[*]}) or run as root" >&2

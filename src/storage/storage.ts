@@ -1,0 +1,262 @@
+// The one interface every part of Lectern uses to keep build artifacts (HTML, PDF, ePub, zip),
+// so the local-disk and S3 backends are interchangeable (LECTERN_STORAGE), plus the rules both
+// backends share: which keys are allowed, content types, and reading a build's output directory
+// without following a hostile build's symlinks out of it.
+// @see ../../../shared/spec/decisions.md §3
+import { constants } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import mime from 'mime-types';
+
+/** What `head` says about an object. `etag` is a quoted HTTP entity tag, usable as the ETag header. */
+export interface ObjectInfo {
+  size: number;
+  contentType: string | undefined;
+  etag: string;
+  lastModified: Date;
+}
+
+/** An object and its body; the caller must consume or destroy `body`. */
+export interface StoredObject extends ObjectInfo {
+  notModified?: false;
+  body: Readable;
+}
+
+/** `get` with `ifNoneMatch` naming the current version: no body, the caller answers 304. */
+export interface NotModified {
+  notModified: true;
+  etag: string;
+}
+
+export interface PutDirectoryResult {
+  files: number;
+  bytes: number;
+  /** Entries not uploaded, relative to the directory: symlinks out of it, directory symlinks, fifos… */
+  skipped: { path: string; reason: string }[];
+}
+
+export interface Storage {
+  /** Writes one object, replacing any previous one whole (readers see the old or the new body, never a mix). */
+  put(key: string, body: Buffer | Readable, opts?: { contentType?: string }): Promise<void>;
+  /** Uploads every file under localDir to prefix/relative/path (content types from the extension), with bounded concurrency. */
+  putDirectory(localDir: string, prefix: string): Promise<PutDirectoryResult>;
+  /** null when missing; `{ notModified: true }` when `ifNoneMatch` (an If-None-Match header value) matches. */
+  get(key: string, opts?: { ifNoneMatch?: string }): Promise<StoredObject | NotModified | null>;
+  head(key: string): Promise<ObjectInfo | null>;
+  /** Every key starting with `prefix` (a plain string prefix, as in S3), in byte order. */
+  list(prefix: string): Promise<string[]>;
+  /** Deletes every key starting with `prefix` (which must not be empty); returns how many. */
+  deletePrefix(prefix: string): Promise<number>;
+}
+
+export class StorageKeyError extends Error {
+  override name = 'StorageKeyError';
+}
+
+/**
+ * Keys are relative paths such as `projects/p/versions/latest/builds/12/html/index.html`. Anything
+ * that could escape the storage root or mean different things to the two backends is refused:
+ * absolute paths, `.`/`..`/empty segments, backslashes and NUL.
+ */
+export function assertKey(key: string): void {
+  if (typeof key !== 'string' || key === '') throw new StorageKeyError('storage key is empty');
+  const bad = (why: string) => new StorageKeyError(`invalid storage key ${JSON.stringify(key)}: ${why}`);
+  if (key.startsWith('/')) throw bad('must be relative');
+  if (key.includes('\\')) throw bad('must not contain a backslash');
+  if (key.includes('\0')) throw bad('must not contain NUL');
+  for (const segment of key.split('/')) {
+    if (segment === '') throw bad('must not contain empty segments or end with "/"');
+    if (segment === '.' || segment === '..') throw bad(`must not contain "${segment}" segments`);
+  }
+}
+
+/** A prefix is empty, or a key, or a key followed by one `/`. */
+export function assertPrefix(prefix: string): void {
+  if (prefix === '') return;
+  assertKey(prefix.endsWith('/') ? prefix.slice(0, -1) : prefix);
+}
+
+/** `prefix` + `/` + `rel`, for putDirectory: `prefix` may be empty or end with `/`. */
+export function joinKey(prefix: string, rel: string): string {
+  if (prefix === '') return rel;
+  return prefix.endsWith('/') ? prefix + rel : `${prefix}/${rel}`;
+}
+
+/**
+ * From the extension, through mime-types (mime-db): the same table express 5 already uses, so
+ * hosted docs get the types express.static would give, with `charset=utf-8` on text types.
+ */
+export function contentTypeFor(key: string): string {
+  const ext = path.posix.extname(key);
+  return (ext && mime.contentType(ext)) || 'application/octet-stream';
+}
+
+/** Byte order of the UTF-8 encodings, the order S3 lists keys in. */
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * Whether an If-None-Match header value matches `etag`: `*`, a list, weak tags (`W/"…"`, compared
+ * weakly as RFC 9110 asks for If-None-Match) and, for convenience, a bare unquoted tag.
+ */
+export function etagMatches(ifNoneMatch: string, etag: string): boolean {
+  const candidates = parseEtags(ifNoneMatch);
+  const ours = stripEtag(etag);
+  return candidates.some((c) => c === '*' || c === ours);
+}
+
+/** The bare tags of an If-None-Match value (no W/, no quotes); `*` stays `*`. */
+export function parseEtags(ifNoneMatch: string): string[] {
+  return ifNoneMatch
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => (s === '*' ? s : stripEtag(s)));
+}
+
+function stripEtag(tag: string): string {
+  const t = tag.startsWith('W/') ? tag.slice(2) : tag;
+  return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t;
+}
+
+/** Runs `fn` over `items` with at most `limit` at once; waits for the running ones, then throws the first error. */
+export async function mapLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (!failure && next < items.length) {
+      const item = items[next++];
+      try {
+        await fn(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  if (failure) throw failure.error;
+}
+
+/** A file found under a build's output directory, identified by device and inode as seen by the walk. */
+export interface LocalFile {
+  rel: string;
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+/**
+ * Every regular file under `dir`, as `/`-separated relative paths. A build may be hostile, so this
+ * never leaves `dir`: symlinks are followed only to regular files inside it (directory symlinks
+ * are never followed, so there are no loops); anything else is reported as skipped.
+ */
+export async function walkLocalDir(dir: string): Promise<{ files: LocalFile[]; skipped: PutDirectoryResult['skipped'] }> {
+  const root = await fs.realpath(dir);
+  const files: LocalFile[] = [];
+  const skipped: PutDirectoryResult['skipped'] = [];
+  const inside = (p: string) => p === root || p.startsWith(root + path.sep);
+  const walk = async (abs: string, rel: string): Promise<void> => {
+    for (const entry of await fs.readdir(abs, { withFileTypes: true })) {
+      const childRel = rel ? `${rel}/${entry.name}` : entry.name;
+      const childAbs = path.join(abs, entry.name);
+      try {
+        assertKey(childRel);
+      } catch {
+        skipped.push({ path: childRel, reason: 'name cannot be a storage key' });
+        continue;
+      }
+      const st = await fs.lstat(childAbs);
+      if (st.isDirectory()) await walk(childAbs, childRel);
+      else if (st.isFile()) files.push({ rel: childRel, path: childAbs, dev: st.dev, ino: st.ino });
+      else if (st.isSymbolicLink()) {
+        const target = await fs.realpath(childAbs).catch(() => undefined);
+        if (!target) skipped.push({ path: childRel, reason: 'broken symlink' });
+        else if (!inside(target)) skipped.push({ path: childRel, reason: 'symlink points outside the directory' });
+        else {
+          const ts = await fs.stat(target);
+          if (ts.isFile()) files.push({ rel: childRel, path: target, dev: ts.dev, ino: ts.ino });
+          else skipped.push({ path: childRel, reason: ts.isDirectory() ? 'directory symlink (not followed)' : 'symlink to a special file' });
+        }
+      } else skipped.push({ path: childRel, reason: 'not a regular file' });
+    }
+  };
+  await walk(root, '');
+  return { files, skipped };
+}
+
+/**
+ * Opens a file found by walkLocalDir, refusing it if it was swapped since the walk (for a symlink
+ * out of the directory, or a fifo that would block): O_NOFOLLOW plus the same device and inode.
+ */
+export async function openLocalFile(file: LocalFile): Promise<{ handle: fs.FileHandle; size: number }> {
+  const handle = await fs.open(file.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const st = await handle.stat();
+    if (!st.isFile() || st.dev !== file.dev || st.ino !== file.ino) {
+      throw new Error(`${file.rel} changed while its directory was being uploaded`);
+    }
+    return { handle, size: st.size };
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+}
+
+/** Files up to this size are read whole (one simple request on S3); larger ones are streamed. */
+export const SMALL_FILE = 1024 * 1024;
+/** Tries for one streamed (large) file in putDirectory. */
+const STREAM_ATTEMPTS = 3;
+/** Files uploaded at once by putDirectory. */
+export const UPLOAD_CONCURRENCY = 8;
+
+/**
+ * putDirectory for any backend, given how it stores a body of known length.
+ * @param putSized stores `body` (exactly `size` bytes) under `key`.
+ */
+export async function uploadDirectory(
+  localDir: string,
+  prefix: string,
+  putSized: (key: string, body: Buffer | Readable, size: number, contentType: string) => Promise<void>,
+): Promise<PutDirectoryResult> {
+  assertPrefix(prefix);
+  const { files, skipped } = await walkLocalDir(localDir);
+  let count = 0;
+  let bytes = 0;
+  await mapLimit(files, UPLOAD_CONCURRENCY, async (file) => {
+    const key = joinKey(prefix, file.rel);
+    const { handle, size } = await openLocalFile(file);
+    try {
+      const contentType = contentTypeFor(file.rel);
+      if (size <= SMALL_FILE) {
+        const buf = Buffer.alloc(size);
+        let read = 0;
+        while (read < size) {
+          const { bytesRead } = await handle.read(buf, read, size - read, read);
+          if (bytesRead === 0) throw new Error(`${file.rel} shrank while it was being uploaded`);
+          read += bytesRead;
+        }
+        await putSized(key, buf, size, contentType);
+      } else {
+        // A stream cannot be replayed by the S3 client's own retries: a new one per attempt.
+        for (let attempt = 1; ; attempt++) {
+          // Exactly `size` bytes even if the file grows meanwhile, so a known length stays true.
+          const stream = handle.createReadStream({ start: 0, end: size - 1, autoClose: false });
+          try {
+            await putSized(key, stream, size, contentType);
+            break;
+          } catch (e) {
+            stream.destroy();
+            if (attempt >= STREAM_ATTEMPTS) throw e;
+          }
+        }
+      }
+      count += 1;
+      bytes += size;
+    } finally {
+      await handle.close();
+    }
+  });
+  return { files: count, bytes, skipped };
+}
