@@ -9,12 +9,17 @@ import { DataDirInUseError } from './db/lock.ts';
 import { MigrationError } from './db/migrate.ts';
 import { createTokenFor, createUser } from './domain/users.ts';
 import { ValidationError } from './graphql/errors.ts';
-import { createLogger } from './log.ts';
-import { loadSecretKey } from './secrets.ts';
+import { Worker } from './builds/worker.ts';
+import { syncProjectVersions } from './domain/version-sync.ts';
+import { createLogger, type Logger } from './log.ts';
+import { setServices } from './services.ts';
+import { openStorage } from './storage/index.ts';
+import { Cipher, loadSecretKey } from './secrets.ts';
 
 const USAGE = `usage: lectern <command>
 
-  serve                               API, GraphiQL and docs on HOST:PORT (migrates first)
+  serve                               API, GraphiQL and docs on HOST:PORT, and a build worker (migrates first)
+  worker                              a build worker only (LECTERN_BUILD_CONCURRENCY builds at once)
   migrate                             apply pending database migrations and exit
   user create <username> [--email E]  create a user; prints an API token on the last line
   token create <username>             print a new API token for a user
@@ -37,6 +42,7 @@ async function serve(config: Config): Promise<void> {
     log.warn('LECTERN_SECRET_KEY is not set: every process sharing this database must use the same key; set it');
   }
   const { app } = buildApp({ config, db, log, secretKey: secret.key });
+  const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key) : null;
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
@@ -52,14 +58,61 @@ async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    server.close(() => {
-      db.close().then(
+    // Running builds get a while to finish; those still running are given back to the queue.
+    setTimeout(() => process.exit(1), 60_000).unref();
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeIdleConnections();
+    Promise.all([closed, worker?.stop(WORKER_GRACE_MS)])
+      .then(() => db.close())
+      .then(
         () => process.exit(0),
         () => process.exit(1),
       );
-    });
-    server.closeIdleConnections();
-    setTimeout(() => process.exit(1), 10_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+const WORKER_GRACE_MS = 20_000;
+
+async function startWorker(config: Config, db: Database, log: Logger, secretKey: string): Promise<Worker> {
+  const worker = new Worker(
+    {
+      prisma: db.prisma,
+      storage: openStorage(config.storage),
+      cipher: new Cipher(secretKey),
+      log,
+      dataDir: config.dataDir,
+      publicUrl: config.publicUrl,
+      syncVersions: syncProjectVersions,
+    },
+    { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl },
+  );
+  await worker.start();
+  log.info({ worker: worker.id, concurrency: config.buildConcurrency }, 'build worker started');
+  return worker;
+}
+
+/** `lectern worker`: builds only, no HTTP. */
+async function workerOnly(config: Config): Promise<void> {
+  const log = createLogger(config.logLevel);
+  const db = await open(config);
+  const secret = loadSecretKey(config.dataDir, config.secretKey);
+  setServices({ prisma: db.prisma, cipher: new Cipher(secret.key), config, log });
+  const worker = await startWorker(config, db, log, secret.key);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'worker shutting down');
+    setTimeout(() => process.exit(1), 60_000).unref();
+    worker
+      .stop(WORKER_GRACE_MS)
+      .then(() => db.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -97,6 +150,9 @@ export async function main(argv: string[]): Promise<number> {
     case 'serve':
       await serve(config);
       return -1; // keeps running
+    case 'worker':
+      await workerOnly(config);
+      return -1;
     case 'migrate': {
       // What this process applied: with several starters on one server, the others report none.
       const db = await open(config);

@@ -37,6 +37,8 @@ export async function queueBuild(tx: Tx, version: { id: number; slug: string; pr
     },
   });
   await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id } });
+  // Wakes workers in other processes (delivered when the transaction commits).
+  await tx.$executeRaw`SELECT pg_notify('lectern_builds', ${String(build.id)})`;
   return build;
 }
 

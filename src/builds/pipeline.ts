@@ -1,0 +1,276 @@
+// One build, start to finish: clone, read the config, install, build HTML and the offline formats,
+// publish to storage, finish. Each step's commands are recorded as they run; a failure ends the
+// build `finished`, unsuccessful, with an error that names the step, the command and the last
+// lines of its output. The pipeline reaches the rest of Lectern only through the database and
+// storage.
+// @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/rtd-behavior.md §9.3
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { ZipArchive } from 'archiver';
+import type { PrismaClient } from '../db/database.ts';
+import type { Build, Project, Version } from '../generated/prisma/client.ts';
+import type { Logger } from '../log.ts';
+import type { Cipher } from '../secrets.ts';
+import type { Storage } from '../storage/index.ts';
+import { artifactPrefix, buildPrefix, downloadKey } from './artifacts.ts';
+import { BuildConfigError, loadBuildConfig, type BuildConfig } from './config.ts';
+import { Recorder } from './record.ts';
+import { bwrapAvailable, sandboxed } from './sandbox.ts';
+
+export interface PipelineDeps {
+  prisma: PrismaClient;
+  storage: Storage;
+  cipher: Cipher;
+  log: Logger;
+  dataDir: string;
+  publicUrl: string;
+  /** Called after the clone, with the repository URL (syncs versions from the remote). */
+  syncVersions?: (projectId: number, repositoryUrl: string) => Promise<unknown>;
+}
+
+const DEFAULT_TIME_LIMIT_S = 900;
+const SYSTEM_PYTHON = '/usr/bin/python3';
+
+/** A failure a person can act on. */
+export class StepFailed extends Error {}
+
+function tail(output: string, lines = 15): string {
+  return output.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSignal): Promise<void> {
+  const { prisma } = deps;
+  const started = Date.now();
+  const project = await prisma.project.findUniqueOrThrow({ where: { id: build.projectId } });
+  const version = build.versionId ? await prisma.version.findUnique({ where: { id: build.versionId } }) : null;
+  const finish = async (data: { success: boolean; error: string | null }) => {
+    await prisma.build.updateMany({
+      where: { id: build.id, state: { not: 'finished' } },
+      data: { ...data, state: 'finished', finishedAt: new Date(), length: Math.round((Date.now() - started) / 1000), leaseExpiresAt: null },
+    });
+  };
+  if (!version) return finish({ success: false, error: 'The version of this build was deleted before it started.' });
+
+  const variables = await prisma.environmentVariable.findMany({ where: { projectId: project.id } });
+  const env = Object.fromEntries(variables.map((v) => [v.name, deps.cipher.decrypt(v.valueEncrypted)]));
+  const workdir = path.join(deps.dataDir, 'builds', String(build.id));
+  const checkout = path.join(workdir, 'checkout');
+  const venv = path.join(workdir, 'venv');
+  const home = path.join(workdir, 'home');
+  const output = path.join(checkout, '_readthedocs');
+  const recorder = new Recorder(prisma, build.id, Object.values(env), [
+    [`${venv}/bin/`, ''],
+    [`${checkout}/`, ''],
+    [checkout, '.'],
+  ]);
+  const deadline = started + (project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S) * 1000;
+  const sandbox = bwrapAvailable();
+
+  await rm(workdir, { recursive: true, force: true });
+  await mkdir(home, { recursive: true });
+
+  const baseEnv: Record<string, string> = {
+    PATH: `${venv}/bin:/usr/local/bin:/usr/bin:/bin`,
+    HOME: home,
+    LANG: 'C.UTF-8',
+    NO_COLOR: '1',
+    PIP_DISABLE_PIP_VERSION_CHECK: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    // The machine's own pip configuration (index, wheels, certificates) reaches pip in the build.
+    ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('PIP_') && e[1] !== undefined)),
+  };
+  const rtdEnv: Record<string, string> = {
+    READTHEDOCS: 'True',
+    READTHEDOCS_PROJECT: project.slug,
+    READTHEDOCS_LANGUAGE: project.language,
+    READTHEDOCS_VERSION: version.slug,
+    READTHEDOCS_VERSION_NAME: version.verboseName,
+    READTHEDOCS_VERSION_TYPE: version.type,
+    READTHEDOCS_REPOSITORY_PATH: checkout,
+    READTHEDOCS_OUTPUT: output,
+    READTHEDOCS_VIRTUALENV_PATH: venv,
+    READTHEDOCS_GIT_CLONE_URL: project.repositoryUrl,
+    READTHEDOCS_GIT_IDENTIFIER: version.identifier ?? '',
+    READTHEDOCS_CANONICAL_URL: `${deps.publicUrl}/docs/${project.slug}/${project.language}/${version.slug}/`,
+    READTHEDOCS_PRODUCTION_DOMAIN: new URL(deps.publicUrl).host,
+  };
+
+  /** Runs a recorded command; a non-zero exit fails the step. */
+  const run = async (step: string, description: string, argv: string[], opts: { cwd?: string; network?: boolean; sandbox?: boolean; allowFailure?: boolean } = {}) => {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new StepFailed(`The build ran longer than its time limit of ${project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S} s.`);
+    const cwd = opts.cwd ?? checkout;
+    const wrap = sandbox && opts.sandbox !== false ? (a: string[]) => sandboxed(a, { workdir, hide: [deps.dataDir], cwd, network: opts.network ?? false }) : undefined;
+    const r = await recorder.run(description, argv, { cwd, env: { ...baseEnv, ...rtdEnv, ...env }, timeoutMs: remaining, signal, wrap });
+    if (signal.aborted) throw new Aborted();
+    if (r.exitCode !== 0 && !opts.allowFailure) {
+      const why = r.timedOut ? `was killed at the build's time limit` : r.exitCode === 183 ? 'asked to skip the build (exit code 183)' : `exited with code ${r.exitCode}`;
+      throw new StepFailed(`${step} failed: \`${recorder.display(argv)}\` ${why}.\n${tail(r.output)}`);
+    }
+    return r;
+  };
+  const setState = (state: 'installing' | 'building') => prisma.build.update({ where: { id: build.id }, data: { state } });
+
+  try {
+    if (!sandbox) {
+      await prisma.buildCommand.create({
+        data: { buildId: build.id, description: 'sandbox', command: 'bwrap', output: 'bubblewrap (bwrap) is not installed: build commands run without a sandbox.\n', exitCode: 0, endTime: new Date() },
+      });
+    }
+    // 1. Clone.
+    const url = project.repositoryUrl;
+    const isTagCommit = version.type === 'tag' && version.machine; // machine `stable` on a tag: identifier is a commit
+    const ref = version.type === 'tag' && !version.machine ? version.verboseName : version.type === 'branch' ? version.identifier : null;
+    await run('Cloning', 'git clone', ['git', 'clone', '--depth', '1', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url, checkout], { cwd: workdir, sandbox: false });
+    if (isTagCommit && version.identifier) {
+      await run('Cloning', 'git fetch', ['git', 'fetch', '--depth', '1', 'origin', version.identifier], { sandbox: false });
+      await run('Cloning', 'git checkout', ['git', 'checkout', '--force', version.identifier], { sandbox: false });
+    }
+    const head = await recorder.run('git rev-parse', ['git', 'rev-parse', 'HEAD'], { cwd: checkout, env: baseEnv, timeoutMs: 30_000 });
+    await prisma.buildCommand.delete({ where: { id: head.commandId } }); // not shown, as Read the Docs hides it
+    const commit = head.output.trim();
+    await prisma.build.update({ where: { id: build.id }, data: { commit } });
+    if (deps.syncVersions) await deps.syncVersions(project.id, url).catch((e) => deps.log.warn({ err: (e as Error).message }, 'version sync after clone failed'));
+
+    // 2. Configuration.
+    let config: BuildConfig;
+    let file: string | null;
+    try {
+      ({ config, file } = await loadBuildConfig(checkout, { yamlPath: project.readthedocsYamlPath }));
+    } catch (e) {
+      if (e instanceof BuildConfigError) throw new StepFailed(`Reading the build configuration failed: ${e.message}`);
+      throw e;
+    }
+    if (file) await run('Reading the configuration', 'cat', ['cat', file], { sandbox: false });
+    await prisma.build.update({ where: { id: build.id }, data: { config: config as object, readthedocsYamlPath: file } });
+    const submodules = config.submodules;
+    if (submodules && (submodules.include === 'all' || (Array.isArray(submodules.include) && submodules.include.length > 0))) {
+      const paths = submodules.include === 'all' ? [] : submodules.include;
+      await run('Cloning', 'git submodule', ['git', 'submodule', 'update', '--init', '--force', '--depth', '1', ...(submodules.recursive ? ['--recursive'] : []), '--', ...paths], { sandbox: false });
+    }
+
+    // 3. Install.
+    await setState('installing');
+    await run('Creating the environment', 'python -m venv', [SYSTEM_PYTHON, '-m', 'venv', '--system-site-packages', venv], { network: true });
+    for (const entry of config.python?.install ?? []) {
+      if ('requirements' in entry && entry.requirements) {
+        await run('Installing', 'pip install -r', [`${venv}/bin/python`, '-m', 'pip', 'install', '--exists-action=w', '--no-cache-dir', '-r', entry.requirements], { network: true });
+      } else if ('path' in entry && entry.path) {
+        const extras = entry.extra_requirements?.length ? `[${entry.extra_requirements.join(',')}]` : '';
+        await run('Installing', 'pip install', [`${venv}/bin/python`, '-m', 'pip', 'install', '--upgrade-strategy', 'only-if-needed', '--no-cache-dir', `./${entry.path}${extras}`], { network: true });
+      }
+    }
+
+    // 4. Build.
+    await setState('building');
+    const html = path.join(output, 'html');
+    const formats: Record<string, boolean> = { htmlzip: false, pdf: false, epub: false };
+    const formatErrors: string[] = [];
+    if (config.build?.commands?.length) {
+      for (const command of config.build.commands) await run('Building', 'build.commands', ['bash', '-c', command]);
+    } else if (config.mkdocs) {
+      const yml = config.mkdocs.configuration ?? 'mkdocs.yml';
+      await run('Building', 'mkdocs build', [`${venv}/bin/python`, '-m', 'mkdocs', 'build', '--clean', '--site-dir', html, '--config-file', yml, ...(config.mkdocs.fail_on_warning ? ['--strict'] : [])]);
+    } else if (config.sphinx) {
+      const conf = config.sphinx.configuration ?? 'conf.py';
+      const confDir = path.join(checkout, path.dirname(conf));
+      const builder = { sphinx: 'html', sphinx_htmldir: 'dirhtml', sphinx_singlehtml: 'singlehtml' }[config.sphinx.builder] ?? 'html';
+      const sphinx = (b: string, out: string) => [
+        `${venv}/bin/python`, '-m', 'sphinx', '-T', ...(config.sphinx!.fail_on_warning ? ['-W', '--keep-going'] : []),
+        '-b', b, '-d', path.join(output, 'doctrees'), '-D', `language=${project.language}`, '.', out,
+      ];
+      await run('Building', `sphinx-build -b ${builder}`, sphinx(builder, html), { cwd: confDir });
+      for (const format of config.formats ?? []) {
+        try {
+          const dir = path.join(output, `${format}-build`);
+          if (format === 'htmlzip') {
+            await run('Building htmlzip', 'sphinx-build -b singlehtml', sphinx('singlehtml', dir), { cwd: confDir });
+            await zipDirectory(dir, path.join(output, 'htmlzip', `${project.slug}.zip`), `${project.slug}-${version.slug}`);
+          } else if (format === 'epub') {
+            await run('Building epub', 'sphinx-build -b epub', sphinx('epub', dir), { cwd: confDir });
+            await moveSingle(dir, '.epub', path.join(output, 'epub', `${project.slug}.epub`));
+          } else if (format === 'pdf') {
+            if (!existsSync('/usr/bin/latexmk')) throw new StepFailed('PDF needs LaTeX, which is not installed on this build machine (latexmk not found).');
+            await run('Building pdf', 'sphinx-build -b latex', sphinx('latex', dir), { cwd: confDir });
+            await run('Building pdf', 'latexmk', ['latexmk', '-r', '/dev/null', '-pdf', '-f', '-dvi-', '-ps-', '-interaction=nonstopmode', '-quiet'], { cwd: dir, allowFailure: true });
+            await moveSingle(dir, '.pdf', path.join(output, 'pdf', `${project.slug}.pdf`));
+          }
+          formats[format] = true;
+        } catch (e) {
+          if (e instanceof Aborted) throw e;
+          formatErrors.push(`${format}: ${(e as Error).message.split('\n')[0]}`);
+        }
+      }
+    } else {
+      throw new StepFailed('Building failed: the configuration names neither Sphinx, MkDocs nor build.commands.');
+    }
+    if (!existsSync(path.join(html, 'index.html'))) {
+      throw new StepFailed(`Building failed: the HTML output has no index.html at its root (${config.build?.commands?.length ? '$READTHEDOCS_OUTPUT/html' : 'the builder\'s output'}).`);
+    }
+
+    // 5. Publish: all files first, then one update makes them the served ones.
+    await deps.storage.putDirectory(html, artifactPrefix(project.slug, version.slug, build.id, 'html'));
+    for (const [format, ext] of [['htmlzip', 'zip'], ['epub', 'epub'], ['pdf', 'pdf']] as const) {
+      if (!formats[format]) continue;
+      const file = path.join(output, format, `${project.slug}.${ext}`);
+      const { createReadStream } = await import('node:fs');
+      await deps.storage.put(downloadKey(project.slug, version.slug, build.id, format), createReadStream(file));
+    }
+    const previous = await prisma.$transaction(async (tx) => {
+      const current = await tx.version.findUniqueOrThrow({ where: { id: version.id } });
+      // A newer build published meanwhile: this one's files are not served.
+      if (current.publishedBuildId && current.publishedBuildId > build.id) return build.id;
+      await tx.version.update({
+        where: { id: version.id },
+        data: {
+          built: true,
+          publishedBuildId: build.id,
+          hasHtmlzip: formats.htmlzip,
+          hasPdf: formats.pdf,
+          hasEpub: formats.epub,
+          documentationType: config.doctype ?? 'sphinx',
+        },
+      });
+      return current.publishedBuildId;
+    });
+    await finish({ success: true, error: null });
+    if (formatErrors.length) deps.log.warn({ build: build.id, formatErrors }, 'some offline formats failed');
+    if (previous) await deps.storage.deletePrefix(buildPrefix(project.slug, version.slug, previous)).catch(() => {});
+  } catch (e) {
+    if (e instanceof Aborted) return;
+    if (e instanceof StepFailed) {
+      await finish({ success: false, error: e.message });
+      return;
+    }
+    deps.log.error({ err: e, build: build.id }, 'build crashed');
+    await finish({ success: false, error: `Lectern could not run this build: ${(e as Error).message}` });
+  } finally {
+    await rm(workdir, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+export class Aborted extends Error {}
+
+async function zipDirectory(dir: string, target: string, root: string): Promise<void> {
+  await mkdir(path.dirname(target), { recursive: true });
+  await new Promise<void>((resolve, reject) => {
+    const out = createWriteStream(target);
+    const zip = new ZipArchive({ zlib: { level: 9 } });
+    out.on('close', () => resolve());
+    zip.on('error', reject);
+    zip.pipe(out);
+    zip.directory(dir, root);
+    void zip.finalize();
+  });
+}
+
+async function moveSingle(dir: string, ext: string, target: string): Promise<void> {
+  const found = (await readdir(dir)).filter((f) => f.endsWith(ext));
+  if (found.length !== 1) throw new StepFailed(`expected one ${ext} file in the output, found ${found.length}`);
+  await mkdir(path.dirname(target), { recursive: true });
+  const { rename } = await import('node:fs/promises');
+  await rename(path.join(dir, found[0]!), target);
+}
+
+export type { Project, Version };
