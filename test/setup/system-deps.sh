@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite needs when they are missing: a PostgreSQL server
-# (the suite starts a throwaway cluster on 127.0.0.1), git and Ceph's radosgw (S3). Runs before `npm test`.
+# (the suite starts a throwaway cluster on 127.0.0.1), git, the documentation tools builds run,
+# bubblewrap, and Ceph's radosgw (S3). Runs before `npm test`.
 set -euo pipefail
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# What builds run: Sphinx, MkDocs, Python virtual environments with pip, and bubblewrap for the sandbox.
+[ -x /usr/bin/sphinx-build ] || missing+=(python3-sphinx)
+command -v mkdocs >/dev/null 2>&1 || missing+=(mkdocs)
+/usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+/usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # A real S3 server for test/storage (Ceph's radosgw on a one-node cluster: test/setup/s3.ts).
 { command -v radosgw && command -v ceph-mon && command -v ceph-osd; } >/dev/null 2>&1 || missing+=(radosgw ceph-mon ceph-osd)
 [ ${#missing[@]} -eq 0 ] && exit 0
