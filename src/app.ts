@@ -14,12 +14,15 @@ import { parseRate } from './rest/throttle.ts';
 import { v3Routes } from './rest/v3/routes.ts';
 import { Cipher } from './secrets.ts';
 import { setServices } from './services.ts';
+import { openStorage, type Storage } from './storage/index.ts';
 
 export interface AppDeps {
   config: Config;
   db: Database;
   log: Logger;
   secretKey: string;
+  /** Defaults to the one LECTERN_STORAGE names. */
+  storage?: Storage;
 }
 
 export type Yoga = YogaServerInstance<{ req: express.Request }, Context>;
@@ -37,9 +40,10 @@ function maskError(error: unknown, message: string): Error {
   return yogaMaskError(error, message, false);
 }
 
-export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga } {
+export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga; storage: Storage } {
   const { config, db, log } = deps;
-  setServices({ prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log });
+  const storage = deps.storage ?? openStorage(config.storage);
+  setServices({ prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage });
 
   const yoga: Yoga = createYoga<{ req: express.Request }, Context>({
     schema,
@@ -122,5 +126,5 @@ export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga } {
   };
   app.use(onError);
 
-  return { app, yoga };
+  return { app, yoga, storage };
 }

@@ -13,7 +13,7 @@ import { Worker } from './builds/worker.ts';
 import { syncProjectVersions } from './domain/version-sync.ts';
 import { createLogger, type Logger } from './log.ts';
 import { setServices } from './services.ts';
-import { openStorage } from './storage/index.ts';
+import { openStorage, type Storage } from './storage/index.ts';
 import { Cipher, loadSecretKey } from './secrets.ts';
 
 const USAGE = `usage: lectern <command>
@@ -41,8 +41,8 @@ async function serve(config: Config): Promise<void> {
   if (secret.generated && config.databaseUrl) {
     log.warn('LECTERN_SECRET_KEY is not set: every process sharing this database must use the same key; set it');
   }
-  const { app } = buildApp({ config, db, log, secretKey: secret.key });
-  const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key) : null;
+  const { app, storage } = buildApp({ config, db, log, secretKey: secret.key });
+  const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key, storage) : null;
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
@@ -75,11 +75,11 @@ async function serve(config: Config): Promise<void> {
 
 const WORKER_GRACE_MS = 20_000;
 
-async function startWorker(config: Config, db: Database, log: Logger, secretKey: string): Promise<Worker> {
+async function startWorker(config: Config, db: Database, log: Logger, secretKey: string, storage: Storage): Promise<Worker> {
   const worker = new Worker(
     {
       prisma: db.prisma,
-      storage: openStorage(config.storage),
+      storage,
       cipher: new Cipher(secretKey),
       log,
       dataDir: config.dataDir,
@@ -98,8 +98,9 @@ async function workerOnly(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   const db = await open(config);
   const secret = loadSecretKey(config.dataDir, config.secretKey);
-  setServices({ prisma: db.prisma, cipher: new Cipher(secret.key), config, log });
-  const worker = await startWorker(config, db, log, secret.key);
+  const storage = openStorage(config.storage);
+  setServices({ prisma: db.prisma, cipher: new Cipher(secret.key), config, log, storage });
+  const worker = await startWorker(config, db, log, secret.key, storage);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

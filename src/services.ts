@@ -1,15 +1,18 @@
-// The long-lived parts resolvers and domain code use (database, cipher, settings, logger), set
+// The long-lived parts resolvers and domain code use (database, cipher, settings, logger, storage), set
 // once when the app is built. The per-request GraphQL context holds identity only.
 import type { Config } from './config.ts';
 import type { PrismaClient } from './db/database.ts';
 import type { Logger } from './log.ts';
 import type { Cipher } from './secrets.ts';
+import type { Storage } from './storage/index.ts';
 
 export interface Services {
   prisma: PrismaClient;
   cipher: Cipher;
   config: Config;
   log: Logger;
+  /** Where built docs are kept (LECTERN_STORAGE). */
+  storage: Storage;
 }
 
 let current: Services | undefined;
@@ -24,3 +27,4 @@ export function services(): Services {
 }
 
 export const prisma = (): PrismaClient => services().prisma;
+export const storage = (): Storage => services().storage;

@@ -2,7 +2,9 @@
 // project's kind, with a recorder of every SQL statement sent.
 import supertest from 'supertest';
 import { buildApp } from '../../src/app.ts';
-import { loadConfig, type Env } from '../../src/config.ts';
+import type { Express } from 'express';
+import { loadConfig, type Config, type Env } from '../../src/config.ts';
+import type { Storage } from '../../src/storage/index.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
 import { testDatabase, type TestDatabase } from './db.ts';
@@ -17,6 +19,11 @@ export interface GqlResult<T = Record<string, any>> {
 
 export interface TestApp extends TestDatabase {
   http: supertest.Agent;
+  /** The express app itself (for a real listening server, as a browser or a load tool needs). */
+  app: Express;
+  config: Config;
+  /** The storage the app serves from (file: under the data dir unless LECTERN_STORAGE is given). */
+  storage: Storage;
   /** SQL statements sent since the last `queries.length = 0`. */
   queries: string[];
   /** Creates a user and returns its API token. */
@@ -35,11 +42,14 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
     LECTERN_API_THROTTLE: '0',
     ...env,
   });
-  const { app } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });
+  const { app, storage } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });
   const http = supertest.agent(app);
   return {
     ...database,
     http,
+    app,
+    config,
+    storage,
     queries,
     user: async (username) => (await createUser(database.db.prisma, username)).token,
     gql: async (query, variables, token) => {
