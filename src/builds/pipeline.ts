@@ -61,6 +61,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   const output = path.join(checkout, '_readthedocs');
   const recorder = new Recorder(prisma, build.id, Object.values(env), [
     [`${venv}/bin/`, ''],
+    [venv, '$READTHEDOCS_VIRTUALENV_PATH'],
     [`${checkout}/`, ''],
     [checkout, '.'],
   ]);

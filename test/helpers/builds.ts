@@ -1,0 +1,75 @@
+// Running real builds in tests: a build worker on the test app's database and storage, fixture
+// repositories for the kinds of documentation Lectern builds, and waiting for a build to end.
+import { Worker } from '../../src/builds/worker.ts';
+import { syncProjectVersions } from '../../src/domain/version-sync.ts';
+import { createLogger } from '../../src/log.ts';
+import { Cipher } from '../../src/secrets.ts';
+import { TEST_SECRET_KEY, type TestApp } from './app.ts';
+
+export async function startTestWorker(t: TestApp, opts: { concurrency?: number; leaseSeconds?: number } = {}): Promise<Worker> {
+  const worker = new Worker(
+    {
+      prisma: t.db.prisma,
+      storage: t.storage,
+      cipher: new Cipher(TEST_SECRET_KEY),
+      log: createLogger('silent'),
+      dataDir: t.dataDir,
+      publicUrl: t.config.publicUrl,
+      syncVersions: syncProjectVersions,
+    },
+    { concurrency: opts.concurrency ?? 1, databaseUrl: t.databaseUrl, leaseSeconds: opts.leaseSeconds },
+  );
+  await worker.start();
+  return worker;
+}
+
+/** Polls the build row until it is finished; fails with its state and commands when it takes too long. */
+export async function waitForBuild(t: TestApp, id: number, timeoutMs = 120_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const build = await t.db.prisma.build.findUniqueOrThrow({ where: { id }, include: { commands: { orderBy: { id: 'asc' } } } });
+    if (build.state === 'finished') return build;
+    if (Date.now() > until) {
+      throw new Error(`build ${id} still ${build.state} after ${timeoutMs} ms; commands: ${build.commands.map((c) => c.command).join(' | ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The id of the newest build of a version. */
+export async function latestBuildOf(t: TestApp, projectSlug: string, versionSlug = 'latest'): Promise<number> {
+  const b = await t.db.prisma.build.findFirstOrThrow({
+    where: { project: { slug: projectSlug }, versionSlug },
+    orderBy: { id: 'desc' },
+  });
+  return b.id;
+}
+
+export async function importProject(t: TestApp, token: string, name: string, url: string): Promise<{ id: number; slug: string }> {
+  const res = await t.gql(
+    `mutation($input: ImportProjectInput!) { importProject(input: $input) { ... on MutationImportProjectSuccess { data { id slug } } ... on Error { message } } }`,
+    { input: { name, repository: { url } } },
+    token,
+  );
+  const data = res.data?.importProject?.data;
+  if (!data) throw new Error(`import failed: ${JSON.stringify(res.errors ?? res.data)}`);
+  return data;
+}
+
+/** A small Sphinx project: two pages with sections. */
+export function sphinxFiles(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    'docs/conf.py': "project = 'Fixture'\nextensions = []\nhtml_theme = 'alabaster'\n",
+    'docs/index.rst': 'Fixture\n=======\n\nWelcome.\n\n.. toctree::\n\n   guide\n\nInstall\n-------\n\nRun it.\n',
+    'docs/guide.rst': 'Guide\n=====\n\nUsage\n-----\n\nUse it.\n',
+    ...extra,
+  };
+}
+
+export function mkdocsFiles(): Record<string, string> {
+  return {
+    'mkdocs.yml': 'site_name: Fixture MkDocs\nnav:\n  - Home: index.md\n  - About: about.md\n',
+    'docs/index.md': '# Home\n\nHello from MkDocs.\n',
+    'docs/about.md': '# About\n\nAbout page.\n',
+  };
+}
