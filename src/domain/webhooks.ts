@@ -1,0 +1,334 @@
+// Incoming webhooks from GitHub, GitLab, Bitbucket and generic clients (rtd-behavior §7): find the
+// project and integration, verify the payload against the integration's secret, then build the
+// versions a push touches or sync versions on branch/tag create and delete. HTTP-free: the router
+// in src/webhooks/ hands in the raw request and writes back the status and body this returns.
+// @see ../../../shared/reference/rtd-behavior.md §7, §5.2, §5.6
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IntegrationProvider, Project, Version } from '../generated/prisma/client.ts';
+import { authenticate } from '../graphql/context.ts';
+import { LecternError } from '../graphql/errors.ts';
+import { prisma, services } from '../services.ts';
+import { announceBuild, queueBuild } from './builds.ts';
+import { syncProjectVersions } from './version-sync.ts';
+
+export interface WebhookRequest {
+  /** From `/webhook/<provider>/<project>/`; undefined on `/webhook/<project>/<id>/`. */
+  provider?: IntegrationProvider;
+  projectSlug: string;
+  integrationId?: number;
+  /** Lower-case header names. */
+  header: (name: string) => string | undefined;
+  body: Buffer;
+}
+
+export interface WebhookResponse {
+  status: number;
+  body: Record<string, unknown>;
+  /** For the log line: which event was handled; never a secret or signature. */
+  event?: string;
+}
+
+// The exact bodies of rtd-behavior §7.2–§7.4.
+const PROJECT_NOT_FOUND = 'Project not found';
+const NO_INTEGRATION = 'No Integration matches the given query.';
+const MULTIPLE = 'Multiple integrations found for this project. Please use the webhook URL with an explicit integration ID.';
+const NO_SECRET =
+  "This webhook doesn't have a secret configured.\nFor security reasons, webhooks without a secret are no longer permitted.\nFor more information, read our blog post: https://blog.readthedocs.com/security-update-on-incoming-webhooks/.";
+const INVALID_PAYLOAD: Record<IntegrationProvider, string> = {
+  github: 'Payload not valid, invalid or missing signature',
+  gitlab: 'Payload not valid, invalid or missing token',
+  bitbucket: 'Payload not valid',
+  generic: PROJECT_NOT_FOUND,
+};
+const UNHANDLED = 'Unhandled webhook event';
+const ZERO_SHA = '0'.repeat(40);
+
+/** How long a sync may hold the answer; past that it finishes in the background (providers time out at ~10 s). */
+const SYNC_WAIT_MS = 8_000;
+
+const answer = (status: number, body: Record<string, unknown>, event?: string): WebhookResponse => ({ status, body, event });
+const detail = (status: number, text: string, event?: string) => answer(status, { detail: text }, event);
+
+/** A refusal that ends the pipeline with its status and `{"detail": ...}`. */
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/**
+ * Constant-time equality of two strings of any lengths: both are hashed first, so the comparison
+ * is over equal-length digests and its time says nothing about where they differ, or their length.
+ */
+export function safeEqual(a: string, b: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/** `sha256=<hex HMAC-SHA256 of the raw body>`, as GitHub and Bitbucket sign. */
+export function signatureOf(secret: string, body: Buffer): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/** The payload as an object: JSON, or a form (GitHub's `payload=` field holds JSON; other forms are their fields). */
+function parsePayload(body: Buffer, contentType: string | undefined): Record<string, unknown> {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const text = body.toString('utf8');
+  let parsed: unknown;
+  if (type === 'application/x-www-form-urlencoded') {
+    const form = new URLSearchParams(text);
+    const payload = form.get('payload');
+    if (payload !== null) parsed = parseJson(payload);
+    else {
+      const fields: Record<string, unknown> = {};
+      for (const key of new Set(form.keys())) {
+        const all = form.getAll(key);
+        fields[key] = all.length === 1 ? all[0] : all;
+      }
+      parsed = fields;
+    }
+  } else {
+    parsed = text.trim() === '' ? {} : parseJson(text);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new Refused(400, 'JSON parse error - the payload must be a JSON object.');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Not the parser's message: it quotes the body back.
+    throw new Refused(400, 'JSON parse error - the request body is not valid JSON.');
+  }
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+
+export async function handleWebhook(req: WebhookRequest): Promise<WebhookResponse> {
+  try {
+    return await pipeline(req);
+  } catch (e) {
+    if (e instanceof Refused) return detail(e.status, e.detail);
+    throw e;
+  }
+}
+
+async function pipeline(req: WebhookRequest): Promise<WebhookResponse> {
+  const project = await prisma().project.findUnique({ where: { slug: req.projectSlug } });
+  if (!project) return detail(404, PROJECT_NOT_FOUND);
+  // rtd-behavior §7.2 step 2 (406 for a disabled project) has no counterpart: Lectern has no
+  // disabled projects.
+
+  const candidates = await prisma().integration.findMany({
+    where: req.integrationId !== undefined ? { id: req.integrationId, projectId: project.id } : { projectId: project.id, provider: req.provider! },
+    orderBy: { id: 'asc' },
+  });
+  if (candidates.length === 0) return detail(404, NO_INTEGRATION);
+  if (candidates.length > 1) return detail(400, MULTIPLE);
+  const integration = candidates[0]!;
+  const provider = integration.provider;
+
+  if (!integration.secretEncrypted) return detail(400, NO_SECRET);
+  const secret = services().cipher.decrypt(integration.secretEncrypted);
+
+  // Signatures are checked over the raw bytes, before anything is parsed.
+  if (provider === 'github' || provider === 'bitbucket') {
+    const given = req.header(provider === 'github' ? 'x-hub-signature-256' : 'x-hub-signature');
+    if (!given || !safeEqual(given, signatureOf(secret, req.body))) return detail(400, INVALID_PAYLOAD[provider]);
+  } else if (provider === 'gitlab') {
+    const given = req.header('x-gitlab-token');
+    if (!given || !safeEqual(given, secret)) return detail(400, INVALID_PAYLOAD.gitlab);
+  }
+
+  const payload = parsePayload(req.body, req.header('content-type'));
+
+  // A generic integration is called by a maintainer with an API token (as a logged-in maintainer
+  // on Read the Docs), or with the integration's token in the body. On `/webhook/generic/<project>/`
+  // the body token works too (Read the Docs answers 404 there by accident, §7.6).
+  if (provider === 'generic' && !(await maintainerCalls(project, req))) {
+    const token = payload.token;
+    if (token === undefined) return detail(403, 'Authentication credentials were not provided.');
+    if (typeof token !== 'string' || !safeEqual(token, secret)) return detail(404, PROJECT_NOT_FOUND);
+  }
+
+  switch (provider) {
+    case 'github':
+      return github(project, req, payload);
+    case 'gitlab':
+      return gitlab(project, payload);
+    case 'bitbucket':
+      return bitbucket(project, req, payload);
+    case 'generic':
+      return genericApi(project, payload);
+  }
+}
+
+/** True when the request carries a maintainer's API token; a token for anyone else is refused as 404. */
+async function maintainerCalls(project: Project, req: WebhookRequest): Promise<boolean> {
+  const authorization = req.header('authorization');
+  if (!authorization) return false;
+  let viewer;
+  try {
+    viewer = await authenticate(authorization);
+  } catch (e) {
+    if (e instanceof LecternError) throw new Refused(e.status, e.message);
+    throw e;
+  }
+  if (!viewer) return false;
+  const maintains = await prisma().project.count({ where: { id: project.id, users: { some: { id: viewer.id } } } });
+  if (!maintains) throw new Refused(404, PROJECT_NOT_FOUND);
+  return true;
+}
+
+type Ref = { name: string; type: 'branch' | 'tag' | null };
+
+function parseRef(ref: unknown): Ref {
+  if (typeof ref !== 'string' || ref === '') throw new Refused(400, 'Parameter "ref" is required');
+  if (ref.startsWith('refs/heads/') && ref.length > 11) return { name: ref.slice(11), type: 'branch' };
+  if (ref.startsWith('refs/tags/') && ref.length > 10) return { name: ref.slice(10), type: 'tag' };
+  // Read the Docs raises an uncaught ValueError here (a 500, §10.3); this is bad input, so a 400.
+  throw new Refused(400, 'Parameter "ref" must be refs/heads/<branch> or refs/tags/<tag>');
+}
+
+async function github(project: Project, req: WebhookRequest, payload: Record<string, unknown>): Promise<WebhookResponse> {
+  const event = req.header('x-github-event') || 'push';
+  await followDefaultBranch(project, str(obj(payload.repository)?.default_branch));
+  if (event === 'ping') return detail(200, 'Webhook configured correctly', event);
+  if (event === 'create' || event === 'delete') return sync(project, event);
+  if (event === 'push') {
+    if (payload.created === true || payload.deleted === true) return sync(project, event);
+    return build(project, [parseRef(payload.ref)], event);
+  }
+  // pull_request builds need external (pull-request) versions, which Lectern does not build.
+  return detail(200, UNHANDLED, event);
+}
+
+async function gitlab(project: Project, payload: Record<string, unknown>): Promise<WebhookResponse> {
+  const event = str(payload.object_kind) ?? 'push';
+  await followDefaultBranch(project, str(obj(payload.project)?.default_branch));
+  if (event === 'push' || event === 'tag_push') {
+    if (payload.before === ZERO_SHA || payload.after === ZERO_SHA) return sync(project, event);
+    return build(project, [parseRef(payload.ref)], event);
+  }
+  return detail(200, UNHANDLED, event);
+}
+
+async function bitbucket(project: Project, req: WebhookRequest, payload: Record<string, unknown>): Promise<WebhookResponse> {
+  const event = req.header('x-event-key') || 'repo:push';
+  if (event !== 'repo:push') return detail(200, UNHANDLED, event);
+  const changes = obj(payload.push)?.changes;
+  if (!Array.isArray(changes)) return detail(400, 'Invalid request', event);
+  const refs: Ref[] = [];
+  for (const change of changes) {
+    const c = obj(change);
+    if (!c) return detail(400, 'Invalid request', event);
+    const old = obj(c.old);
+    const next = obj(c.new);
+    if (!old || !next) continue; // a created or deleted branch or tag: handled by the sync below
+    const name = str(next.name);
+    if (!name) return detail(400, 'Invalid request', event);
+    refs.push({ name, type: next.type === 'branch' ? 'branch' : 'tag' });
+  }
+  return refs.length ? build(project, refs, event) : sync(project, event);
+}
+
+async function genericApi(project: Project, payload: Record<string, unknown>): Promise<WebhookResponse> {
+  const event = 'generic';
+  const defaultBranch = str(payload.default_branch);
+  if (payload.default_branch !== undefined && defaultBranch === undefined) return detail(400, '"default_branch" must be a branch name', event);
+  await followDefaultBranch(project, defaultBranch);
+  const given = payload.branches;
+  let names: string[];
+  if (given === undefined) {
+    // The project's default branch: the one configured, else the one `latest` follows.
+    const latest = await prisma().version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: 'latest' } } });
+    const name = project.defaultBranch ?? latest?.identifier;
+    if (!name) {
+      const versions = latest?.active ? await queueBuilds([latest]) : [];
+      return answer(200, pushResponse(project, versions), event);
+    }
+    names = [name];
+  } else if (typeof given === 'string') names = [given];
+  else if (Array.isArray(given) && given.every((b) => typeof b === 'string')) names = given as string[];
+  else return detail(400, '"branches" must be a branch name or a list of them', event);
+  return build(project, names.map((name) => ({ name, type: null })), event);
+}
+
+/**
+ * Points a machine-managed `latest` at the provider's default branch, when the project has not
+ * chosen one itself (rtd-behavior §5.2, `update_default_branch`).
+ */
+async function followDefaultBranch(project: Project, branch: string | undefined): Promise<void> {
+  if (!branch || project.defaultBranch) return;
+  await prisma().version.updateMany({
+    where: { projectId: project.id, slug: 'latest', machine: true, OR: [{ identifier: null }, { identifier: { not: branch } }] },
+    data: { identifier: branch, type: 'branch' },
+  });
+}
+
+const pushResponse = (project: Project, versions: string[]) => ({ build_triggered: versions.length > 0, project: project.slug, versions });
+
+/**
+ * Builds every active version a ref names: a branch or tag version of that name, or a machine
+ * version (`latest`, `stable`) that follows it (`build_versions_from_names`). Inactive ones are skipped.
+ */
+async function build(project: Project, refs: Ref[], event: string): Promise<WebhookResponse> {
+  const versions = await prisma().version.findMany({
+    where: {
+      projectId: project.id,
+      active: true,
+      OR: refs.flatMap((r) => {
+        const type = r.type ? { type: r.type } : { type: { in: ['branch' as const, 'tag' as const] } };
+        return [
+          { machine: false, verboseName: r.name, ...type },
+          { machine: true, identifier: r.name, ...type },
+        ];
+      }),
+    },
+    orderBy: { id: 'asc' },
+  });
+  return answer(200, pushResponse(project, await queueBuilds(versions)), event);
+}
+
+/** Queues one build per version in one transaction, and announces them once it has committed. */
+async function queueBuilds(versions: Version[]): Promise<string[]> {
+  if (!versions.length) return [];
+  const builds = await prisma().$transaction(async (tx) => {
+    const queued = [];
+    for (const v of versions) queued.push(await queueBuild(tx, v));
+    return queued;
+  });
+  builds.forEach(announceBuild);
+  return versions.map((v) => v.slug);
+}
+
+/**
+ * Syncs versions from the repository (a branch or tag was created or deleted). The answer waits for
+ * the sync for a few seconds, so a quick one is visible at once; a slow one finishes in the background.
+ */
+async function sync(project: Project, event: string): Promise<WebhookResponse> {
+  const { log } = services();
+  const latest = await prisma().version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: 'latest' } }, select: { slug: true } });
+  const running = syncProjectVersions(project.id, project.repositoryUrl).then(
+    (r) => {
+      log.info({ project: project.slug, added: r.added, removed: r.removed }, 'versions synced (webhook)');
+      return true;
+    },
+    (e) => {
+      // Not the message: it contains the repository URL, which may carry credentials.
+      log.warn({ project: project.slug, error: (e as Error).name }, 'version sync from a webhook failed');
+      return false;
+    },
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const synced = await Promise.race([running, new Promise<boolean>((r) => (timer = setTimeout(() => r(true), SYNC_WAIT_MS)))]);
+  clearTimeout(timer);
+  return answer(200, { build_triggered: false, project: project.slug, versions: latest ? [latest.slug] : [], versions_synced: synced }, event);
+}

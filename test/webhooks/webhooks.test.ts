@@ -1,0 +1,494 @@
+// Incoming webhooks end to end (rtd-behavior §7): integrations made through GraphQL, payloads
+// signed here with their secrets, versions synced from a real repository served by git daemon,
+// and what a user sees asserted: status, body, builds queued, versions created or removed.
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syncProjectVersions } from '../../src/domain/version-sync.ts';
+import { testApp, type TestApp } from '../helpers/app.ts';
+import { git, startGitServer, type GitServer } from '../helpers/git.ts';
+
+let t: TestApp;
+let server: GitServer;
+let alice: string;
+let bob: string;
+
+const NO_SECRET =
+  "This webhook doesn't have a secret configured.\nFor security reasons, webhooks without a secret are no longer permitted.\nFor more information, read our blog post: https://blog.readthedocs.com/security-update-on-incoming-webhooks/.";
+
+beforeAll(async () => {
+  t = await testApp();
+  server = await startGitServer();
+  alice = await t.user('alice');
+  bob = await t.user('bob');
+});
+afterAll(async () => {
+  await server.close();
+  await t.close();
+});
+
+interface Setup {
+  slug: string;
+  repo: ReturnType<GitServer['repo']>;
+}
+
+/** A repository with `main` and `dev` branches and a `v1.0` tag, imported by alice (and its versions synced). */
+async function project(name: string, opts: { sync?: boolean } = {}): Promise<Setup> {
+  const repo = server.repo(name);
+  git(repo.work, 'branch', 'dev');
+  git(repo.work, 'tag', 'v1.0');
+  git(repo.work, 'push', '--quiet', 'origin', 'dev', '--tags');
+  const res = await t.gql(
+    `mutation($input: ImportProjectInput!) { importProject(input: $input) { ... on MutationImportProjectSuccess { data { slug } } ... on Error { message } } }`,
+    { input: { name, repository: { url: repo.url } } },
+    alice,
+  );
+  expect(res.data.importProject.data, JSON.stringify(res)).toBeDefined();
+  const slug = res.data.importProject.data.slug;
+  if (opts.sync) {
+    const { id } = await t.db.prisma.project.findUniqueOrThrow({ where: { slug } });
+    await syncProjectVersions(id, repo.url);
+  }
+  return { slug, repo };
+}
+
+async function integration(slug: string, provider: string, token = alice): Promise<{ id: number; secret: string }> {
+  const res = await t.gql(
+    `mutation($project: String!, $provider: IntegrationProvider!) {
+      createIntegration(project: $project, provider: $provider) {
+        ... on MutationCreateIntegrationSuccess { data { secret integration { id } } } ... on Error { message }
+      }
+    }`,
+    { project: slug, provider },
+    token,
+  );
+  const data = res.data.createIntegration.data;
+  expect(data, JSON.stringify(res)).toBeDefined();
+  return { id: data.integration.id, secret: data.secret };
+}
+
+/** Versions as a maintainer sees them through GraphQL. */
+async function versions(slug: string): Promise<Record<string, { active: boolean; identifier: string | null }>> {
+  const res = await t.gql(`query($slug: String!) { project(slug: $slug) { versions(limit: 100) { nodes { slug active identifier } } } }`, { slug }, alice);
+  expect(res.errors).toBeUndefined();
+  return Object.fromEntries(res.data.project.versions.nodes.map((v: { slug: string; active: boolean; identifier: string | null }) => [v.slug, { active: v.active, identifier: v.identifier }]));
+}
+
+async function setActive(slug: string, version: string, active = true) {
+  const res = await t.gql(
+    `mutation($p: String!, $v: String!, $a: Boolean!) { updateVersion(project: $p, slug: $v, input: { active: $a }) { __typename ... on Error { message } } }`,
+    { p: slug, v: version, a: active },
+    alice,
+  );
+  expect(res.data?.updateVersion?.__typename, JSON.stringify(res)).toBe('MutationUpdateVersionSuccess');
+}
+
+/** Ids and versions of the project's builds, through GraphQL. */
+async function builds(slug: string): Promise<{ id: number; versionSlug: string; state: string }[]> {
+  const res = await t.gql(`query($slug: String!) { project(slug: $slug) { builds(limit: 100) { nodes { id versionSlug state } } } }`, { slug }, alice);
+  expect(res.errors).toBeUndefined();
+  return res.data.project.builds.nodes;
+}
+
+/** Runs `send` and answers with the versions of the builds it queued. */
+async function queuedBy(slug: string, send: () => Promise<unknown>): Promise<string[]> {
+  const before = Math.max(0, ...(await builds(slug)).map((b) => b.id));
+  await send();
+  return (await builds(slug))
+    .filter((b) => b.id > before)
+    .map((b) => {
+      expect(b.state).toBe('triggered');
+      return b.versionSlug;
+    })
+    .sort();
+}
+
+const sign = (secret: string, body: string | Buffer) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+function post(path: string, body: string | Buffer, headers: Record<string, string> = {}) {
+  const req = t.http.post(path);
+  for (const [k, v] of Object.entries({ 'content-type': 'application/json', ...headers })) req.set(k, v);
+  return req.send(body);
+}
+
+function github(slug: string, secret: string, event: string, payload: unknown, path = `/api/v2/webhook/github/${slug}/`) {
+  const body = JSON.stringify(payload);
+  return post(path, body, { 'x-github-event': event, 'x-hub-signature-256': sign(secret, body) });
+}
+
+const pushPayload = (ref: string, extra: Record<string, unknown> = {}) => ({ ref, repository: { default_branch: 'main' }, created: false, deleted: false, ...extra });
+
+describe('GitHub', () => {
+  let p: Setup;
+  let hook: { id: number; secret: string };
+  beforeAll(async () => {
+    p = await project('gh-docs');
+    hook = await integration(p.slug, 'github');
+  });
+
+  it('answers a ping, and points latest at the default branch the payload names', async () => {
+    expect((await versions(p.slug)).latest).toEqual({ active: true, identifier: null });
+    const res = await github(p.slug, hook.secret, 'ping', { zen: 'hi', repository: { default_branch: 'main' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ detail: 'Webhook configured correctly' });
+    expect((await versions(p.slug)).latest).toEqual({ active: true, identifier: 'main' });
+  });
+
+  it('syncs versions on create and delete events, from the real repository', async () => {
+    git(p.repo.work, 'tag', 'v2.0');
+    git(p.repo.work, 'push', '--quiet', 'origin', 'v2.0');
+    let res: { status: number; body: unknown } | undefined;
+    const queued = await queuedBy(p.slug, async () => {
+      res = await github(p.slug, hook.secret, 'create', { ref: 'v2.0', ref_type: 'tag', repository: { default_branch: 'main' } });
+    });
+    expect(res!.status).toBe(200);
+    expect(res!.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    const now = await versions(p.slug);
+    expect(Object.keys(now).sort()).toEqual(['dev', 'latest', 'main', 'stable', 'v1.0', 'v2.0']);
+    expect(now['v2.0']!.active).toBe(false);
+    // The newly promoted stable is built (rtd-behavior §5.2).
+    expect(queued).toEqual(['stable']);
+
+    git(p.repo.work, 'push', '--quiet', 'origin', '--delete', 'dev');
+    res = await github(p.slug, hook.secret, 'delete', { ref: 'dev', ref_type: 'branch' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    expect((await versions(p.slug)).dev).toBeUndefined();
+  });
+
+  it('builds the active versions a push to a branch touches: latest and the branch itself', async () => {
+    let res: { status: number; body: { versions: string[] } } | undefined;
+    expect(await queuedBy(p.slug, async () => (res = await github(p.slug, hook.secret, 'push', pushPayload('refs/heads/main'))))).toEqual(['latest']);
+    expect(res!.status).toBe(200);
+    expect(res!.body).toEqual({ build_triggered: true, project: p.slug, versions: ['latest'] });
+
+    await setActive(p.slug, 'main');
+    expect(await queuedBy(p.slug, async () => (res = await github(p.slug, hook.secret, 'push', pushPayload('refs/heads/main'))))).toEqual(['latest', 'main']);
+    expect([...res!.body.versions].sort()).toEqual(['latest', 'main']);
+  });
+
+  it('builds nothing for a push to an inactive branch or an unknown one', async () => {
+    git(p.repo.work, 'branch', 'quiet');
+    git(p.repo.work, 'push', '--quiet', 'origin', 'quiet');
+    await github(p.slug, hook.secret, 'create', { ref: 'quiet', ref_type: 'branch' });
+    expect((await versions(p.slug)).quiet).toEqual({ active: false, identifier: 'quiet' });
+    for (const ref of ['refs/heads/quiet', 'refs/heads/no-such-branch']) {
+      let res: { status: number; body: unknown } | undefined;
+      expect(await queuedBy(p.slug, async () => (res = await github(p.slug, hook.secret, 'push', pushPayload(ref))))).toEqual([]);
+      expect(res!.status).toBe(200);
+      expect(res!.body).toEqual({ build_triggered: false, project: p.slug, versions: [] });
+    }
+  });
+
+  it('builds an active tag version on a tag push, and syncs on a push that creates a branch', async () => {
+    await setActive(p.slug, 'v1.0');
+    let res: { status: number; body: unknown } | undefined;
+    expect(await queuedBy(p.slug, async () => (res = await github(p.slug, hook.secret, 'push', pushPayload('refs/tags/v1.0'))))).toEqual(['v1.0']);
+    expect(res!.body).toEqual({ build_triggered: true, project: p.slug, versions: ['v1.0'] });
+
+    git(p.repo.work, 'branch', 'pushed-new');
+    git(p.repo.work, 'push', '--quiet', 'origin', 'pushed-new');
+    res = await github(p.slug, hook.secret, 'push', pushPayload('refs/heads/pushed-new', { created: true }));
+    expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    expect((await versions(p.slug))['pushed-new']).toEqual({ active: false, identifier: 'pushed-new' });
+  });
+
+  it('accepts a form-encoded payload (payload=...), signed over the raw form body', async () => {
+    const body = `payload=${encodeURIComponent(JSON.stringify(pushPayload('refs/heads/main')))}`;
+    let res: { status: number; body: { versions: string[] } } | undefined;
+    const queued = await queuedBy(p.slug, async () => {
+      res = await post(`/api/v2/webhook/github/${p.slug}/`, body, {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-github-event': 'push',
+        'x-hub-signature-256': sign(hook.secret, body),
+      });
+    });
+    expect(res!.status).toBe(200);
+    expect(queued).toEqual(['latest', 'main']);
+  });
+
+  it('works on the integration-id URL too, dispatching by the integration\'s provider', async () => {
+    const res = await github(p.slug, hook.secret, 'ping', {}, `/api/v2/webhook/${p.slug}/${hook.id}/`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ detail: 'Webhook configured correctly' });
+  });
+
+  it('answers other events as unhandled, and queues nothing', async () => {
+    for (const event of ['issues', 'pull_request', 'star']) {
+      let res: { status: number; body: unknown } | undefined;
+      expect(await queuedBy(p.slug, async () => (res = await github(p.slug, hook.secret, event, { action: 'opened', number: 1 })))).toEqual([]);
+      expect(res!.status).toBe(200);
+      expect(res!.body).toEqual({ detail: 'Unhandled webhook event' });
+    }
+  });
+
+  it('refuses a missing, wrong or other-secret signature with 400, and queues nothing', async () => {
+    const body = JSON.stringify(pushPayload('refs/heads/main'));
+    const other = await integration((await project('gh-other')).slug, 'github');
+    const cases: Record<string, string>[] = [
+      {},
+      { 'x-hub-signature-256': 'sha256=' },
+      { 'x-hub-signature-256': 'nonsense' },
+      { 'x-hub-signature-256': sign(other.secret, body) },
+      { 'x-hub-signature-256': sign(hook.secret, `${body} `) },
+      { 'x-hub-signature-256': sign(hook.secret, body).toUpperCase() },
+      // The legacy SHA-1 header is not accepted in place of the SHA-256 one.
+      { 'x-hub-signature': `sha1=${createHmac('sha1', hook.secret).update(body).digest('hex')}` },
+    ];
+    for (const headers of cases) {
+      let res: { status: number; body: unknown; text: string } | undefined;
+      expect(await queuedBy(p.slug, async () => (res = await post(`/api/v2/webhook/github/${p.slug}/`, body, { 'x-github-event': 'push', ...headers })))).toEqual([]);
+      expect(res!.status).toBe(400);
+      expect(res!.body).toEqual({ detail: 'Payload not valid, invalid or missing signature' });
+      expect(res!.text).not.toContain(hook.secret);
+    }
+  });
+
+  it('answers malformed payloads with 400 and a JSON body, never 500', async () => {
+    const bad: [string, string][] = [
+      ['{"ref": ', 'application/json'],
+      ['[1, 2]', 'application/json'],
+      ['"a string"', 'application/json'],
+      ['null', 'application/json'],
+      ['payload=%7Bnot+json', 'application/x-www-form-urlencoded'],
+      ['payload=5', 'application/x-www-form-urlencoded'],
+      ['\x00\xff\xfe', 'application/octet-stream'],
+    ];
+    for (const [body, type] of bad) {
+      const res = await post(`/api/v2/webhook/github/${p.slug}/`, body, { 'content-type': type, 'x-github-event': 'push', 'x-hub-signature-256': sign(hook.secret, body) });
+      expect(res.status, body).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body.detail).toMatch(/^JSON parse error - /);
+    }
+    const refs: [unknown, string][] = [
+      [undefined, 'Parameter "ref" is required'],
+      ['', 'Parameter "ref" is required'],
+      [42, 'Parameter "ref" is required'],
+      ['main', 'Parameter "ref" must be refs/heads/<branch> or refs/tags/<tag>'],
+      ['refs/pull/1/head', 'Parameter "ref" must be refs/heads/<branch> or refs/tags/<tag>'],
+      ['refs/heads/', 'Parameter "ref" must be refs/heads/<branch> or refs/tags/<tag>'],
+    ];
+    for (const [ref, detail] of refs) {
+      const res = await github(p.slug, hook.secret, 'push', { ref, repository: 'not an object' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ detail });
+    }
+  });
+});
+
+describe('finding the project and the integration', () => {
+  let p: Setup;
+  let hook: { id: number; secret: string };
+  beforeAll(async () => {
+    p = await project('lookup');
+    hook = await integration(p.slug, 'github');
+  });
+
+  it('answers 404 for an unknown project, on every URL', async () => {
+    for (const path of ['/api/v2/webhook/github/nope/', '/api/v2/webhook/gitlab/nope/', '/api/v2/webhook/bitbucket/nope/', '/api/v2/webhook/generic/nope/', `/api/v2/webhook/nope/${hook.id}/`]) {
+      const res = await post(path, '{}');
+      expect(res.status, path).toBe(404);
+      expect(res.body).toEqual({ detail: 'Project not found' });
+    }
+  });
+
+  it('answers 404 when the project has no integration of that provider, or not that id', async () => {
+    const elsewhere = await integration((await project('lookup-other')).slug, 'github');
+    for (const path of [`/api/v2/webhook/gitlab/${p.slug}/`, `/api/v2/webhook/bitbucket/${p.slug}/`, `/api/v2/webhook/${p.slug}/999999/`, `/api/v2/webhook/${p.slug}/${elsewhere.id}/`]) {
+      const body = '{}';
+      const res = await post(path, body, { 'x-hub-signature-256': sign(elsewhere.secret, body) });
+      expect(res.status, path).toBe(404);
+      expect(res.body).toEqual({ detail: 'No Integration matches the given query.' });
+    }
+  });
+
+  it('answers 400 when the provider URL is ambiguous, and the id URL still works', async () => {
+    const q = await project('lookup-two');
+    const first = await integration(q.slug, 'gitlab');
+    await integration(q.slug, 'gitlab');
+    const res = await post(`/api/v2/webhook/gitlab/${q.slug}/`, '{}', { 'x-gitlab-token': first.secret });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ detail: 'Multiple integrations found for this project. Please use the webhook URL with an explicit integration ID.' });
+    const byId = await post(`/api/v2/webhook/${q.slug}/${first.id}/`, JSON.stringify({ object_kind: 'note' }), { 'x-gitlab-token': first.secret });
+    expect(byId.status).toBe(200);
+    expect(byId.body).toEqual({ detail: 'Unhandled webhook event' });
+  });
+
+  it('refuses an integration without a secret', async () => {
+    const q = await project('lookup-nosecret');
+    const { id } = await integration(q.slug, 'github');
+    await t.db.prisma.integration.update({ where: { id }, data: { secretEncrypted: null } });
+    const res = await post(`/api/v2/webhook/github/${q.slug}/`, '{}', { 'x-github-event': 'ping' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ detail: NO_SECRET });
+  });
+
+  it('answers only POST, with 405 and a JSON body; other paths fall through to the API 404', async () => {
+    const res = await t.http.get(`/api/v2/webhook/github/${p.slug}/`);
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({ detail: 'Method "GET" not allowed.' });
+    const put = await t.http.put(`/api/v2/webhook/${p.slug}/${hook.id}/`).send({});
+    expect(put.status).toBe(405);
+    for (const path of ['/api/v2/webhook/svn/x/y/', '/api/v2/webhook/x/', '/api/v2/webhook/lookup/not-a-number/', '/api/v2/webhook/github/bad.slug/']) {
+      const other = await post(path, '{}');
+      expect(other.status, path).toBe(404);
+      expect(other.headers['content-type']).toMatch(/^application\/json/);
+    }
+  });
+
+  it('answers an oversized body with 413 and a JSON body', async () => {
+    const body = JSON.stringify({ ref: 'refs/heads/main', pad: 'x'.repeat(t.config.maxBodyBytes) });
+    const res = await post(`/api/v2/webhook/github/${p.slug}/`, body, { 'x-hub-signature-256': sign(hook.secret, body) });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ detail: `Request body larger than ${t.config.maxBodyBytes} bytes.` });
+  });
+});
+
+describe('GitLab', () => {
+  let p: Setup;
+  let hook: { id: number; secret: string };
+  beforeAll(async () => {
+    p = await project('gl-docs', { sync: true });
+    hook = await integration(p.slug, 'gitlab');
+    await setActive(p.slug, 'dev');
+  });
+  const gitlab = (payload: unknown, token = hook.secret) => post(`/api/v2/webhook/gitlab/${p.slug}/`, JSON.stringify(payload), { 'x-gitlab-token': token });
+
+  it('builds on a push with the right token, following the default branch it names', async () => {
+    let res: { status: number; body: unknown } | undefined;
+    const queued = await queuedBy(p.slug, async () => {
+      res = await gitlab({ object_kind: 'push', ref: 'refs/heads/main', before: 'a'.repeat(40), after: 'b'.repeat(40), project: { default_branch: 'main' } });
+    });
+    expect(res!.status).toBe(200);
+    expect(res!.body).toEqual({ build_triggered: true, project: p.slug, versions: ['latest'] });
+    expect(queued).toEqual(['latest']);
+    expect(await queuedBy(p.slug, () => gitlab({ ref: 'refs/heads/dev', before: 'a'.repeat(40), after: 'c'.repeat(40) }))).toEqual(['dev']);
+  });
+
+  it('refuses a missing or wrong token with 400', async () => {
+    for (const token of ['', 'wrong', `${hook.secret}x`, hook.secret.slice(0, -1)]) {
+      let res: { status: number; body: unknown } | undefined;
+      expect(await queuedBy(p.slug, async () => (res = await gitlab({ ref: 'refs/heads/main' }, token))), token).toEqual([]);
+      expect(res!.status).toBe(400);
+      expect(res!.body).toEqual({ detail: 'Payload not valid, invalid or missing token' });
+    }
+  });
+
+  it('syncs when a branch or tag is created or deleted (a zero sha)', async () => {
+    git(p.repo.work, 'tag', 'v3.0');
+    git(p.repo.work, 'push', '--quiet', 'origin', 'v3.0');
+    const res = await gitlab({ object_kind: 'tag_push', ref: 'refs/tags/v3.0', before: '0'.repeat(40), after: 'd'.repeat(40) });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    expect((await versions(p.slug))['v3.0']).toMatchObject({ active: false });
+  });
+
+  it('answers merge requests and other kinds as unhandled', async () => {
+    const res = await gitlab({ object_kind: 'merge_request', object_attributes: { action: 'open', iid: 3 } });
+    expect(res.body).toEqual({ detail: 'Unhandled webhook event' });
+  });
+});
+
+describe('Bitbucket', () => {
+  let p: Setup;
+  let hook: { id: number; secret: string };
+  beforeAll(async () => {
+    p = await project('bb-docs', { sync: true });
+    hook = await integration(p.slug, 'bitbucket');
+    await setActive(p.slug, 'dev');
+    await setActive(p.slug, 'v1.0');
+  });
+  const bitbucket = (payload: unknown, event = 'repo:push', secret = hook.secret) => {
+    const body = JSON.stringify(payload);
+    return post(`/api/v2/webhook/bitbucket/${p.slug}/`, body, { 'x-event-key': event, 'x-hub-signature': sign(secret, body) });
+  };
+  const change = (type: string, name: string, old = true) => ({ old: old ? { type, name } : null, new: { type, name } });
+
+  it('builds the branches and tags a push changes', async () => {
+    let res: { status: number; body: { versions: string[] } } | undefined;
+    const queued = await queuedBy(p.slug, async () => (res = await bitbucket({ push: { changes: [change('branch', 'dev'), change('tag', 'v1.0')] } })));
+    expect(res!.status).toBe(200);
+    expect(res!.body).toMatchObject({ build_triggered: true, project: p.slug });
+    expect([...res!.body.versions].sort()).toEqual(['dev', 'v1.0']);
+    expect(queued).toEqual(['dev', 'v1.0']);
+  });
+
+  it('syncs when a push only creates or deletes refs', async () => {
+    git(p.repo.work, 'branch', 'bb-new');
+    git(p.repo.work, 'push', '--quiet', 'origin', 'bb-new');
+    const res = await bitbucket({ push: { changes: [change('branch', 'bb-new', false)] } });
+    expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    expect((await versions(p.slug))['bb-new']).toEqual({ active: false, identifier: 'bb-new' });
+  });
+
+  it('refuses a bad signature, a malformed push, and leaves other events unhandled', async () => {
+    const wrong = await bitbucket({ push: { changes: [] } }, 'repo:push', 'not-the-secret');
+    expect(wrong.status).toBe(400);
+    expect(wrong.body).toEqual({ detail: 'Payload not valid' });
+    for (const payload of [{}, { push: { changes: 'x' } }, { push: { changes: [5] } }, { push: { changes: [{ old: {}, new: { type: 'branch' } }] } }]) {
+      const res = await bitbucket(payload);
+      expect(res.status, JSON.stringify(payload)).toBe(400);
+      expect(res.body).toEqual({ detail: 'Invalid request' });
+    }
+    expect((await bitbucket({}, 'pullrequest:created')).body).toEqual({ detail: 'Unhandled webhook event' });
+  });
+});
+
+describe('generic API', () => {
+  let p: Setup;
+  let hook: { id: number; secret: string };
+  beforeAll(async () => {
+    p = await project('api-docs', { sync: true });
+    hook = await integration(p.slug, 'generic');
+    await setActive(p.slug, 'dev');
+  });
+  const byId = () => `/api/v2/webhook/${p.slug}/${hook.id}/`;
+
+  it('builds the branches named, with the token in a JSON body or a form', async () => {
+    let res: { status: number; body: unknown } | undefined;
+    expect(await queuedBy(p.slug, async () => (res = await post(byId(), JSON.stringify({ token: hook.secret, branches: ['dev'] }))))).toEqual(['dev']);
+    expect(res!.status).toBe(200);
+    expect(res!.body).toEqual({ build_triggered: true, project: p.slug, versions: ['dev'] });
+    const form = `branches=dev&token=${hook.secret}`;
+    expect(await queuedBy(p.slug, () => post(byId(), form, { 'content-type': 'application/x-www-form-urlencoded' }))).toEqual(['dev']);
+  });
+
+  it('builds the default branch when none is named, and nothing for a branch that does not exist', async () => {
+    let res: { status: number; body: unknown } | undefined;
+    expect(await queuedBy(p.slug, async () => (res = await post(byId(), JSON.stringify({ token: hook.secret, default_branch: 'main' }))))).toEqual(['latest']);
+    expect(res!.body).toEqual({ build_triggered: true, project: p.slug, versions: ['latest'] });
+    expect((await versions(p.slug)).latest!.identifier).toBe('main');
+    expect(await queuedBy(p.slug, async () => (res = await post(byId(), JSON.stringify({ token: hook.secret, branches: 'nope' }))))).toEqual([]);
+    expect(res!.body).toEqual({ build_triggered: false, project: p.slug, versions: [] });
+  });
+
+  it('refuses a wrong token with 404 and a missing one with 403', async () => {
+    for (const token of ['wrong', hook.secret.toUpperCase(), 12]) {
+      const res = await post(byId(), JSON.stringify({ token, branches: ['dev'] }));
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ detail: 'Project not found' });
+    }
+    const res = await post(byId(), JSON.stringify({ branches: ['dev'] }));
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ detail: 'Authentication credentials were not provided.' });
+  });
+
+  it('on /generic/<project>/: a maintainer\'s API token or the integration token; others are refused', async () => {
+    const url = `/api/v2/webhook/generic/${p.slug}/`;
+    expect(await queuedBy(p.slug, () => post(url, JSON.stringify({ branches: ['dev'] }), { authorization: `Token ${alice}` }))).toEqual(['dev']);
+    expect(await queuedBy(p.slug, () => post(url, JSON.stringify({ branches: ['dev'], token: hook.secret })))).toEqual(['dev']);
+    const other = await post(url, JSON.stringify({ branches: ['dev'] }), { authorization: `Token ${bob}` });
+    expect([other.status, other.body]).toEqual([404, { detail: 'Project not found' }]);
+    const invalid = await post(url, JSON.stringify({ branches: ['dev'] }), { authorization: 'Token 0000' });
+    expect([invalid.status, invalid.body]).toEqual([401, { detail: 'Invalid token.' }]);
+    const anonymous = await post(url, JSON.stringify({ branches: ['dev'] }));
+    expect([anonymous.status, anonymous.body]).toEqual([403, { detail: 'Authentication credentials were not provided.' }]);
+  });
+
+  it('answers bad branch lists with 400', async () => {
+    for (const branches of [5, [1], { a: 1 }]) {
+      const res = await post(byId(), JSON.stringify({ token: hook.secret, branches }));
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ detail: '"branches" must be a branch name or a list of them' });
+    }
+  });
+});
