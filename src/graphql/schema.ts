@@ -12,6 +12,7 @@ import './types/subproject.ts';
 import './types/redirect.ts';
 import './types/environment-variable.ts';
 import './types/integration.ts';
+import './types/embed.ts';
 
 builder.queryType({});
 builder.mutationType({});

@@ -35,10 +35,13 @@ export class AuthenticationFailed extends Error {
   }
 }
 
-/** Opens the request's GraphQL session: its context (who is asking) and a way to run operations. */
-export async function session(yoga: Yoga, req: express.Request): Promise<Session> {
+/**
+ * Opens the request's GraphQL session: its context (who is asking) and a way to run operations.
+ * `anonymous` leaves the Authorization header out, so the request reads what anyone may (v2).
+ */
+export async function session(yoga: Yoga, req: express.Request, opts: { anonymous?: boolean } = {}): Promise<Session> {
   const headers = new Headers();
-  if (req.headers.authorization) headers.set('authorization', req.headers.authorization);
+  if (req.headers.authorization && !opts.anonymous) headers.set('authorization', req.headers.authorization);
   const request = new Request(`http://lectern.internal${req.originalUrl}`, { method: 'POST', headers });
   const enveloped = yoga.getEnveloped({ request, req } as never);
   let context: Context;

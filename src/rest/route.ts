@@ -2,6 +2,7 @@
 // request becomes variables, its representation, envelope and success status. The router
 // (router.ts) and the OpenAPI document (openapi.ts) are both made from these entries.
 import type { FlexParams } from './flex.ts';
+import type { RestError } from './errors.ts';
 import type { Node, Resource, RestEnv } from './resource.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -25,8 +26,11 @@ export interface Route {
   /** OpenAPI-style path below the API root: `/projects/{project}/versions/`. */
   path: string;
   summary: string;
-  /** `authenticated`: any valid token; `maintainer`: a maintainer of `{project}`. */
-  auth: 'authenticated' | 'maintainer';
+  /**
+   * `authenticated`: any valid token; `maintainer`: a maintainer of `{project}`; `public`: anyone,
+   * reading public data only (v2; its router runs every request as an anonymous reader).
+   */
+  auth: 'authenticated' | 'maintainer' | 'public';
   status: number;
   envelope: 'object' | 'page' | 'none';
   resource?: Resource;
@@ -50,6 +54,8 @@ export interface Route {
   respond?: (data: Node, env: RestEnv, flex: FlexParams) => { status: number; body: unknown };
   /** A selection other than the resource's. */
   select?: (flex: FlexParams) => string;
+  /** Rewrites the route's errors (its GraphQL errors and its 404 for a null result) into the body its API answers with. */
+  error?: (error: RestError, call: RouteCall) => RestError;
 }
 
 /** What a mutation's union answers with, besides its data. */

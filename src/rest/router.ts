@@ -1,7 +1,8 @@
 // The REST adapter: matches a request to its route entry, checks in Read the Docs' order
 // (authentication, permission, throttle, method, lookup, validation; rtd-behavior §1.3), turns
 // fields/omit/expand, filters and pagination into one GraphQL operation, runs it through yoga and
-// writes the v3 JSON. It never touches the database.
+// writes the JSON. One router serves both APIs: v3 (tokens, flex fields, sorted keys) and, with
+// its options, v2 (anonymous public reads, plain representations). It never touches the database.
 import express, { type Request, type Response } from 'express';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import type { Yoga } from '../app.ts';
@@ -25,12 +26,23 @@ export interface RouterOptions {
   mount: string;
   throttle: Rate | null;
   maxBodyBytes: number;
+  /**
+   * `token` (v3, the default): every path needs a valid token. `anonymous` (v2): the
+   * Authorization header is not read, and every request sees only what anyone may.
+   */
+  authentication?: 'token' | 'anonymous';
+  /** Whether `fields`, `omit` and `expand` are read (v3, the default); v2 has no such parameters. */
+  flex?: boolean;
+  /** How a body is written: v3's sorted keys by default; v2 keeps the representation's order. */
+  json?: (body: unknown) => string;
+  /** The body of GET on the API root, given the API's absolute URL. */
+  root?: (api: string) => unknown;
 }
 
 const DEFAULT_LIMIT = 10;
 const MAX_LIMIT = 100;
 const MAX_OFFSET = 2 ** 31 - 1;
-const INTEGER_PARAMS = new Set(['build', 'redirect', 'environmentvariable']);
+const INTEGER_PARAMS = new Set(['build', 'redirect', 'environmentvariable', 'id']);
 const PARAM_PATTERN: Record<string, string> = { project: '[^/.]+', version: '[^/]+', alias: '[^/]+' };
 
 /**
@@ -70,7 +82,7 @@ function variablesOf(document: DocumentNode): Set<string> {
 }
 
 /** A query parameter's value; repeated, the last one, as Django's QueryDict answers `get()`. */
-const oneString = (v: unknown): string | undefined => (Array.isArray(v) ? oneString(v[v.length - 1]) : typeof v === 'string' ? v : undefined);
+export const oneString = (v: unknown): string | undefined => (Array.isArray(v) ? oneString(v[v.length - 1]) : typeof v === 'string' ? v : undefined);
 
 /**
  * A paging parameter as DRF reads it (`int()` of the text): surrounding spaces and a sign are
@@ -130,14 +142,16 @@ function pageLinks(env: RestEnv, mount: string, req: Request, count: number, lim
   };
 }
 
-function send(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  res.status(status);
-  if (body === undefined || status === 204) {
-    res.end();
-    return;
-  }
-  res.type('application/json').send(v3Json(body));
+function sendWith(json: (body: unknown) => string) {
+  return (res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.status(status);
+    if (body === undefined || status === 204) {
+      res.end();
+      return;
+    }
+    res.type('application/json').send(json(body));
+  };
 }
 
 function dig(data: unknown, path: string[]): unknown {
@@ -146,6 +160,9 @@ function dig(data: unknown, path: string[]): unknown {
 
 export function restRouter(opts: RouterOptions): express.Router {
   const env: RestEnv = { api: opts.api, publicUrl: opts.publicUrl };
+  const anonymous = opts.authentication === 'anonymous';
+  const send = sendWith(opts.json ?? v3Json);
+  const root = opts.root ?? ((api: string) => ({ projects: `${api}/projects/` }));
   const compiled = opts.routes.map(compile);
   const throttle = new Throttle(opts.throttle);
   const router = express.Router();
@@ -207,18 +224,19 @@ export function restRouter(opts: RouterOptions): express.Router {
     });
 
     // 1. Authentication: a bad token fails at once; every v3 path needs a token (decisions §1).
+    // v2 reads public data only, so it does not even look at a token (decisions §1).
     let s: Session;
     try {
-      s = await session(opts.yoga, req);
+      s = await session(opts.yoga, req, { anonymous });
     } catch (e) {
       if (e instanceof AuthenticationFailed) throw notAuthenticated(e.message);
       throw e;
     }
-    if (!s.context.viewer) throw notAuthenticated();
+    if (!anonymous && !s.context.viewer) throw notAuthenticated();
 
     if (slashed === '/') {
       if (req.method !== 'GET') throw detail(405, `Method "${req.method}" not allowed.`);
-      send(res, 200, { projects: `${opts.api}/projects/` });
+      send(res, 200, root(opts.api));
       return;
     }
     if (candidates.length === 0) throw notFound();
@@ -228,8 +246,8 @@ export function restRouter(opts: RouterOptions): express.Router {
     const needsMaintainer = route ? route.auth === 'maintainer' : candidates.some((c) => c.route.auth === 'maintainer');
     if (needsMaintainer && params.project !== undefined) await requireMaintainer(s, params.project);
 
-    // 3. Throttle.
-    const wait = throttle.check(`user:${s.context.viewer.id}`);
+    // 3. Throttle (v3's is per user; v2 has none, as in Read the Docs).
+    const wait = s.context.viewer ? throttle.check(`user:${s.context.viewer.id}`) : 0;
     if (wait) {
       throw detail(429, `Request was throttled. Expected available in ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
     }
@@ -252,7 +270,7 @@ export function restRouter(opts: RouterOptions): express.Router {
     // 6. Validation of the body and the query.
     let flex: FlexParams = NO_FLEX;
     try {
-      flex = parseFlex(req.query as Record<string, unknown>);
+      if (opts.flex !== false) flex = parseFlex(req.query as Record<string, unknown>);
     } catch (e) {
       if (e instanceof RecursiveExpansionError) throw new RestError(400, [e.message]);
       throw e;
@@ -283,8 +301,9 @@ export function restRouter(opts: RouterOptions): express.Router {
     const all: Record<string, unknown> = { ...typed, limit, offset, filter: call.filter, ...route.variables?.(call) };
     const variables = Object.fromEntries(Object.entries(all).filter(([k]) => declared.has(k)));
 
+    const routeError = (e: RestError) => (route.error ? route.error(e, call) : e);
     const result = await s.run(document, variables);
-    if (result.errors?.length) throw fromGraphQLErrors(result.errors, route.bareErrors ?? false);
+    if (result.errors?.length) throw routeError(fromGraphQLErrors(result.errors, route.bareErrors ?? false));
     let data = dig(result.data, route.result) as Node | null | undefined;
     if (route.mutation && data) {
       if (typeof data.code === 'string') throw fromDomainError(data as never, route.bareErrors ?? false);
@@ -296,7 +315,7 @@ export function restRouter(opts: RouterOptions): express.Router {
         send(res, 200, { count: 0, next: null, previous: null, results: [] });
         return;
       }
-      throw notFound(route.notFound);
+      throw routeError(notFound(route.notFound));
     }
     if (route.respond) {
       const r = route.respond(data, env, flex);

@@ -62,6 +62,12 @@ export const Project = builder.prismaObject('Project', {
       resolve: (p) => documentationUrl(p, p.defaultVersion),
     }),
     viewerIsMaintainer: t.boolean({
+    documentationType: t.string({
+      description: 'How the default version is built (`sphinx`, `mkdocs`, …); `sphinx` until it has been built.',
+      // Active versions only: the default version is one, and the list stays short.
+      select: { defaultVersion: true, versions: { where: { active: true }, select: { slug: true, documentationType: true } } },
+      resolve: (p) => p.versions.find((v) => v.slug === p.defaultVersion)?.documentationType ?? 'sphinx',
+    }),
       description: 'Whether the caller maintains this project (Read the Docs\' `permissions.admin`).',
       resolve: (p, _a, ctx) => isMaintainer(ctx, p.id),
     }),
@@ -102,6 +108,7 @@ export const ProjectFilter = builder.inputType('ProjectFilter', {
     programmingLanguage: t.string(),
     slug: t.string({ description: 'Substring of the slug, case-insensitive.' }),
     name: t.string({ description: 'Substring of the name, case-insensitive.' }),
+    slugExact: t.string({ description: 'The slug, exactly (the v2 API\'s `slug` filter).' }),
   }),
 });
 
@@ -121,6 +128,7 @@ builder.queryFields((t) => ({
           f.programmingLanguage ? { programmingLanguage: f.programmingLanguage } : {},
           f.slug ? { slug: { contains: f.slug, mode: 'insensitive' } } : {},
           f.name ? { name: { contains: f.name, mode: 'insensitive' } } : {},
+          f.slugExact ? { slug: f.slugExact } : {},
         ],
       };
       const { take, skip } = window(args);
@@ -140,6 +148,14 @@ builder.queryFields((t) => ({
       prisma().project.findFirst({ ...query, where: { AND: [{ slug: args.slug }, visibleProjects(ctx.viewer)] } }),
   }),
 }));
+  projectById: t.prismaField({
+    type: Project,
+    nullable: true,
+    description: 'One project by id (the v2 API looks projects up this way); null when there is none the caller can see.',
+    args: { id: t.arg.int({ required: true }) },
+    resolve: (query, _root, args, ctx) =>
+      prisma().project.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleProjects(ctx.viewer)] } }),
+  }),
 
 const RepositoryInput = builder.inputType('RepositoryInput', {
   fields: (t) => ({ url: t.string(), type: t.string({ description: 'Only `git`.' }) }),

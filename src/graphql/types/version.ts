@@ -39,6 +39,7 @@ export const Version = builder.prismaObject('Version', {
     hidden: t.exposeBoolean('hidden'),
     built: t.exposeBoolean('built', { description: 'True when the version has at least one successful build.' }),
     privacyLevel: t.expose('privacyLevel', { type: PrivacyLevelEnum }),
+    documentationType: t.exposeString('documentationType', { description: 'What built it: `sphinx`, `mkdocs`, …' }),
     machine: t.exposeBoolean('machine', { description: 'Managed by Lectern (`latest`, `stable`).' }),
     ref: t.string({
       nullable: true,
@@ -91,8 +92,22 @@ const VersionFilter = builder.inputType('VersionFilter', {
     type: t.field({ type: VersionTypeEnum }),
     slug: t.string({ description: 'Substring of the slug, case-insensitive.' }),
     verboseName: t.string({ description: 'Substring of the name, case-insensitive.' }),
+    projectSlug: t.string({ description: 'Only versions of this project (exact slug); used by the root `versions` list.' }),
   }),
 });
+
+/** The conditions of a VersionFilter, beside the caller's visibility. */
+function versionWhere(f: { active?: boolean | null; built?: boolean | null; hidden?: boolean | null; type?: string | null; slug?: string | null; verboseName?: string | null; projectSlug?: string | null }): Prisma.VersionWhereInput[] {
+  return [
+    f.active != null ? { active: f.active } : {},
+    f.built != null ? { built: f.built } : {},
+    f.hidden != null ? { hidden: f.hidden } : {},
+    f.type ? { type: f.type as Prisma.VersionWhereInput['type'] } : {},
+    f.slug ? { slug: { contains: f.slug, mode: 'insensitive' } } : {},
+    f.verboseName ? { verboseName: { contains: f.verboseName, mode: 'insensitive' } } : {},
+    f.projectSlug ? { project: { slug: f.projectSlug } } : {},
+  ];
+}
 
 builder.prismaObjectFields(Project, (t) => ({
   activeVersions: t.relation('versions', {
@@ -110,12 +125,7 @@ builder.prismaObjectFields(Project, (t) => ({
         AND: [
           { projectId: project.id, type: { not: 'external' } },
           visibleVersions(ctx.viewer),
-          f.active != null ? { active: f.active } : {},
-          f.built != null ? { built: f.built } : {},
-          f.hidden != null ? { hidden: f.hidden } : {},
-          f.type ? { type: f.type } : {},
-          f.slug ? { slug: { contains: f.slug, mode: 'insensitive' } } : {},
-          f.verboseName ? { verboseName: { contains: f.verboseName, mode: 'insensitive' } } : {},
+          ...versionWhere(f),
         ],
       };
       const { take, skip } = window(args);
@@ -137,6 +147,26 @@ builder.prismaObjectFields(Project, (t) => ({
       }),
   }),
 }));
+
+builder.queryField('versions', (t) =>
+  t.field({
+    type: VersionPage,
+    description: 'Versions of every project the caller can see, by name, highest first (the v2 API lists them this way).',
+    args: { filter: t.arg({ type: VersionFilter }), limit: t.arg.int(), offset: t.arg.int() },
+    complexity: pageComplexity,
+    resolve: (_root, args, ctx, info) => {
+      const where: Prisma.VersionWhereInput = {
+        AND: [{ type: { not: 'external' } }, visibleVersions(ctx.viewer), ...versionWhere(args.filter ?? {})],
+      };
+      const { take, skip } = window(args);
+      const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
+      return {
+        nodes: prisma().version.findMany({ ...query, where, orderBy: [{ verboseName: 'desc' }, { id: 'desc' }], take, skip }),
+        totalCount: () => prisma().version.count({ where }),
+      };
+    },
+  }),
+);
 
 builder.queryField('version', (t) =>
   t.prismaField({

@@ -1,0 +1,79 @@
+// Parsed pages kept between embeds, so repeated embeds of one page (a tooltip per reference on a
+// page of docs) parse it once. Keyed by storage key and checked by ETag on every use, so a page
+// replaced in storage is parsed again. Bounded by count and by an estimate of memory, least
+// recently used first out; one cache per storage, since two storages may hold the same keys.
+import type { Storage } from '../storage/index.ts';
+import type { ParsedPage } from './sphinx.ts';
+
+export const MAX_PAGES = 200;
+/** Parsed DOMs take several times their HTML; ParsedPage.size estimates that. */
+export const MAX_BYTES = 256 * 1024 * 1024;
+
+interface Entry {
+  etag: string;
+  page: ParsedPage;
+}
+
+export class PageCache {
+  readonly #entries = new Map<string, Entry>();
+  #bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    readonly maxPages = MAX_PAGES,
+    readonly maxBytes = MAX_BYTES,
+  ) {}
+
+  /** The entry for `key`, whatever its ETag (the caller asks storage whether it still holds). */
+  peek(key: string): Entry | undefined {
+    return this.#entries.get(key);
+  }
+
+  /** The page parsed from `key` at `etag`, marked as just used. */
+  get(key: string, etag: string): ParsedPage | undefined {
+    const e = this.#entries.get(key);
+    if (!e || e.etag !== etag) {
+      this.misses += 1;
+      return undefined;
+    }
+    this.#entries.delete(key);
+    this.#entries.set(key, e);
+    this.hits += 1;
+    return e.page;
+  }
+
+  set(key: string, etag: string, page: ParsedPage): void {
+    this.delete(key);
+    if (page.size > this.maxBytes) return;
+    this.#entries.set(key, { etag, page });
+    this.#bytes += page.size;
+    while (this.#entries.size > this.maxPages || this.#bytes > this.maxBytes) {
+      this.delete(this.#entries.keys().next().value!);
+    }
+  }
+
+  delete(key: string): void {
+    const e = this.#entries.get(key);
+    if (!e) return;
+    this.#entries.delete(key);
+    this.#bytes -= e.page.size;
+  }
+
+  clear(): void {
+    this.#entries.clear();
+    this.#bytes = 0;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
+const caches = new WeakMap<Storage, PageCache>();
+
+export function pageCache(storage: Storage): PageCache {
+  let c = caches.get(storage);
+  if (!c) caches.set(storage, (c = new PageCache()));
+  return c;
+}

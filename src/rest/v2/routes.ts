@@ -1,0 +1,167 @@
+// Every /api/v2 route of seed-api §4.2 (deprecated, read-only, public data only) as an entry keyed
+// by the GraphQL operation it runs, through the same router as v3 (src/rest/router.ts) with v2's
+// options: anonymous, no flex fields, unsorted keys, `{"detail": "Not found."}` for missing ids.
+import { RestError } from '../errors.ts';
+import { NO_FLEX } from '../flex.ts';
+import { selection, serialize, type Node } from '../resource.ts';
+import type { Route } from '../route.ts';
+import type express from 'express';
+import type { Yoga } from '../../app.ts';
+import { oneString, restRouter } from '../router.ts';
+import { Build, Project, Version } from './resources.ts';
+
+const page = (inner: string) => `${inner} { totalCount nodes { %s } }`;
+const fill = (template: string) => (s: string) => template.replace('%s', s);
+const paging = '$limit: Int, $offset: Int';
+
+/** Read the Docs returns every active version at once; Lectern's lists stop at 100 (decisions §1). */
+const ACTIVE_VERSIONS_LIMIT = 100;
+
+const EMBED_ARGS = ['project', 'version', 'doc', 'path', 'section', 'url'] as const;
+
+export const v2Routes: Route[] = [
+  {
+    name: 'project-list',
+    method: 'GET',
+    path: '/project/',
+    summary: 'Public projects, by slug',
+    auth: 'public',
+    status: 200,
+    envelope: 'page',
+    resource: Project,
+    filters: { slug: { field: 'slugExact', type: 'string' } },
+    operation: fill(`query(${paging}, $filter: ProjectFilter) { ${page('projects(filter: $filter, limit: $limit, offset: $offset)')} }`),
+    result: ['projects'],
+  },
+  {
+    name: 'project-detail',
+    method: 'GET',
+    path: '/project/{id}/',
+    summary: 'A public project by id',
+    auth: 'public',
+    status: 200,
+    envelope: 'object',
+    resource: Project,
+    operation: fill('query($id: Int!) { projectById(id: $id) { %s } }'),
+    result: ['projectById'],
+  },
+  {
+    name: 'project-active-versions',
+    method: 'GET',
+    path: '/project/{id}/active_versions/',
+    summary: "A project's active public versions, built or not, as `{versions: [...]}`",
+    auth: 'public',
+    status: 200,
+    envelope: 'object',
+    operation: fill(`query($id: Int!) { projectById(id: $id) { versions(filter: {active: true}, limit: ${ACTIVE_VERSIONS_LIMIT}) { nodes { %s } } } }`),
+    select: () => selection(Version, NO_FLEX),
+    result: ['projectById'],
+    respond: (data, env) => ({
+      status: 200,
+      body: { versions: (data.versions.nodes as Node[]).map((v) => serialize(Version, v, env, NO_FLEX)) },
+    }),
+  },
+  {
+    name: 'version-list',
+    method: 'GET',
+    path: '/version/',
+    summary: 'Public versions of every public project',
+    auth: 'public',
+    status: 200,
+    envelope: 'page',
+    resource: Version,
+    filters: { project__slug: { field: 'projectSlug', type: 'string' }, active: { field: 'active', type: 'boolean' } },
+    operation: fill(`query(${paging}, $filter: VersionFilter) { ${page('versions(filter: $filter, limit: $limit, offset: $offset)')} }`),
+    result: ['versions'],
+  },
+  {
+    name: 'version-detail',
+    method: 'GET',
+    path: '/version/{id}/',
+    summary: 'A public version by id',
+    auth: 'public',
+    status: 200,
+    envelope: 'object',
+    resource: Version,
+    operation: fill('query($id: Int!) { version(id: $id) { %s } }'),
+    result: ['version'],
+  },
+  {
+    name: 'build-list',
+    method: 'GET',
+    path: '/build/',
+    summary: 'Builds of public versions, newest first',
+    auth: 'public',
+    status: 200,
+    envelope: 'page',
+    resource: Build,
+    filters: { project__slug: { field: 'projectSlug', type: 'string' }, commit: { field: 'commit', type: 'string' } },
+    operation: fill(`query(${paging}, $filter: BuildFilter) { ${page('builds(filter: $filter, limit: $limit, offset: $offset)')} }`),
+    result: ['builds'],
+  },
+  {
+    name: 'build-detail',
+    method: 'GET',
+    path: '/build/{id}/',
+    summary: 'A build of a public version by id, with its commands',
+    auth: 'public',
+    status: 200,
+    envelope: 'object',
+    resource: Build,
+    operation: fill('query($id: Int!) { build(id: $id) { %s } }'),
+    result: ['build'],
+  },
+  {
+    name: 'embed',
+    method: 'GET',
+    path: '/embed/',
+    summary: 'A section of a page of public docs as HTML (rtd-behavior §6.4, historical algorithm)',
+    auth: 'public',
+    status: 200,
+    envelope: 'object',
+    operation: () =>
+      `query(${EMBED_ARGS.map((a) => `$${a}: String`).join(', ')}) { embed(${EMBED_ARGS.map((a) => `${a}: $${a}`).join(', ')}) { content headers { title anchor } url meta { project version doc section } } }`,
+    variables: (c) => Object.fromEntries(EMBED_ARGS.map((a) => [a, oneString(c.query[a]) ?? null])),
+    result: ['embed'],
+    respond: (data) => ({
+      status: 200,
+      body: {
+        content: data.content,
+        // Single-entry objects, title to anchor, as the historical API wrote its toc.
+        headers: (data.headers as Node[]).map((h) => ({ [h.title]: h.anchor })),
+        url: data.url,
+        meta: data.meta,
+      },
+    }),
+    // Read the Docs' own bodies: its 400, and its 404 for a page (or section source) it cannot read.
+    error: (e, c) => {
+      if (e.status === 400) return new RestError(400, { error: 'Invalid Arguments. Please provide "url" or "section" and "path" GET arguments.' });
+      if (e.status === 404 && (e.body as { detail?: string }).detail === 'Not found.') {
+        const q = (k: string) => oneString(c.query[k]) || null;
+        const path = q('path') ?? '';
+        const doc = q('doc');
+        return new RestError(404, { error: `Can't find content for section: doc=${doc ?? 'None'} path=${path} section=${q('section') ?? 'None'}` });
+      }
+      return e;
+    },
+  },
+];
+
+/** The /api/v2 router: v2's routes through the shared REST router, with v2's conventions. */
+export function v2Router(opts: { yoga: Yoga; publicUrl: string; maxBodyBytes: number }): express.Router {
+  const mount = '/api/v2';
+  return restRouter({
+    yoga: opts.yoga,
+    routes: v2Routes,
+    api: `${opts.publicUrl}${mount}`,
+    publicUrl: opts.publicUrl,
+    mount,
+    throttle: null,
+    maxBodyBytes: opts.maxBodyBytes,
+    authentication: 'anonymous',
+    flex: false,
+    // Read the Docs' v2 renderer does not sort keys: the representation's own order.
+    json: (body) => JSON.stringify(body),
+    root: (api) => ({ project: `${api}/project/`, version: `${api}/version/`, build: `${api}/build/`, embed: `${api}/embed/` }),
+  });
+}
