@@ -49,3 +49,7 @@ export const builder = new SchemaBuilder<{
     },
   },
 });
+
+// The root Subscription type (live build logs, over server-sent events), declared once here so
+// any type file can add its fields, as Query and Mutation are declared once in schema.ts.
+builder.subscriptionType({});

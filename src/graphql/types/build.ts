@@ -1,11 +1,14 @@
-// Builds and the commands they ran. Lists per project and per version, one build by id, and the
-// mutation that triggers a build.
+// Builds and the commands they ran. Lists per project and per version, one build by id, the
+// mutation that triggers a build, and the subscription that follows one live.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
+import { Repeater } from 'graphql-yoga';
+import { followBuild, type BuildProgress } from '../../builds/record.ts';
+import { LecternError, NotFoundError } from '../errors.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { visibleBuilds, visibleProjects } from '../../domain/access.ts';
 import { triggerBuild } from '../../domain/builds.ts';
-import { prisma } from '../../services.ts';
+import { prisma, services } from '../../services.ts';
 import { builder } from '../builder.ts';
 import { BuildStateEnum, pageComplexity, pageOf, window, type PageArgs } from './common.ts';
 import type { Context } from '../context.ts';
@@ -156,5 +159,89 @@ builder.mutationField('triggerBuild', (t) =>
     args: { project: t.arg.string({ required: true }), version: t.arg.string({ required: true }) },
     errors: writeErrors,
     resolve: (_root, args, ctx) => triggerBuild(ctx, args.project, args.version),
+  }),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Live build logs: a subscription (served over server-sent events by yoga) fed by followBuild(),
+// which re-reads the rows whenever the worker announces a write, wherever the worker runs.
+
+export const liveBuilds = {
+  /** Builds one client (a user, or an address when anonymous) may follow at once, per process. */
+  maxPerClient: 8,
+  /** Safety-net re-read when no announcement came (a write by code that does not announce). */
+  pollMs: 2000,
+};
+const following = new Map<string, number>();
+
+const BuildUpdateKindEnum = builder.enumType('BuildUpdateKind', {
+  values: {
+    STATE: { description: 'The build changed state (the first update always says the state it is in).' },
+    COMMAND_STARTED: { description: 'A command started; `output` is what it printed so far.' },
+    OUTPUT: { description: 'A running command printed more.' },
+    COMMAND_FINISHED: { description: 'A command ended, with its exit code; `output` is the rest of what it printed.' },
+  } as const,
+});
+
+const BuildUpdate = builder.objectRef<BuildProgress>('BuildUpdate').implement({
+  description: 'One change of a build being followed live.',
+  fields: (t) => ({
+    kind: t.field({ type: BuildUpdateKindEnum, resolve: (u) => u.kind }),
+    build: t.field({ type: Build, description: 'The build as it was at this update.', resolve: (u) => u.build }),
+    command: t.field({ type: BuildCommand, nullable: true, resolve: (u) => u.command }),
+    output: t.string({ nullable: true, description: "Text added to the command's output since its previous update (secrets masked).", resolve: (u) => u.output }),
+    outputOffset: t.int({
+      nullable: true,
+      description: "Where `output` goes in the command's whole output: keep what came before it, replace the rest. Equal to the length received so far unless earlier text was rewritten.",
+      resolve: (u) => u.outputOffset,
+    }),
+  }),
+});
+
+/** Who is asking, for the per-client bound: the user, or the address of an anonymous client. */
+function clientKey(ctx: Context): string {
+  if (ctx.viewer) return `user:${ctx.viewer.id}`;
+  const req = (ctx as { req?: { ip?: string; socket?: { remoteAddress?: string } } }).req;
+  return `addr:${req?.ip ?? req?.socket?.remoteAddress ?? 'unknown'}`;
+}
+
+builder.subscriptionField('buildUpdated', (t) =>
+  t.field({
+    type: BuildUpdate,
+    description:
+      'Follows one build live: its state changes and command output as they are recorded, ending after the update that says it is finished. The same builds as `Query.build` are visible.',
+    args: { id: t.arg.int({ required: true }) },
+    subscribe: (_root, args, ctx) =>
+      new Repeater<BuildProgress>(async (push, stop) => {
+        const key = clientKey(ctx);
+        const count = following.get(key) ?? 0;
+        if (count >= liveBuilds.maxPerClient) {
+          stop(new LecternError('CONFLICT', `This client already follows ${liveBuilds.maxPerClient} builds live: close one first.`));
+          return;
+        }
+        following.set(key, count + 1);
+        const controller = new AbortController();
+        void stop.then(() => controller.abort());
+        let found = false;
+        // Visibility is checked on every read, so a build that becomes private stops streaming.
+        const load = async () => {
+          const build = await prisma().build.findFirst({ where: { AND: [{ id: args.id }, visibleBuilds(ctx.viewer), { project: visibleProjects(ctx.viewer) }] } });
+          if (!build && !found) throw new NotFoundError('Build');
+          found = true;
+          return build;
+        };
+        try {
+          const updates = followBuild(prisma(), args.id, { load, signal: controller.signal, pollMs: liveBuilds.pollMs, databaseUrl: services().config.databaseUrl });
+          for await (const update of updates) await push(update);
+          stop();
+        } catch (e) {
+          stop(e);
+        } finally {
+          const left = (following.get(key) ?? 1) - 1;
+          if (left > 0) following.set(key, left);
+          else following.delete(key);
+        }
+      }),
+    resolve: (update) => update,
   }),
 );
