@@ -126,6 +126,8 @@ async function pipeline(req: WebhookRequest): Promise<WebhookResponse> {
   // rtd-behavior §7.2 step 2 (406 for a disabled project) has no counterpart: Lectern has no
   // disabled projects.
 
+  // An id past the column's range names no integration (and must not reach the query as one).
+  if (req.integrationId !== undefined && !(req.integrationId <= 2 ** 31 - 1)) return detail(404, NO_INTEGRATION);
   const candidates = await prisma().integration.findMany({
     where: req.integrationId !== undefined ? { id: req.integrationId, projectId: project.id } : { projectId: project.id, provider: req.provider! },
     orderBy: { id: 'asc' },

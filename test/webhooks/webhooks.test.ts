@@ -2,9 +2,13 @@
 // signed here with their secrets, versions synced from a real repository served by git daemon,
 // and what a user sees asserted: status, body, builds queued, versions created or removed.
 import { createHmac } from 'node:crypto';
+import { Writable } from 'node:stream';
+import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.ts';
+import { createLogger } from '../../src/log.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
 import { git, startGitServer, type GitServer } from '../helpers/git.ts';
 
 let t: TestApp;
@@ -293,7 +297,13 @@ describe('finding the project and the integration', () => {
 
   it('answers 404 when the project has no integration of that provider, or not that id', async () => {
     const elsewhere = await integration((await project('lookup-other')).slug, 'github');
-    for (const path of [`/api/v2/webhook/gitlab/${p.slug}/`, `/api/v2/webhook/bitbucket/${p.slug}/`, `/api/v2/webhook/${p.slug}/999999/`, `/api/v2/webhook/${p.slug}/${elsewhere.id}/`]) {
+    for (const path of [
+      `/api/v2/webhook/gitlab/${p.slug}/`,
+      `/api/v2/webhook/bitbucket/${p.slug}/`,
+      `/api/v2/webhook/${p.slug}/999999/`,
+      `/api/v2/webhook/${p.slug}/9999999999/`,
+      `/api/v2/webhook/${p.slug}/${elsewhere.id}/`,
+    ]) {
       const body = '{}';
       const res = await post(path, body, { 'x-hub-signature-256': sign(elsewhere.secret, body) });
       expect(res.status, path).toBe(404);
@@ -489,6 +499,39 @@ describe('generic API', () => {
       const res = await post(byId(), JSON.stringify({ token: hook.secret, branches }));
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ detail: '"branches" must be a branch name or a list of them' });
+    }
+  });
+});
+
+describe('logs', () => {
+  it('say which webhook was handled, never its secret, signature or token', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    // The same database and key, with a logger that keeps what it is given.
+    const { app } = buildApp({ config: t.config, db: t.db, log: createLogger('debug', sink), secretKey: TEST_SECRET_KEY });
+    const http = supertest(app);
+    const p = await project('logged', { sync: true });
+    const gh = await integration(p.slug, 'github');
+    const api = await integration(p.slug, 'generic');
+    const body = JSON.stringify(pushPayload('refs/heads/main'));
+    const signature = sign(gh.secret, body);
+    const sent = [
+      await http.post(`/api/v2/webhook/github/${p.slug}/`).set('content-type', 'application/json').set('x-github-event', 'push').set('x-hub-signature-256', signature).send(body),
+      await http.post(`/api/v2/webhook/github/${p.slug}/`).set('content-type', 'application/json').set('x-hub-signature-256', sign('wrong', body)).send(body),
+      await http.post(`/api/v2/webhook/${p.slug}/${api.id}/`).set('content-type', 'application/json').send(JSON.stringify({ token: api.secret })),
+      await http.post(`/api/v2/webhook/${p.slug}/${api.id}/`).set('content-type', 'application/json').send(JSON.stringify({ token: `${api.secret}0` })),
+    ];
+    expect(sent.map((r) => r.status)).toEqual([200, 400, 200, 404]);
+    const logged = lines.join('');
+    expect(logged).toContain('"project":"logged"');
+    for (const secret of [gh.secret, api.secret, signature, signature.slice(7), sign('wrong', body).slice(7)]) {
+      expect(logged).not.toContain(secret);
+      for (const r of sent) expect(r.text).not.toContain(secret);
     }
   });
 });
