@@ -86,7 +86,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
       publicUrl: config.publicUrl,
       syncVersions: syncProjectVersions,
     },
-    { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl },
+    { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl, leaseSeconds: config.buildLeaseSeconds },
   );
   await worker.start();
   log.info({ worker: worker.id, concurrency: config.buildConcurrency }, 'build worker started');

@@ -20,6 +20,8 @@ const schema = z.object({
   LECTERN_DOCS_DOMAIN: z.string().optional(),
   LECTERN_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   LECTERN_BUILD_CONCURRENCY: intFrom(1, 0, 64),
+  /** Seconds a worker holds a build without a heartbeat before another worker takes it back. */
+  LECTERN_BUILD_LEASE_SECONDS: intFrom(60, 3, 3600),
   LECTERN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Largest request body accepted, in bytes. */
   LECTERN_MAX_BODY_BYTES: intFrom(1_048_576, 1024, 100 * 1_048_576),
@@ -31,6 +33,12 @@ const schema = z.object({
     .string()
     .regex(/^(0|off|\d+\/(s|sec|second|m|min|minute|h|hour|d|day))$/, 'must be N/second, N/minute, N/hour, N/day or 0')
     .default('60/minute'),
+  /** Docs server behind nginx: answer with `X-Accel-Redirect: <prefix><storage key>` instead of the bytes (file: storage only). */
+  LECTERN_SERVE_X_ACCEL: z
+    .string()
+    .regex(/^\/(?:[A-Za-z0-9._~-]+\/)*$/, 'must be a path that starts and ends with /, such as /_lectern_files/')
+    .refine((v) => !v.split('/').some((s) => s === '.' || s === '..'), 'must not contain . or .. segments')
+    .optional(),
 });
 
 export type Env = z.input<typeof schema>;
@@ -45,11 +53,14 @@ export interface Config {
   docsDomain: string | undefined;
   secretKey: string | undefined;
   buildConcurrency: number;
+  buildLeaseSeconds: number;
   logLevel: z.infer<typeof schema>['LECTERN_LOG_LEVEL'];
   maxBodyBytes: number;
   graphql: { maxDepth: number; maxComplexity: number };
   /** REST v3 rate per user, as `N/unit`; `0` turns it off. */
   apiThrottle: string;
+  /** nginx internal location that maps to the file storage's objects/ directory; unset: Lectern sends the bytes. */
+  serveXAccel: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -62,9 +73,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     Object.keys(schema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]),
   );
   const parsed = schema.safeParse(known);
-  if (!parsed.success) {
+  // nginx can only be handed files it can read itself: X-Accel-Redirect needs local (file:) storage.
+  const xAccelIssue =
+    known.LECTERN_SERVE_X_ACCEL && known.LECTERN_STORAGE && !known.LECTERN_STORAGE.startsWith('file:')
+      ? [{ path: ['LECTERN_SERVE_X_ACCEL'], message: 'needs LECTERN_STORAGE=file:… (nginx must read the files itself)' }]
+      : [];
+  if (!parsed.success || xAccelIssue.length) {
     // Name the variable and the rule, never the value: it may be a secret.
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    const issues = [...(parsed.success ? [] : parsed.error.issues), ...xAccelIssue];
+    const lines = issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
@@ -79,9 +96,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     docsDomain: e.LECTERN_DOCS_DOMAIN,
     secretKey: e.LECTERN_SECRET_KEY,
     buildConcurrency: e.LECTERN_BUILD_CONCURRENCY,
+    buildLeaseSeconds: e.LECTERN_BUILD_LEASE_SECONDS,
     logLevel: e.LECTERN_LOG_LEVEL,
     maxBodyBytes: e.LECTERN_MAX_BODY_BYTES,
     graphql: { maxDepth: e.LECTERN_GRAPHQL_MAX_DEPTH, maxComplexity: e.LECTERN_GRAPHQL_MAX_COMPLEXITY },
     apiThrottle: e.LECTERN_API_THROTTLE,
+    serveXAccel: e.LECTERN_SERVE_X_ACCEL,
   };
 }

@@ -4,8 +4,9 @@
 // lines of its output. The pipeline reaches the rest of Lectern only through the database and
 // storage.
 // @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/rtd-behavior.md §9.3
-import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ZipArchive } from 'archiver';
 import type { PrismaClient } from '../db/database.ts';
@@ -46,9 +47,11 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   const version = build.versionId ? await prisma.version.findUnique({ where: { id: build.versionId } }) : null;
   const finish = async (data: { success: boolean; error: string | null }) => {
     await prisma.build.updateMany({
-      where: { id: build.id, state: { not: 'finished' } },
+      // Only while the build is still this worker's: one whose lease was taken back belongs to another.
+      where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
       data: { ...data, state: 'finished', finishedAt: new Date(), length: Math.round((Date.now() - started) / 1000), leaseExpiresAt: null },
     });
+    await Recorder.announce(prisma, build.id); // live logs end now, not at their next poll
   };
   if (!version) return finish({ success: false, error: 'The version of this build was deleted before it started.' });
 
@@ -153,7 +156,10 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
 
     // 3. Install.
     await setState('installing');
-    await run('Creating the environment', 'python -m venv', [SYSTEM_PYTHON, '-m', 'venv', '--system-site-packages', venv], { network: true });
+    // The machine's own pip is visible through the system site packages and installs into the venv
+    // (its sys.prefix), so the venv needs no copy of pip: that saves ensurepip's ~3 s per build.
+    const venvArgs = systemPipAvailable() ? ['--without-pip'] : [];
+    await run('Creating the environment', 'python -m venv', [SYSTEM_PYTHON, '-m', 'venv', '--system-site-packages', ...venvArgs, venv], { network: true });
     for (const entry of config.python?.install ?? []) {
       if ('requirements' in entry && entry.requirements) {
         await run('Installing', 'pip install -r', [`${venv}/bin/python`, '-m', 'pip', 'install', '--exists-action=w', '--no-cache-dir', '-r', entry.requirements], { network: true });
@@ -200,7 +206,12 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
           formats[format] = true;
         } catch (e) {
           if (e instanceof Aborted) throw e;
-          formatErrors.push(`${format}: ${(e as Error).message.split('\n')[0]}`);
+          // An offline format that fails is left out, not the build: the log says why.
+          const why = (e as Error).message.split('\n')[0]!;
+          formatErrors.push(`${format}: ${why}`);
+          await prisma.buildCommand.create({
+            data: { buildId: build.id, description: `${format} skipped`, command: `${format}`, output: `The ${format} download was not made: ${why}\n`, exitCode: 1, endTime: new Date() },
+          });
         }
       }
     } else {
@@ -215,7 +226,6 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     for (const [format, ext] of [['htmlzip', 'zip'], ['epub', 'epub'], ['pdf', 'pdf']] as const) {
       if (!formats[format]) continue;
       const file = path.join(output, format, `${project.slug}.${ext}`);
-      const { createReadStream } = await import('node:fs');
       await deps.storage.put(downloadKey(project.slug, version.slug, build.id, format), createReadStream(file));
     }
     const previous = await prisma.$transaction(async (tx) => {
@@ -235,9 +245,13 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       });
       return current.publishedBuildId;
     });
+    // The files no longer served go before the build is reported finished, so a finished build
+    // leaves storage as it will stay.
+    if (previous) {
+      await deps.storage.deletePrefix(buildPrefix(project.slug, version.slug, previous)).catch((e) => deps.log.warn({ err: e, build: previous }, 'could not delete the files of a replaced build'));
+    }
     await finish({ success: true, error: null });
     if (formatErrors.length) deps.log.warn({ build: build.id, formatErrors }, 'some offline formats failed');
-    if (previous) await deps.storage.deletePrefix(buildPrefix(project.slug, version.slug, previous)).catch(() => {});
   } catch (e) {
     if (e instanceof Aborted) return;
     if (e instanceof StepFailed) {
@@ -252,6 +266,20 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
 }
 
 export class Aborted extends Error {}
+
+let systemPip: boolean | undefined;
+/** Whether the system Python has pip (Debian's python3-pip), checked once. */
+function systemPipAvailable(): boolean {
+  if (systemPip === undefined) {
+    try {
+      execFileSync(SYSTEM_PYTHON, ['-c', 'import pip'], { stdio: 'ignore', timeout: 10_000 });
+      systemPip = true;
+    } catch {
+      systemPip = false;
+    }
+  }
+  return systemPip;
+}
 
 async function zipDirectory(dir: string, target: string, root: string): Promise<void> {
   await mkdir(path.dirname(target), { recursive: true });
@@ -270,7 +298,6 @@ async function moveSingle(dir: string, ext: string, target: string): Promise<voi
   const found = (await readdir(dir)).filter((f) => f.endsWith(ext));
   if (found.length !== 1) throw new StepFailed(`expected one ${ext} file in the output, found ${found.length}`);
   await mkdir(path.dirname(target), { recursive: true });
-  const { rename } = await import('node:fs/promises');
   await rename(path.join(dir, found[0]!), target);
 }
 

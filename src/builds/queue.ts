@@ -50,10 +50,15 @@ export async function heartbeat(db: PrismaClient, buildId: number, workerId: str
  * Returns the ids put back in the queue and the ids failed.
  */
 export async function reapExpired(db: PrismaClient): Promise<{ retried: number[]; failed: number[] }> {
+  // A retried build starts over: the commands of the attempt that died are not its record. They
+  // go in the same statement, so no worker can claim the build and record a command in between.
   const retried = await db.$queryRaw<{ id: number }[]>`
-    UPDATE "Build" SET "state" = 'triggered', "workerId" = NULL, "leaseExpiresAt" = NULL
-    WHERE "state" IN ('cloning', 'installing', 'building') AND "leaseExpiresAt" < now() AND "attempts" < ${MAX_ATTEMPTS}
-    RETURNING "id"`;
+    WITH r AS (
+      UPDATE "Build" SET "state" = 'triggered', "workerId" = NULL, "leaseExpiresAt" = NULL
+      WHERE "state" IN ('cloning', 'installing', 'building') AND "leaseExpiresAt" < now() AND "attempts" < ${MAX_ATTEMPTS}
+      RETURNING "id"
+    ), gone AS (DELETE FROM "BuildCommand" WHERE "buildId" IN (SELECT "id" FROM r))
+    SELECT "id" FROM r`;
   const failed = await db.$queryRaw<{ id: number }[]>`
     UPDATE "Build" SET
       "state" = 'finished',

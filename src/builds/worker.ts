@@ -55,7 +55,8 @@ export class Worker {
   }
 
   async #run(): Promise<void> {
-    const poll = this.opts.pollMs ?? 15_000;
+    // Expired leases are looked for at least twice per lease length, even when nothing wakes the loop.
+    const poll = Math.min(this.opts.pollMs ?? 15_000, (this.#leaseSeconds * 1000) / 2);
     let lastReap = 0;
     while (!this.#stopping) {
       const woken = new Promise<void>((resolve) => {

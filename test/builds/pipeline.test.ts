@@ -157,6 +157,24 @@ describe('an MkDocs project without a configuration file', () => {
   });
 });
 
+describe('offline formats', () => {
+  it('a format the machine cannot make (pdf without LaTeX) is left out with a message; the build succeeds', async () => {
+    const { existsSync } = await import('node:fs');
+    const repo = server.repo('wants-pdf', sphinxFiles({ '.readthedocs.yaml': 'version: 2\nformats: [pdf]\nsphinx:\n  configuration: docs/conf.py\n' }));
+    const p = await importProject(t, token, 'Wants PDF', repo.url);
+    const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
+    expect(build.success, build.error ?? '').toBe(true);
+    const v = await t.db.prisma.version.findFirstOrThrow({ where: { projectId: p.id, slug: 'latest' } });
+    if (existsSync('/usr/bin/latexmk')) {
+      expect(v.hasPdf).toBe(true);
+    } else {
+      expect(v.hasPdf).toBe(false);
+      const note = build.commands.find((c) => c.description === 'pdf skipped');
+      expect(note?.output).toMatch(/The pdf download was not made: PDF needs LaTeX/);
+    }
+  });
+});
+
 describe('build.commands', () => {
   it('replaces the default steps; output is taken from $READTHEDOCS_OUTPUT/html; variables reach it masked', async () => {
     const repo = server.repo('custom-commands', {

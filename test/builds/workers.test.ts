@@ -1,0 +1,180 @@
+// Workers that die and workers that share the queue. On both databases: a build whose worker
+// vanished (its lease ran out) is retried by another worker, or failed once it used its attempts.
+// On PostgreSQL, with real `lectern worker` processes: one killed with SIGKILL mid-build, and two
+// sharing 20 builds, each built exactly once.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimBuild, MAX_ATTEMPTS } from '../../src/builds/queue.ts';
+import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
+import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
+import { cliEnv, killChildren, root } from '../helpers/cli-process.ts';
+import { dbKind } from '../helpers/db.ts';
+import { startGitServer, type GitServer } from '../helpers/git.ts';
+import { spawn, type ChildProcess } from 'node:child_process';
+
+let t: TestApp;
+let server: GitServer;
+let token: string;
+
+beforeAll(async () => {
+  t = await testApp();
+  server = await startGitServer();
+  token = await t.user('ops');
+});
+afterAll(async () => {
+  await killChildren();
+  await server?.close();
+  await t?.close();
+});
+
+const commandsProject = (marker: string) => ({
+  '.readthedocs.yaml': [
+    'version: 2',
+    'build:',
+    '  commands:',
+    '    - mkdir -p $READTHEDOCS_OUTPUT/html',
+    `    - echo "<p>${marker}</p>" > $READTHEDOCS_OUTPUT/html/index.html`,
+    '',
+  ].join('\n'),
+});
+
+describe('a build whose worker vanished', () => {
+  it('is taken back when its lease runs out and built by another worker', async () => {
+    const repo = server.repo('orphan', commandsProject('orphan'));
+    const p = await importProject(t, token, 'Orphan', repo.url);
+    const id = await latestBuildOf(t, p.slug);
+    // A worker claims it and dies before doing anything (no heartbeat ever comes).
+    const claimed = await claimBuild(t.db.prisma, 'dead-worker', 2);
+    expect(claimed?.id).toBe(id);
+    const worker = await startTestWorker(t, { leaseSeconds: 3 });
+    try {
+      const build = await waitForBuild(t, id, 60_000);
+      expect(build.success, build.error ?? '').toBe(true);
+      expect(build.attempts).toBe(2);
+      expect(build.workerId).toBe(worker.id);
+      // Its record is the attempt that ran, once.
+      expect(build.commands.filter((c) => c.command.startsWith('git clone'))).toHaveLength(1);
+    } finally {
+      await worker.stop(1000);
+    }
+  });
+
+  it('is finished as failed, saying why, once it used its attempts', async () => {
+    const repo = server.repo('orphan-twice', commandsProject('orphan-twice'));
+    const p = await importProject(t, token, 'Orphan Twice', repo.url);
+    const id = await latestBuildOf(t, p.slug);
+    await t.db.prisma.build.update({ where: { id }, data: { attempts: MAX_ATTEMPTS - 1 } });
+    expect((await claimBuild(t.db.prisma, 'dead-worker', 2))?.id).toBe(id);
+    const worker = await startTestWorker(t, { leaseSeconds: 3 });
+    try {
+      const build = await waitForBuild(t, id, 60_000);
+      expect(build.success).toBe(false);
+      expect(build.error).toMatch(/worker running this build stopped/);
+      expect(build.finishedAt).not.toBeNull();
+    } finally {
+      await worker.stop(1000);
+    }
+  });
+});
+
+/** `lectern worker` as its own process on the test's PostgreSQL database and storage. */
+function startWorkerProcess(lease: number, concurrency = 1): ChildProcess & { output: () => string } {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lectern-worker-'));
+  const child = spawn(process.execPath, [path.join(root, 'src/bin.js'), 'worker'], {
+    cwd: root,
+    env: cliEnv({
+      DATABASE_URL: t.databaseUrl,
+      LECTERN_DATA_DIR: dataDir,
+      LECTERN_STORAGE: t.config.storage,
+      LECTERN_SECRET_KEY: TEST_SECRET_KEY,
+      LECTERN_PUBLIC_URL: t.config.publicUrl,
+      LECTERN_BUILD_LEASE_SECONDS: String(lease),
+      LECTERN_BUILD_CONCURRENCY: String(concurrency),
+      LECTERN_LOG_LEVEL: 'info',
+    }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+  return Object.assign(child, { output: () => out });
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+if (dbKind() === 'postgres') {
+  describe('lectern worker processes on one PostgreSQL', () => {
+    it('a worker killed with SIGKILL mid-build: the build is retried by another within its lease, never left running', async () => {
+      const repo = server.repo(
+        'killed',
+        sphinxFiles({ 'docs/conf.py': "import time\ntime.sleep(5)\nproject = 'Killed'\nhtml_theme = 'alabaster'\n" }),
+      );
+      const p = await importProject(t, token, 'Killed', repo.url);
+      const id = await latestBuildOf(t, p.slug);
+      const proc = startWorkerProcess(4);
+      await until('the worker process to reach the building step', async () => {
+        const b = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
+        return b.state === 'building';
+      });
+      const victim = (await t.db.prisma.build.findUniqueOrThrow({ where: { id } })).workerId;
+      proc.kill('SIGKILL');
+      await new Promise((r) => proc.once('exit', r));
+      const killedAt = Date.now();
+      const rescuer = await startTestWorker(t, { leaseSeconds: 4 });
+      try {
+        await until('the build to be taken back', async () => {
+          const b = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
+          return b.workerId !== victim;
+        });
+        // Taken back after the lease (4 s) ran out, not before and not long after.
+        expect(Date.now() - killedAt).toBeLessThan(15_000);
+        const build = await waitForBuild(t, id, 60_000);
+        expect(build.success, build.error ?? '').toBe(true);
+        expect(build.attempts).toBe(2);
+        expect(build.workerId).toBe(rescuer.id);
+      } finally {
+        await rescuer.stop(1000);
+      }
+    }, 120_000);
+
+    it('two workers given 20 builds build each exactly once', async () => {
+      const ids: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const repo = server.repo(`many-${i}`, commandsProject(`many-${i}`));
+        const p = await importProject(t, token, `Many ${i}`, repo.url);
+        ids.push(await latestBuildOf(t, p.slug));
+      }
+      const a = startWorkerProcess(30, 2);
+      const b = startWorkerProcess(30, 2);
+      try {
+        await until(
+          'all 20 builds to finish',
+          async () => (await t.db.prisma.build.count({ where: { id: { in: ids }, state: 'finished' } })) === 20,
+          180_000,
+        );
+        const builds = await t.db.prisma.build.findMany({ where: { id: { in: ids } }, include: { commands: true } });
+        for (const build of builds) {
+          expect(build.success, `${build.id}: ${build.error}`).toBe(true);
+          expect(build.attempts, `build ${build.id}`).toBe(1);
+          expect(build.commands.filter((c) => c.command.startsWith('git clone')), `build ${build.id}`).toHaveLength(1);
+        }
+        const byWorker = new Map<string, number>();
+        for (const build of builds) byWorker.set(build.workerId!, (byWorker.get(build.workerId!) ?? 0) + 1);
+        expect(byWorker.size, `builds per worker: ${JSON.stringify([...byWorker])}\n${a.output()}\n${b.output()}`).toBe(2);
+      } finally {
+        a.kill('SIGTERM');
+        b.kill('SIGTERM');
+        await Promise.all([a, b].map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+      }
+    }, 300_000);
+  });
+}
