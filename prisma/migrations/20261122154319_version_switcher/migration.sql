@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Project" ADD COLUMN     "versionSwitcher" BOOLEAN NOT NULL DEFAULT true;

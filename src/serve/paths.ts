@@ -1,0 +1,66 @@
+// Request paths of hosted docs, taken apart safely: every segment is decoded once and refused when
+// it could mean something else to storage (`..`, an encoded `/`, a backslash, NUL), so no request
+// can name a file outside the version it asks for. Storage's assertKey checks again behind this.
+
+/** A path below a docs root, split into decoded segments; `dir` when it ended with `/`. */
+export interface DocPath {
+  segments: string[];
+  /** The raw (still percent-encoded) segments, for building URLs that name the same thing. */
+  raw: string[];
+  dir: boolean;
+}
+
+/**
+ * `rest` is the raw path after the docs root: '' or '/' or '/en/latest/guide/'. Null for anything
+ * that cannot be a stored file's path: empty segments (`//`, an absolute path), `.` and `..` (also
+ * encoded), `%2f`, backslashes, NUL, control characters and malformed percent-encoding.
+ */
+export function parseDocPath(rest: string): DocPath | null {
+  if (rest === '' || rest === '/') return { segments: [], raw: [], dir: true };
+  if (!rest.startsWith('/')) return null;
+  const raw = rest.slice(1).split('/');
+  const dir = raw[raw.length - 1] === '';
+  if (dir) raw.pop();
+  const segments: string[] = [];
+  for (const r of raw) {
+    let s: string;
+    try {
+      s = decodeURIComponent(r);
+    } catch {
+      return null;
+    }
+    if (s === '' || s === '.' || s === '..' || /[/\\\x00-\x1f\x7f]/.test(s)) return null;
+    segments.push(s);
+  }
+  return { segments, raw, dir };
+}
+
+/** A decoded path as a URL path: each segment percent-encoded, exactly one leading `/`. */
+export function encodePath(decoded: string): string {
+  const body = decoded.replace(/^[/\\]+/, '');
+  return `/${body.split('/').map(encodeSegment).join('/')}`;
+}
+
+/** encodeURIComponent, keeping the characters that are common and harmless in paths readable. */
+function encodeSegment(s: string): string {
+  return encodeURIComponent(s).replace(/%(?:40|3A|2C|3B|3D|2B|24|21|27|28|29|2A)/g, decodeURIComponent);
+}
+
+/** Bytes a header value may not carry: anything outside visible ASCII is percent-encoded. */
+export function headerSafe(s: string): string {
+  return s.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c));
+}
+
+/** The query string of a request URL, with its `?`, or ''. */
+export function queryOf(originalUrl: string): string {
+  const q = originalUrl.indexOf('?');
+  return q < 0 || q === originalUrl.length - 1 ? '' : originalUrl.slice(q);
+}
+
+/** `location` with the request's query added (after any query `location` already has), as redirects keep it. */
+export function withQuery(location: string, query: string): string {
+  if (!query) return location;
+  const hash = location.indexOf('#');
+  const [head, frag] = hash < 0 ? [location, ''] : [location.slice(0, hash), location.slice(hash)];
+  return `${head}${head.includes('?') ? `&${query.slice(1)}` : query}${frag}`;
+}

@@ -1,0 +1,303 @@
+// The docs server (decisions §2): `/docs/<project>/<lang>/<version>/<path>`, subprojects under
+// `/projects/<alias>/`, translations under their main project, downloads under `/_/downloads/`,
+// and with LECTERN_DOCS_DOMAIN the same on `<project>.<domain>`. One middleware, mounted in
+// app.ts before the API routes, so a docs host answers every path itself.
+// @see ../../../shared/spec/decisions.md §1-§2, ../../../shared/reference/rtd-behavior.md §5.3, §5.7
+import compression from 'compression';
+import type { Request, RequestHandler, Response } from 'express';
+import { artifactPrefix, downloadKey } from '../builds/artifacts.ts';
+import type { Config } from '../config.ts';
+import { languageName } from '../domain/choices.ts';
+import { docsRoot, servedRoot } from '../domain/urls.ts';
+import { createContext } from '../graphql/context.ts';
+import { UnauthenticatedError } from '../graphql/errors.ts';
+import type { Logger } from '../log.ts';
+import { StorageKeyError, type Storage } from '../storage/index.ts';
+import { encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
+import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
+import {
+  listedVersions,
+  projectByHostLabel,
+  projectBySlug,
+  projectForLanguage,
+  publicFamily,
+  Reader,
+  subprojectByAlias,
+  versionOf,
+  type ServedProjectRow,
+  type ReadableVersion,
+} from './resolve.ts';
+import { Sender } from './send.ts';
+import { compareVersions, SWITCHER_JS, switcherTag } from './switcher.ts';
+
+export interface ServeDeps {
+  config: Config;
+  storage: Storage;
+  log: Logger;
+}
+
+/** How a request reached a project's docs: a `/docs/<slug>` path or a `<label>.<docs domain>` host. */
+interface Site {
+  /** URL path of the docs root as requested: `/docs/<slug>`, or '' on a docs host. */
+  base: string;
+  /** The raw path below it. */
+  rest: string;
+  slug?: string;
+  hostLabel?: string;
+}
+
+/** A project reached under a root, with what the answer needs to know about that root. */
+interface Scope {
+  req: Request;
+  res: Response;
+  reader: Reader;
+  /** The project the root belongs to (a subproject when reached by alias). */
+  top: ServedProjectRow;
+  base: string;
+  /** The root as docsRoot()/servedRoot() would write it, to tell canonical requests from others. */
+  requestRoot: string;
+  query: string;
+}
+
+const FORMATS = { pdf: 'pdf', htmlzip: 'zip', epub: 'epub' } as const;
+type DownloadFormat = keyof typeof FORMATS;
+
+const NOT_FOUND_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head>' +
+  '<body><h1>Not found</h1><p>There is no documentation page at this address.</p></body></html>';
+
+export function serveRouter(deps: ServeDeps): RequestHandler {
+  const { config, log } = deps;
+  const sender = new Sender(deps.storage, config.serveXAccel);
+  const gzip = compression();
+  const domain = config.docsDomain?.toLowerCase().replace(/^\.+|\.+$/g, '');
+
+  const siteOf = (req: Request): Site | null => {
+    if (domain) {
+      const host = ((domain.includes(':') ? req.get('host') : req.hostname) ?? '').toLowerCase();
+      if (host.endsWith(`.${domain}`)) {
+        const label = host.slice(0, -(domain.length + 1));
+        if (/^[a-z0-9][a-z0-9-]*$/.test(label)) return { base: '', rest: req.path, hostLabel: label };
+      }
+    }
+    const p = req.path;
+    if (p !== '/docs' && !p.startsWith('/docs/')) return null;
+    const m = /^\/docs\/([^/]+)(\/.*)?$/.exec(p);
+    if (!m) return { base: '/docs', rest: '' };
+    let slug: string;
+    try {
+      slug = decodeURIComponent(m[1]!);
+    } catch {
+      return { base: '/docs', rest: '' };
+    }
+    return { base: `/docs/${m[1]}`, rest: m[2] ?? '', slug };
+  };
+
+  const handle = async (req: Request, res: Response, site: Site): Promise<void> => {
+    // The switcher script is the same for every project: no lookups.
+    if (/^(?:\/projects\/[^/]+)?\/_\/switcher\.js$/.test(site.rest)) {
+      res.set('Cache-Control', 'public, max-age=86400').type('text/javascript; charset=utf-8').send(SWITCHER_JS);
+      return;
+    }
+    const slugOk = (s: string | undefined) => s !== undefined && /^[a-z0-9][a-z0-9_-]*$/.test(s);
+    if (!slugOk(site.slug ?? site.hostLabel)) return notFound(res);
+    let reader: Reader;
+    try {
+      reader = new Reader(await createContext(req.get('authorization')));
+    } catch (e) {
+      if (!(e instanceof UnauthenticatedError)) throw e;
+      res.status(401).set('WWW-Authenticate', 'Token').set('Cache-Control', 'no-store').type('text/plain').send(e.message);
+      return;
+    }
+    const root = site.slug ? await projectBySlug(site.slug) : await projectByHostLabel(site.hostLabel!);
+    // A private project reads as a missing one: its existence is not revealed.
+    if (!root || !(await reader.canSeeProject(root))) return notFound(res);
+    const path = parseDocPath(site.rest);
+    if (!path) return notFound(res);
+    let top = root;
+    let { base } = site;
+    let requestRoot = docsRoot(root.slug);
+    let { segments, raw } = path;
+    if (segments[0] === 'projects' && segments.length >= 2) {
+      const child = await subprojectByAlias(root.id, segments[1]!);
+      if (child && (await reader.canSeeProject(child))) {
+        top = child;
+        base = `${base}/projects/${raw[1]}`;
+        requestRoot = `${requestRoot}/projects/${segments[1]}`;
+        segments = segments.slice(2);
+        raw = raw.slice(2);
+      }
+    }
+    const scope: Scope = { req, res, reader, top, base, requestRoot, query: queryOf(req.originalUrl) };
+    await serveUnder(scope, segments, raw, path.dir);
+  };
+
+  /** Where `project` is reached from this request: the same root when it is canonical here, else its canonical root. */
+  const rootFor = (s: Scope, project: ServedProjectRow) => {
+    const canonical = servedRoot(project);
+    return canonical === s.requestRoot ? s.base : canonical;
+  };
+
+  const serveUnder = async (s: Scope, segments: string[], raw: string[], dir: boolean): Promise<void> => {
+    const { top, reader } = s;
+    if (segments.length === 0) {
+      return redirect(s, 302, `${rootFor(s, top)}/${top.language}/${encodeURIComponent(top.defaultVersion)}/`);
+    }
+    if (segments[0] === '_') return special(s, segments.slice(1));
+
+    const decodedPath = `/${segments.join('/')}${dir ? '/' : ''}`;
+    const language = segments[0]!;
+    const project = await projectForLanguage(top, language);
+    if (!project || !(await reader.canSeeProject(project))) {
+      // Not a language of this project: only exact and prefix redirects can know the path.
+      return missing(s, top, { path: decodedPath, filename: null, language: top.language, version: top.defaultVersion }, null);
+    }
+    const canonical = rootFor(s, project);
+    if (canonical !== s.base) return redirect(s, 302, `${canonical}/${raw.join('/')}${dir ? '/' : ''}`);
+    if (segments.length === 1) return redirect(s, 302, `${s.base}/${raw[0]}/${encodeURIComponent(project.defaultVersion)}/`);
+
+    const versionSlug = segments[1]!;
+    const file = segments.slice(2);
+    const fileRaw = raw.slice(2);
+    const filename = `/${file.join('/')}${dir && file.length ? '/' : ''}`;
+    const rr: RedirectRequest = { path: decodedPath, filename, language, version: versionSlug };
+    const version = await reader.readable(project, await versionOf(project.id, versionSlug));
+    if (!version) return missing(s, project, rr, null);
+
+    const forced = matchRedirect(project.redirects, rr, (r) => r.force);
+    if (forced) return userRedirect(s, forced);
+    // `/en/latest` is the version's root: relative links in its index need the slash.
+    if (file.length === 0 && !dir) return redirect(s, 302, `${s.base}/${raw.join('/')}/`);
+
+    const prefix = artifactPrefix(project.slug, version.slug, version.publishedBuildId, 'html');
+    const key = file.length === 0 ? 'index.html' : `${file.join('/')}${dir ? '/index.html' : ''}`;
+    const isPrivate = project.privacyLevel !== 'public' || version.privacyLevel !== 'public';
+    const tag = project.versionSwitcher
+      ? switcherTag({ base: s.base, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
+      : undefined;
+    if (await sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag })) return;
+    // `dir` names a directory with an index: the same page at `dir/`, whose relative links work.
+    if (!dir && (await sender.exists(`${prefix}/${key}/index.html`))) return redirect(s, 302, `${s.base}/${raw.join('/')}/`);
+    return missing(s, project, rr, { version, prefix });
+  };
+
+  /**
+   * A page that is not there: the redirects not tried yet, then the project's own 404.html (of
+   * this version, else of the default version), then a plain 404.
+   */
+  const missing = async (
+    s: Scope,
+    project: ServedProjectRow,
+    rr: RedirectRequest,
+    current: { version: ReadableVersion; prefix: string } | null,
+  ): Promise<void> => {
+    const hit = matchRedirect(project.redirects, rr, (r) => !r.force || current === null);
+    if (hit) return userRedirect(s, hit);
+    const page = { status: 404 as const, cacheControl: 'no-cache' };
+    if (current && (await sender.send(s.req, s.res, `${current.prefix}/404.html`, page))) return;
+    if (current?.version.slug !== project.defaultVersion) {
+      const fallback = await s.reader.readable(project, await versionOf(project.id, project.defaultVersion));
+      if (fallback) {
+        const prefix = artifactPrefix(project.slug, fallback.slug, fallback.publishedBuildId, 'html');
+        if (await sender.send(s.req, s.res, `${prefix}/404.html`, page)) return;
+      }
+    }
+    notFound(s.res);
+  };
+
+  /** `/_/versions/<lang>.json` (the switcher's data) and `/_/downloads/<lang>/<version>/<format>/`. */
+  const special = async (s: Scope, segments: string[]): Promise<void> => {
+    if (segments[0] === 'versions' && segments.length === 2 && segments[1]!.endsWith('.json')) {
+      return versionsJson(s, segments[1]!.slice(0, -'.json'.length));
+    }
+    if (segments[0] === 'downloads' && segments.length === 4) {
+      const [language, versionSlug, format] = segments.slice(1) as [string, string, string];
+      if (Object.hasOwn(FORMATS, format)) return download(s, language, versionSlug, format as DownloadFormat);
+    }
+    notFound(s.res);
+  };
+
+  const download = async (s: Scope, language: string, versionSlug: string, format: DownloadFormat): Promise<void> => {
+    // downloadUrl() names the project's own slug and language; a translation is also found under its main project.
+    const project = await projectForLanguage(s.top, language);
+    if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res);
+    const version = await s.reader.readable(project, await versionOf(project.id, versionSlug));
+    if (!version) return notFound(s.res);
+    const has = { pdf: version.hasPdf, htmlzip: version.hasHtmlzip, epub: version.hasEpub }[format];
+    if (!has) return notFound(s.res);
+    const isPrivate = project.privacyLevel !== 'public' || version.privacyLevel !== 'public';
+    const sent = await sender.send(s.req, s.res, downloadKey(project.slug, version.slug, version.publishedBuildId, format), {
+      cacheControl: isPrivate ? 'private, no-cache' : 'public, max-age=3600',
+      downloadName: `${project.slug}-${version.slug}.${FORMATS[format]}`,
+    });
+    if (!sent) notFound(s.res);
+  };
+
+  const versionsJson = async (s: Scope, language: string): Promise<void> => {
+    const project = await projectForLanguage(s.top, language);
+    if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res);
+    const root = rootFor(s, project);
+    const versions = (await listedVersions(project.id)).sort((a, b) => compareVersions(a.slug, b.slug));
+    const family = project.privacyLevel === 'public' ? await publicFamily(project) : [project];
+    s.res.set('Cache-Control', project.privacyLevel === 'public' ? 'public, max-age=60' : 'private, no-cache');
+    s.res.json({
+      project: project.slug,
+      language: project.language,
+      defaultVersion: project.defaultVersion,
+      versions: versions.map((v) => ({ slug: v.slug, name: v.verboseName, url: `${root}/${project.language}/${encodeURIComponent(v.slug)}/` })),
+      translations: family.map((t) => ({
+        language: t.language,
+        name: languageName(t.language),
+        project: t.slug,
+        url: `${rootFor(s, t)}/${t.language}/`,
+      })),
+    });
+  };
+
+  const userRedirect = (s: Scope, m: RedirectMatch): void => {
+    s.res.set('X-Lectern-Redirect', 'user');
+    if (m.absolute) return redirect(s, m.status, m.target);
+    // Relative targets stay on this host and under this docs root; encodePath leaves exactly one
+    // leading slash, so a splat can never turn the path into `//other.host`.
+    const cut = m.target.search(/[?#]/);
+    const [p, tail] = cut < 0 ? [m.target, ''] : [m.target.slice(0, cut), m.target.slice(cut)];
+    redirect(s, m.status, `${s.base}${encodePath(p)}${tail}`);
+  };
+
+  return (req, res, next) => {
+    const site = siteOf(req);
+    if (!site) return next();
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('Method not allowed.');
+      return;
+    }
+    gzip(req, res, () => {
+      handle(req, res, site).catch((err: unknown) => {
+        // A key storage refuses is a path that names nothing: 404, never 500.
+        if (err instanceof StorageKeyError) return notFound(res);
+        log.error({ err, path: req.path }, 'docs request failed');
+        if (res.headersSent) res.destroy();
+        else res.status(500).set('Cache-Control', 'no-store').type('text/plain').send('Internal server error.');
+      });
+    });
+  };
+}
+
+function redirect(s: Scope, status: 301 | 302, location: string): void {
+  s.res
+    .status(status)
+    .set('Location', headerSafe(withQuery(location, s.query)))
+    .set('Cache-Control', status === 301 ? 'public, max-age=3600' : 'no-cache')
+    .type('text/plain')
+    .end(`Redirecting to ${headerSafe(withQuery(location, s.query))}`);
+}
+
+function notFound(res: Response): void {
+  res.status(404).set('Cache-Control', 'no-cache').type('html').send(NOT_FOUND_PAGE);
+}
+
+/** HTML is revalidated on every view (a new build may have replaced it); other files are kept a while. */
+function cacheControl(key: string, isPrivate: boolean): string {
+  if (isPrivate) return 'private, no-cache';
+  return /\.html?$/.test(key) ? 'public, no-cache' : 'public, max-age=3600';
+}

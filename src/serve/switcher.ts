@@ -1,0 +1,101 @@
+// The small version and language menu of hosted docs: a script tag put into served HTML pages,
+// the script itself (one static file) and the JSON it reads. A project turns it off with
+// Project.versionSwitcher. The script builds its menu with DOM calls only (no innerHTML), so no
+// version name or URL can inject markup.
+
+/** Bumped when the script changes, so browsers holding the old one fetch the new one. */
+export const SWITCHER_REVISION = '1';
+
+export const SWITCHER_JS = `/* Lectern version and language switcher */
+(function () {
+  var script = document.currentScript;
+  if (!script || !window.fetch) return;
+  var d = script.dataset;
+  function pick(label, name, items, current, go) {
+    var wrap = document.createElement('label');
+    wrap.style.cssText = 'display:inline-block;margin:0 .3em';
+    wrap.appendChild(document.createTextNode(label + ' '));
+    var select = document.createElement('select');
+    select.name = name;
+    select.setAttribute('aria-label', label);
+    items.forEach(function (item) {
+      var option = document.createElement('option');
+      option.value = item.value;
+      option.textContent = item.text;
+      if (item.value === current) option.selected = true;
+      select.appendChild(option);
+    });
+    select.addEventListener('change', function () { go(select.value); });
+    wrap.appendChild(select);
+    return wrap;
+  }
+  fetch(d.versions, { credentials: 'same-origin' })
+    .then(function (r) { return r.ok ? r.json() : null; })
+    .then(function (data) {
+      if (!data) return;
+      var page = d.page || '';
+      var versions = data.versions.slice();
+      // A hidden version is served but not listed: still show where the reader is.
+      if (!versions.some(function (v) { return v.slug === d.version; })) {
+        versions.unshift({ slug: d.version, name: d.version, url: d.base + '/' + d.language + '/' + d.version + '/' });
+      }
+      var byVersion = {};
+      versions.forEach(function (v) { byVersion[v.slug] = v; });
+      var box = document.createElement('nav');
+      box.id = 'lectern-switcher';
+      box.setAttribute('aria-label', 'Versions and languages');
+      box.style.cssText = 'position:fixed;right:1em;bottom:1em;z-index:2147483647;background:#fff;color:#222;' +
+        'border:1px solid #bbb;border-radius:4px;padding:.4em .5em;font:13px/1.4 sans-serif;box-shadow:0 1px 4px rgba(0,0,0,.2)';
+      box.appendChild(pick('Version', 'version', versions.map(function (v) { return { value: v.slug, text: v.name }; }), d.version,
+        function (slug) { window.location.href = byVersion[slug].url + page; }));
+      var languages = data.translations || [];
+      if (languages.length > 1) {
+        var byLanguage = {};
+        languages.forEach(function (t) { byLanguage[t.language] = t; });
+        box.appendChild(pick('Language', 'language', languages.map(function (t) { return { value: t.language, text: t.name }; }), d.language,
+          function (code) { window.location.href = byLanguage[code].url + encodeURIComponent(d.version) + '/' + page; }));
+      }
+      document.body.appendChild(box);
+    })
+    .catch(function () {});
+})();
+`;
+
+const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+export interface SwitcherTag {
+  /** URL path of the docs root the page was reached by ('' on a project's own host). */
+  base: string;
+  language: string;
+  version: string;
+  /** The page, still URL-encoded, relative to the version's root ('' for the root page). */
+  page: string;
+}
+
+export function switcherTag(t: SwitcherTag): string {
+  const attrs = {
+    src: `${t.base}/_/switcher.js?v=${SWITCHER_REVISION}`,
+    'data-versions': `${t.base}/_/versions/${encodeURIComponent(t.language)}.json`,
+    'data-base': t.base,
+    'data-language': t.language,
+    'data-version': t.version,
+    'data-page': t.page,
+  };
+  return `<script ${Object.entries(attrs).map(([k, v]) => `${k}="${escapeAttr(v)}"`).join(' ')}></script>`;
+}
+
+/**
+ * The page with `tag` before its last `</body>` (at the end when there is none). Works on bytes,
+ * so pages in any ASCII-compatible encoding come out unchanged apart from the tag.
+ */
+export function injectTag(html: Buffer, tag: string): Buffer {
+  const at = Math.max(html.lastIndexOf('</body>'), html.lastIndexOf('</BODY>'), html.lastIndexOf('</Body>'));
+  const insert = Buffer.from(tag);
+  return at < 0 ? Buffer.concat([html, insert]) : Buffer.concat([html.subarray(0, at), insert, html.subarray(at)]);
+}
+
+/** Menu order: latest, stable, then the rest newest first (numbers compared as numbers). */
+export function compareVersions(a: string, b: string): number {
+  const rank = (s: string) => (s === 'latest' ? 0 : s === 'stable' ? 1 : 2);
+  return rank(a) - rank(b) || b.localeCompare(a, 'en', { numeric: true });
+}

@@ -1,0 +1,176 @@
+// Real builder output for the docs-server tests: runs Sphinx and MkDocs (Debian's) on the fixture
+// sources in test/fixtures/serve/, and publishes the result the way src/builds/pipeline.ts step 5
+// does (files to artifactPrefix, then one update makes them the version's published build).
+import { execFile } from 'node:child_process';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ZipArchive } from 'archiver';
+import { artifactPrefix, downloadKey } from '../../src/builds/artifacts.ts';
+import type { PrivacyLevel } from '../../src/generated/prisma/client.ts';
+import type { TestApp } from './app.ts';
+
+const run = promisify(execFile);
+
+export const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/serve');
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Fails (never skips) when a tool is missing, naming the Debian package that provides it. */
+export function requireTool(file: string, debianPackage: string): void {
+  if (!existsSync(file)) throw new Error(`${file} is missing: install it with \`apt-get install -y ${debianPackage}\` (test/setup/system-deps.sh does when run as root)`);
+}
+
+const outputs = new Map<string, Promise<string>>();
+
+/** Built once per test file (per module instance) and reused by every test in it. */
+function cached(key: string, build: () => Promise<string>): Promise<string> {
+  let p = outputs.get(key);
+  if (!p) {
+    p = build();
+    outputs.set(key, p);
+  }
+  return p;
+}
+
+const tmp = (name: string) => mkdtemp(path.join(os.tmpdir(), `lectern-serve-${name}-`));
+
+/** `sphinx-build -b <builder>` of a fixture; `overrides` are -D settings (e.g. release). Returns the output directory. */
+export function sphinxBuild(fixture: string, opts: { builder?: 'html' | 'epub' | 'singlehtml'; overrides?: Record<string, string> } = {}): Promise<string> {
+  const builder = opts.builder ?? 'html';
+  return cached(`sphinx:${fixture}:${builder}:${JSON.stringify(opts.overrides ?? {})}`, async () => {
+    requireTool('/usr/bin/sphinx-build', 'python3-sphinx');
+    const out = await tmp(`sphinx-${builder}`);
+    const defines = Object.entries(opts.overrides ?? {}).flatMap(([k, v]) => ['-D', `${k}=${v}`]);
+    await run('/usr/bin/sphinx-build', ['-q', '-b', builder, '-d', path.join(out, '.doctrees'), ...defines, path.join(FIXTURES, fixture), path.join(out, builder)]);
+    return path.join(out, builder);
+  });
+}
+
+/** `python3 -m mkdocs build` of a fixture (Debian's python3, which sees Debian's mkdocs). */
+export function mkdocsBuild(fixture: string): Promise<string> {
+  return cached(`mkdocs:${fixture}`, async () => {
+    requireTool('/usr/bin/mkdocs', 'mkdocs');
+    const out = path.join(await tmp('mkdocs'), 'site');
+    await run('/usr/bin/python3', ['-m', 'mkdocs', 'build', '-q', '-f', path.join(FIXTURES, fixture, 'mkdocs.yml'), '-d', out]);
+    return out;
+  });
+}
+
+/** The HTML output zipped under one top folder, as the pipeline makes the htmlzip download. */
+export function htmlZip(htmlDir: string, name: string): Promise<string> {
+  return cached(`zip:${htmlDir}`, async () => {
+    const target = path.join(await tmp('zip'), `${name}.zip`);
+    await new Promise<void>((resolve, reject) => {
+      const out = createWriteStream(target);
+      const zip = new ZipArchive({ zlib: { level: 6 } });
+      out.on('close', () => resolve());
+      zip.on('error', reject);
+      zip.pipe(out);
+      zip.directory(htmlDir, name);
+      void zip.finalize();
+    });
+    return target;
+  });
+}
+
+/** A PDF of a built page, printed by headless Chromium (no LaTeX on these machines). */
+export function printPdf(htmlFile: string): Promise<string> {
+  return cached(`pdf:${htmlFile}`, async () => {
+    requireTool(CHROMIUM, 'chromium');
+    const dir = await tmp('pdf');
+    const target = path.join(dir, 'doc.pdf');
+    await run(CHROMIUM, [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      `--user-data-dir=${path.join(dir, 'profile')}`,
+      `--print-to-pdf=${target}`,
+      `file://${htmlFile}`,
+    ]);
+    return target;
+  });
+}
+
+export interface ProjectSpec {
+  slug: string;
+  language?: string;
+  privacyLevel?: PrivacyLevel;
+  defaultVersion?: string;
+  /** User ids of the maintainers. */
+  maintainers?: number[];
+  mainLanguageProjectId?: number;
+  versionSwitcher?: boolean;
+}
+
+export async function makeProject(t: TestApp, spec: ProjectSpec) {
+  return t.db.prisma.project.create({
+    data: {
+      name: spec.slug,
+      slug: spec.slug,
+      repositoryUrl: `https://example.com/${spec.slug}.git`,
+      language: spec.language ?? 'en',
+      privacyLevel: spec.privacyLevel ?? 'public',
+      defaultVersion: spec.defaultVersion ?? 'latest',
+      mainLanguageProjectId: spec.mainLanguageProjectId ?? null,
+      versionSwitcher: spec.versionSwitcher ?? true,
+      users: { connect: (spec.maintainers ?? []).map((id) => ({ id })) },
+    },
+  });
+}
+
+export interface PublishSpec {
+  project: { id: number; slug: string };
+  version: string;
+  /** Directory of HTML builder output. */
+  html: string;
+  downloads?: Partial<Record<'pdf' | 'htmlzip' | 'epub', string>>;
+  /** Version fields to set besides the published build (hidden, privacyLevel, active…). */
+  versionData?: { hidden?: boolean; privacyLevel?: PrivacyLevel; active?: boolean; verboseName?: string };
+  documentationType?: string;
+}
+
+/** Publishes built output as a finished, successful build of the version (created when missing). */
+export async function publish(t: TestApp, spec: PublishSpec): Promise<{ buildId: number; versionId: number }> {
+  const prisma = t.db.prisma;
+  const { project } = spec;
+  const version = await prisma.version.upsert({
+    where: { projectId_slug: { projectId: project.id, slug: spec.version } },
+    create: { projectId: project.id, slug: spec.version, verboseName: spec.versionData?.verboseName ?? spec.version, type: 'branch', active: true },
+    update: {},
+  });
+  const now = new Date();
+  const build = await prisma.build.create({
+    data: { projectId: project.id, versionId: version.id, versionSlug: version.slug, state: 'finished', success: true, startedAt: now, finishedAt: now, length: 1 },
+  });
+  // Step 5: all files first; then the one update that makes them the served ones.
+  await t.storage.putDirectory(spec.html, artifactPrefix(project.slug, version.slug, build.id, 'html'));
+  for (const [format, file] of Object.entries(spec.downloads ?? {}) as ['pdf' | 'htmlzip' | 'epub', string][]) {
+    await t.storage.put(downloadKey(project.slug, version.slug, build.id, format), createReadStream(file));
+  }
+  await prisma.version.update({
+    where: { id: version.id },
+    data: {
+      built: true,
+      active: true,
+      publishedBuildId: build.id,
+      lastBuildId: build.id,
+      hasPdf: Boolean(spec.downloads?.pdf),
+      hasHtmlzip: Boolean(spec.downloads?.htmlzip),
+      hasEpub: Boolean(spec.downloads?.epub),
+      documentationType: spec.documentationType ?? 'sphinx',
+      ...spec.versionData,
+    },
+  });
+  return { buildId: build.id, versionId: version.id };
+}
+
+export async function ensureDir(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
