@@ -122,7 +122,7 @@ export async function embed(ctx: Context, args: EmbedArgs): Promise<EmbedResult 
     if (!at) throw new NotFoundError('Project');
     projectSlug = at.project;
     versionSlug = at.version;
-    via = { alias: at.alias, language: at.language, hostLabel: !url.includes('/docs/') };
+    via = { alias: at.alias, language: at.language, hostLabel: at.byHost };
     path = at.filename;
     section = at.fragment || null;
   } else if (!projectSlug || (!path && !doc)) {

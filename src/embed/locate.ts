@@ -28,6 +28,8 @@ export function candidateFiles(doc: string): string[] | null {
 export interface DocsLocation {
   /** The project in the URL: its slug, or the host label under LECTERN_DOCS_DOMAIN (`_` shown as `-`). */
   project: string;
+  /** Whether the project came from the host name (LECTERN_DOCS_DOMAIN) rather than the path. */
+  byHost: boolean;
   /** Set for a subproject's URL: `/projects/<alias>/` below its parent. */
   alias: string | null;
   language: string;
@@ -60,12 +62,14 @@ export function unresolveDocsUrl(text: string): DocsLocation | null {
   const { publicUrl, docsDomain } = services().config;
   const pub = new URL(publicUrl);
   let project: string | null = null;
+  let byHost = false;
   let rest: string[];
   // Segments as sent (still percent-encoded); the URL parser has already applied `.` and `..`.
   const segments = url.pathname.split('/').slice(1);
   if (docsDomain && url.hostname.endsWith(`.${docsDomain}`)) {
     project = url.hostname.slice(0, -(docsDomain.length + 1));
     if (!project || project.includes('.')) return null;
+    byHost = true;
     rest = segments;
   } else {
     if (url.host !== pub.host) return null;
@@ -90,5 +94,5 @@ export function unresolveDocsUrl(text: string): DocsLocation | null {
   const filename = decode(file);
   if (filename === null) return null;
   const fragment = decode(url.hash.replace(/^#/, '')) ?? '';
-  return { project, alias, language, version, filename, fragment };
+  return { project, byHost, alias, language, version, filename, fragment };
 }

@@ -3,7 +3,7 @@
 // (src/builds/pipeline.ts): files into storage under the artifact prefix, a finished successful
 // Build row, then the version pointed at it (publishedBuildId, built, active).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -22,9 +22,13 @@ export async function sphinxHtml(sourceDir: string, extraArgs: string[] = []): P
   // -E: no saved environment; -q: warnings only. The doctrees go beside the output, not into it
   // (and not into the fixture's source directory).
   const doctrees = mkdtempSync(path.join(os.tmpdir(), 'lectern-embed-doctrees-'));
-  await promisify(execFile)(SPHINX_BUILD, ['-E', '-q', '-b', 'html', '-d', doctrees, ...extraArgs, sourceDir, out], {
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  try {
+    await promisify(execFile)(SPHINX_BUILD, ['-E', '-q', '-b', 'html', '-d', doctrees, ...extraArgs, sourceDir, out], {
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } finally {
+    rmSync(doctrees, { recursive: true, force: true });
+  }
   return out;
 }
 

@@ -271,6 +271,13 @@ describe('builds', () => {
     expect(res.body.next).toBe('http://lectern.test/api/v2/build/?limit=2&offset=2');
   });
 
+  it('reads bad paging values as Read the Docs does, never failing', async () => {
+    expect(idsOf(await get('/build/?limit=abc&offset=-5'))).toEqual([13, 12, 2, 1]);
+    expect((await get('/build/?limit=0')).body.results).toHaveLength(4);
+    const past = await get('/version/?offset=99999999999');
+    expect([past.status, past.body.results]).toEqual([200, []]);
+  });
+
   it('shows a successful build: error is "" and state a string', async () => {
     golden(await get('/build/1/'), 'v2-build-detail');
     const b = (await get('/build/1/')).body;
