@@ -79,6 +79,24 @@ describe('a build whose worker vanished', () => {
   });
 });
 
+describe('a worker asked to stop', () => {
+  it('gives a build still running after its grace period back to the queue, clean', async () => {
+    const repo = server.repo('slow-stop', sphinxFiles({ 'docs/conf.py': "import time\ntime.sleep(60)\nproject = 'Slow'\n" }));
+    const p = await importProject(t, token, 'Slow Stop', repo.url);
+    const id = await latestBuildOf(t, p.slug);
+    const worker = await startTestWorker(t);
+    await until('the build to reach the building step', async () => (await t.db.prisma.build.findUniqueOrThrow({ where: { id } })).state === 'building');
+    const stopping = Date.now();
+    await worker.stop(500);
+    expect(Date.now() - stopping).toBeLessThan(10_000);
+    const build = await t.db.prisma.build.findUniqueOrThrow({ where: { id }, include: { commands: true } });
+    expect(build).toMatchObject({ state: 'triggered', workerId: null, attempts: 0 });
+    expect(build.commands).toEqual([]);
+    // Not left for later tests to pick up.
+    await t.db.prisma.build.update({ where: { id }, data: { state: 'finished', success: false, error: 'test over' } });
+  });
+});
+
 /** `lectern worker` as its own process on the test's PostgreSQL database and storage. */
 function startWorkerProcess(lease: number, concurrency = 1): ChildProcess & { output: () => string } {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lectern-worker-'));
@@ -144,6 +162,20 @@ if (dbKind() === 'postgres') {
       } finally {
         await rescuer.stop(1000);
       }
+    }, 120_000);
+
+    it('SIGTERM lets the running build finish, then the process exits 0', async () => {
+      const repo = server.repo('sigterm', sphinxFiles({ 'docs/conf.py': "import time\ntime.sleep(3)\nproject = 'Term'\nhtml_theme = 'alabaster'\n" }));
+      const p = await importProject(t, token, 'Sigterm', repo.url);
+      const id = await latestBuildOf(t, p.slug);
+      const proc = startWorkerProcess(30);
+      await until('the build to reach the building step', async () => (await t.db.prisma.build.findUniqueOrThrow({ where: { id } })).state === 'building');
+      const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+      proc.kill('SIGTERM');
+      expect(await exited, proc.output()).toBe(0);
+      const build = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
+      expect(build.state).toBe('finished');
+      expect(build.success, build.error ?? '').toBe(true);
     }, 120_000);
 
     it('two workers given 20 builds build each exactly once', async () => {
