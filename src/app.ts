@@ -12,9 +12,12 @@ import { openApiDocument } from './rest/openapi.ts';
 import { restRouter } from './rest/router.ts';
 import { parseRate } from './rest/throttle.ts';
 import { v3Routes } from './rest/v3/routes.ts';
+import { v2Router } from './rest/v2/routes.ts';
 import { Cipher } from './secrets.ts';
+import { serveRouter } from './serve/router.ts';
 import { setServices } from './services.ts';
 import { openStorage, type Storage } from './storage/index.ts';
+import { webhookRouter } from './webhooks/router.ts';
 
 export interface AppDeps {
   config: Config;
@@ -78,6 +81,9 @@ export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga; storage: St
     }
   });
 
+  // Hosted docs: `/docs/…`, and every path of a `<project>.<LECTERN_DOCS_DOMAIN>` host.
+  app.use(serveRouter({ config, storage, log }));
+
   // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
   // parsed here (so malformed JSON gets our 400); every other body yoga accepts
   // (`application/graphql`, form posts, multipart) is read here as bytes under the same limit,
@@ -89,6 +95,8 @@ export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga; storage: St
     express.raw({ limit, type: () => true }),
     yoga as unknown as express.RequestHandler,
   );
+
+  app.use('/api/v2/webhook', webhookRouter({ maxBodyBytes: config.maxBodyBytes, log }));
 
   const v3 = '/api/v3';
   app.get(`${v3}/schema/`, (_req, res) => {
@@ -106,6 +114,8 @@ export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga; storage: St
       maxBodyBytes: config.maxBodyBytes,
     }),
   );
+
+  app.use('/api/v2', v2Router({ yoga, publicUrl: config.publicUrl, maxBodyBytes: config.maxBodyBytes }));
 
   app.use('/api', (_req, res) => {
     res.status(404).json({ detail: 'Not found.' });
