@@ -131,10 +131,14 @@ export function findSection(page: ParsedPage, section: string): Element[] {
   return found;
 }
 
-/** An href or src made absolute against the page's URL; links elsewhere are left alone. */
+/**
+ * An href or src made absolute against the page's URL, so it still works where the HTML is
+ * embedded (a `/root` path too, which Read the Docs left as it was); links with a scheme or a
+ * host of their own are left alone.
+ */
 function absolute(value: string, base: string): string {
   const v = value.trim();
-  if (v === '' || /^[a-z][a-z0-9+.-]*:/i.test(v) || v.startsWith('//') || v.startsWith('/')) return value;
+  if (v === '' || /^[a-z][a-z0-9+.-]*:/i.test(v) || v.startsWith('//')) return value;
   try {
     return new URL(v, base).href;
   } catch {

@@ -399,3 +399,26 @@ describe('the parsed-page cache', () => {
     expect(cache.peek(key)?.page).not.toBe(page);
   });
 });
+
+// Last in the file: a second app replaces the process-wide services (its config names a docs domain).
+describe('docs served by host name (LECTERN_DOCS_DOMAIN)', () => {
+  let d: TestApp;
+  beforeAll(async () => {
+    d = await testApp({ LECTERN_DOCS_DOMAIN: 'docs.test' });
+    const p = await d.db.prisma.project.create({ data: { name: 'Under Score', slug: 'under_score', repositoryUrl: 'https://github.com/acme/u' } });
+    await d.db.prisma.version.create({ data: { projectId: p.id, slug: 'latest', verboseName: 'latest', type: 'branch' } });
+    await publishHtml(d.db.prisma, d.storage, { project: 'under_score', version: 'latest', htmlDir: html });
+  });
+  afterAll(async () => {
+    await d?.close();
+  });
+
+  it('finds the project from the host, and writes links on the docs domain', async () => {
+    const res = await d.http.get(`/api/v2/embed/?${q({ url: 'http://under-score.docs.test/en/latest/page.html#installation' })}`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.meta).toEqual({ project: 'under_score', version: 'latest', doc: 'page', section: 'installation' });
+    expect(res.body.content[0]).toContain('href="http://under-score.docs.test/en/latest/guide/index.html"');
+    const other = await d.http.get(`/api/v2/embed/?${q({ url: 'http://under-score.elsewhere.test/en/latest/page.html' })}`);
+    expect(other.status).toBe(404);
+  });
+});
