@@ -51,7 +51,6 @@ export const Project = builder.prismaObject('Project', {
     versioningScheme: t.exposeString('versioningScheme'),
     singleVersion: t.boolean({ resolve: (p) => p.singleVersion || p.versioningScheme === 'single_version_without_translations' }),
     showVersionWarning: t.exposeBoolean('showVersionWarning'),
-    versionSwitcher: t.exposeBoolean('versionSwitcher', { description: 'Whether served HTML pages carry the version and language menu.' }),
     analyticsCode: t.exposeString('analyticsCode', { nullable: true }),
     analyticsDisabled: t.exposeBoolean('analyticsDisabled'),
     readthedocsYamlPath: t.exposeString('readthedocsYamlPath', { nullable: true }),
@@ -62,13 +61,13 @@ export const Project = builder.prismaObject('Project', {
       select: servedProjectSelect,
       resolve: (p) => documentationUrl(p, p.defaultVersion),
     }),
-    viewerIsMaintainer: t.boolean({
     documentationType: t.string({
       description: 'How the default version is built (`sphinx`, `mkdocs`, …); `sphinx` until it has been built.',
       // Active versions only: the default version is one, and the list stays short.
       select: { defaultVersion: true, versions: { where: { active: true }, select: { slug: true, documentationType: true } } },
       resolve: (p) => p.versions.find((v) => v.slug === p.defaultVersion)?.documentationType ?? 'sphinx',
     }),
+    viewerIsMaintainer: t.boolean({
       description: 'Whether the caller maintains this project (Read the Docs\' `permissions.admin`).',
       resolve: (p, _a, ctx) => isMaintainer(ctx, p.id),
     }),
@@ -108,8 +107,8 @@ export const ProjectFilter = builder.inputType('ProjectFilter', {
     language: t.string(),
     programmingLanguage: t.string(),
     slug: t.string({ description: 'Substring of the slug, case-insensitive.' }),
-    name: t.string({ description: 'Substring of the name, case-insensitive.' }),
     slugExact: t.string({ description: 'The slug, exactly (the v2 API\'s `slug` filter).' }),
+    name: t.string({ description: 'Substring of the name, case-insensitive.' }),
   }),
 });
 
@@ -128,8 +127,8 @@ builder.queryFields((t) => ({
           f.language ? { language: f.language } : {},
           f.programmingLanguage ? { programmingLanguage: f.programmingLanguage } : {},
           f.slug ? { slug: { contains: f.slug, mode: 'insensitive' } } : {},
-          f.name ? { name: { contains: f.name, mode: 'insensitive' } } : {},
           f.slugExact ? { slug: f.slugExact } : {},
+          f.name ? { name: { contains: f.name, mode: 'insensitive' } } : {},
         ],
       };
       const { take, skip } = window(args);
@@ -148,7 +147,6 @@ builder.queryFields((t) => ({
     resolve: (query, _root, args, ctx) =>
       prisma().project.findFirst({ ...query, where: { AND: [{ slug: args.slug }, visibleProjects(ctx.viewer)] } }),
   }),
-}));
   projectById: t.prismaField({
     type: Project,
     nullable: true,
@@ -157,6 +155,7 @@ builder.queryFields((t) => ({
     resolve: (query, _root, args, ctx) =>
       prisma().project.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleProjects(ctx.viewer)] } }),
   }),
+}));
 
 const RepositoryInput = builder.inputType('RepositoryInput', {
   fields: (t) => ({ url: t.string(), type: t.string({ description: 'Only `git`.' }) }),
@@ -191,7 +190,6 @@ export const UpdateProjectInput = builder.inputType('UpdateProjectInput', {
     analyticsDisabled: t.boolean(),
     singleVersion: t.boolean(),
     showVersionWarning: t.boolean(),
-    versionSwitcher: t.boolean(),
     versioningScheme: t.string(),
     readthedocsYamlPath: t.string(),
     privacyLevel: t.field({ type: PrivacyLevelEnum }),
