@@ -13,6 +13,8 @@ command -v mkdocs >/dev/null 2>&1 || missing+=(mkdocs)
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 /usr/bin/python3 -c 'import setuptools' >/dev/null 2>&1 || missing+=(python3-setuptools)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+# A real browser for the docs server's switcher test (test/serve/browser.test.ts), driven by playwright-core.
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # A real S3 server for test/storage (Ceph's radosgw on a one-node cluster: test/setup/s3.ts).
 { command -v radosgw && command -v ceph-mon && command -v ceph-osd; } >/dev/null 2>&1 || missing+=(radosgw ceph-mon ceph-osd)
 [ ${#missing[@]} -eq 0 ] && exit 0

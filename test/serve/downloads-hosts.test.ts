@@ -1,0 +1,160 @@
+// Offline formats under /_/downloads/ (at the address downloadUrl() gives), docs served by host
+// name with LECTERN_DOCS_DOMAIN, and LECTERN_SERVE_X_ACCEL handing files to nginx.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { downloadUrl } from '../../src/domain/urls.ts';
+import { testApp, type TestApp } from '../helpers/app.ts';
+import { htmlZip, makeProject, printPdf, publish, sphinxBuild } from '../helpers/publish.ts';
+import { makeWorld, type World } from './world.ts';
+
+const binary = (res: { on: (e: string, f: (c?: Buffer) => void) => void }, done: (e: Error | null, body: Buffer) => void) => {
+  const chunks: Buffer[] = [];
+  res.on('data', (c) => chunks.push(c!));
+  res.on('end', () => done(null, Buffer.concat(chunks)));
+};
+
+describe('downloads and host names (LECTERN_DOCS_DOMAIN=docs.test)', () => {
+  let w: World;
+  let t: TestApp;
+  beforeAll(async () => {
+    w = await makeWorld({ LECTERN_DOCS_DOMAIN: 'docs.test' });
+    t = w.t;
+    const v2 = await sphinxBuild('sphinx', { overrides: { release: '2.0' } });
+    const epub = await sphinxBuild('sphinx', { builder: 'epub', overrides: { release: '2.0' } });
+    const downloads = { htmlzip: await htmlZip(v2, 'fixture'), epub: path.join(epub, 'Fixture.epub'), pdf: await printPdf(path.join(v2, 'index.html')) };
+    await publish(t, { project: { id: w.ids.fixture, slug: 'fixture' }, version: 'v2.0', html: v2, downloads });
+    await publish(t, { project: { id: w.ids.fixture, slug: 'fixture' }, version: 'internal', html: v2, downloads, versionData: { privacyLevel: 'private' } });
+    await publish(t, { project: { id: w.ids.es, slug: 'fixture-es' }, version: 'latest', html: await sphinxBuild('sphinx-es'), downloads: { htmlzip: await htmlZip(await sphinxBuild('sphinx-es'), 'fixture-es') } });
+  });
+  afterAll(() => t?.close());
+
+  const host = (name: string, p: string) => t.http.get(p).set('host', name);
+
+  describe('downloads', () => {
+    it('serves each format as an attachment named <project>-<version>.<ext>, with its type', async () => {
+      const cases = [
+        ['pdf', 'application/pdf', 'fixture-v2.0.pdf', '%PDF'],
+        ['htmlzip', 'application/zip', 'fixture-v2.0.zip', 'PK'],
+        ['epub', 'application/epub+zip', 'fixture-v2.0.epub', 'PK'],
+      ] as const;
+      for (const [format, type, name, magic] of cases) {
+        const res = await t.http.get(`/docs/fixture/_/downloads/en/v2.0/${format}/`).buffer(true).parse(binary);
+        expect([format, res.status, res.headers['content-type'], res.headers['content-disposition']]).toEqual([
+          format,
+          200,
+          type,
+          `attachment; filename="${name}"`,
+        ]);
+        expect((res.body as Buffer).subarray(0, magic.length).toString('latin1')).toBe(magic);
+      }
+    });
+
+    it('is where downloadUrl() points, for a main project and for a translation', async () => {
+      for (const url of [downloadUrl('fixture', 'en', 'v2.0', 'pdf'), downloadUrl('fixture-es', 'es', 'latest', 'htmlzip')]) {
+        expect(url.startsWith('http://lectern.test/docs/')).toBe(true);
+        const res = await t.http.get(url.slice('http://lectern.test'.length)).buffer(true).parse(binary);
+        expect([url, res.status]).toEqual([url, 200]);
+      }
+      // The translation's download is also found under its main project.
+      const viaMain = await t.http.get('/docs/fixture/_/downloads/es/latest/htmlzip/').buffer(true).parse(binary);
+      expect(viaMain.headers['content-disposition']).toBe('attachment; filename="fixture-es-latest.zip"');
+    });
+
+    it('answers 404 for a format the version lacks, an unknown format, or a version the reader cannot see', async () => {
+      expect((await t.http.get('/docs/fixture/_/downloads/en/latest/pdf/')).status).toBe(404);
+      expect((await t.http.get('/docs/fixture/_/downloads/en/v2.0/exe/')).status).toBe(404);
+      expect((await t.http.get('/docs/fixture/_/downloads/en/internal/pdf/')).status).toBe(404);
+      const maintainer = await t.http.get('/docs/fixture/_/downloads/en/internal/pdf/').set('authorization', `Token ${w.alice}`).buffer(true).parse(binary);
+      expect(maintainer.status).toBe(200);
+      expect(maintainer.headers['cache-control']).toBe('private, no-cache');
+      expect((await t.http.get('/docs/secret/_/downloads/en/latest/pdf/')).status).toBe(404);
+    });
+  });
+
+  describe('host-based serving', () => {
+    it('serves <project>.<domain>/<lang>/<version>/ and redirects its root', async () => {
+      const page = await host('fixture.docs.test', '/en/latest/guide/install.html');
+      expect(page.status).toBe(200);
+      expect(page.text).toContain('Installation');
+      expect(page.text).toContain('src="/_/switcher.js?v=1"');
+      const root = await host('fixture.docs.test', '/');
+      expect([root.status, root.headers.location]).toEqual([302, '/en/latest/']);
+      const dir = await host('fixture.docs.test', '/en/latest/guide');
+      expect(dir.headers.location).toBe('/en/latest/guide/');
+    });
+
+    it('serves translations and subprojects on the main project host, and sends their own hosts there', async () => {
+      expect((await host('fixture.docs.test', '/es/latest/')).text).toContain('Documentación de Fixture');
+      expect((await host('fixture.docs.test', '/projects/kid/en/latest/about/')).text).toContain('About the child');
+      const es = await host('fixture-es.docs.test', '/es/latest/');
+      expect([es.status, es.headers.location]).toEqual([302, 'http://fixture.docs.test/es/latest/']);
+      const child = await host('child.docs.test', '/en/latest/about/');
+      expect([child.status, child.headers.location]).toEqual([302, 'http://fixture.docs.test/projects/kid/en/latest/about/']);
+    });
+
+    it('finds a slug with underscores under its hyphenated host name', async () => {
+      const p = await makeProject(t, { slug: 'under_score' });
+      await publish(t, { project: p, version: 'latest', html: await sphinxBuild('sphinx', { overrides: { release: '1.0' } }) });
+      expect((await host('under-score.docs.test', '/en/latest/')).status).toBe(200);
+    });
+
+    it('answers 404 for an unknown or private project host, and still serves /docs paths and the API on the main host', async () => {
+      expect((await host('nothing.docs.test', '/en/latest/')).status).toBe(404);
+      expect((await host('secret.docs.test', '/en/latest/')).status).toBe(404);
+      expect((await host('secret.docs.test', '/en/latest/').set('authorization', `Token ${w.alice}`)).status).toBe(200);
+      expect((await t.http.get('/docs/fixture/en/latest/')).status).toBe(200);
+      expect((await t.http.get('/healthz')).status).toBe(200);
+      expect((await host('fixture.docs.test', '/_/switcher.js')).headers['content-type']).toBe('text/javascript; charset=utf-8');
+    });
+
+    it('applies redirects below the host root', async () => {
+      await t.db.prisma.redirect.create({ data: { projectId: w.ids.fixture, type: 'page', fromUrl: '/old.html', toUrl: '/glossary.html' } });
+      const res = await host('fixture.docs.test', '/en/latest/old.html?x=1');
+      expect([res.status, res.headers.location]).toEqual([302, '/en/latest/glossary.html?x=1']);
+    });
+  });
+});
+
+describe('LECTERN_SERVE_X_ACCEL', () => {
+  let t: TestApp;
+  let buildId: number;
+  beforeAll(async () => {
+    const v1 = await sphinxBuild('sphinx', { overrides: { release: '1.0' } });
+    t = await testApp({ LECTERN_SERVE_X_ACCEL: '/_lectern_files/' });
+    const p = await makeProject(t, { slug: 'accel' });
+    ({ buildId } = await publish(t, { project: p, version: 'latest', html: v1, downloads: { htmlzip: await htmlZip(v1, 'accel') } }));
+  });
+  afterAll(() => t?.close());
+
+  it('answers with X-Accel-Redirect to the stored file, which is where the storage keeps it', async () => {
+    const res = await t.http.get('/docs/accel/en/latest/_static/alabaster.css');
+    expect(res.status).toBe(200);
+    expect(res.text ?? '').toBe('');
+    const target = res.headers['x-accel-redirect'];
+    expect(target).toBe(`/_lectern_files/projects/accel/latest/${buildId}/html/_static/alabaster.css`);
+    expect(res.headers['content-type']).toBe('text/css; charset=utf-8');
+    // What nginx would read: <storage root>/objects/<key>.
+    const onDisk = await readFile(path.join(t.config.storage.slice('file:'.length), 'objects', target.slice('/_lectern_files/'.length)), 'utf8');
+    expect(onDisk).toContain('@import url("basic.css")');
+  });
+
+  it('hands downloads over with their file name, and keeps access checks, redirects and 404s in Lectern', async () => {
+    const zip = await t.http.get('/docs/accel/_/downloads/en/latest/htmlzip/');
+    expect(zip.headers['x-accel-redirect']).toBe(`/_lectern_files/projects/accel/latest/${buildId}/htmlzip/accel.zip`);
+    expect(zip.headers['content-disposition']).toBe('attachment; filename="accel-latest.zip"');
+    const missing = await t.http.get('/docs/accel/en/latest/nope.html');
+    expect(missing.status).toBe(404);
+    expect(missing.headers['x-accel-redirect']).toBeUndefined();
+    expect((await t.http.get('/docs/accel/en/latest/guide')).headers.location).toBe('/docs/accel/en/latest/guide/');
+  });
+
+  it('sends pages that get the switcher itself, and hands them over when the switcher is off', async () => {
+    const page = await t.http.get('/docs/accel/en/latest/glossary.html');
+    expect(page.headers['x-accel-redirect']).toBeUndefined();
+    expect(page.text).toContain('/_/switcher.js');
+    await t.db.prisma.project.update({ where: { slug: 'accel' }, data: { versionSwitcher: false } });
+    const plain = await t.http.get('/docs/accel/en/latest/glossary.html');
+    expect(plain.headers['x-accel-redirect']).toBe(`/_lectern_files/projects/accel/latest/${buildId}/html/glossary.html`);
+  });
+});
