@@ -157,6 +157,34 @@ describe('an MkDocs project without a configuration file', () => {
   });
 });
 
+describe('Sphinx builders and submodules', () => {
+  it('sphinx.builder dirhtml publishes one directory per page', async () => {
+    const repo = server.repo('dirhtml', sphinxFiles({ '.readthedocs.yaml': 'version: 2\nsphinx:\n  configuration: docs/conf.py\n  builder: dirhtml\n' }));
+    const p = await importProject(t, token, 'Dirhtml', repo.url);
+    const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
+    expect(build.success, build.error ?? '').toBe(true);
+    expect(build.commands.map((c) => c.command).join('\n')).toMatch(/-b dirhtml/);
+    expect(await publishedHtml(p.slug, 'latest', 'guide/index.html')).toContain('Use it.');
+    expect(await publishedHtml(p.slug, 'latest', 'guide.html')).toBeNull();
+  });
+
+  it('submodules: include all checks them out before building', async () => {
+    const sub = server.repo('sub-content', { 'part.rst': 'Part\n====\n\nFrom the submodule.\n' });
+    const repo = server.repo('with-submodule', sphinxFiles({
+      '.readthedocs.yaml': 'version: 2\nsphinx:\n  configuration: docs/conf.py\nsubmodules:\n  include: all\n',
+      'docs/index.rst': 'Fixture\n=======\n\n.. toctree::\n\n   guide\n   external/part\n',
+    }));
+    git(repo.work, 'submodule', 'add', '--quiet', sub.url, 'docs/external');
+    repo.commit({}, 'add submodule');
+    git(repo.work, 'push', '--quiet', 'origin', 'main');
+    const p = await importProject(t, token, 'With Submodule', repo.url);
+    const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
+    expect(build.success, build.error ?? '').toBe(true);
+    expect(build.commands.map((c) => c.command).join('\n')).toMatch(/git submodule update --init/);
+    expect(await publishedHtml(p.slug, 'latest', 'external/part.html')).toContain('From the submodule.');
+  });
+});
+
 describe('offline formats', () => {
   it('a format the machine cannot make (pdf without LaTeX) is left out with a message; the build succeeds', async () => {
     const { existsSync } = await import('node:fs');
