@@ -11,7 +11,7 @@ import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { cliEnv, killChildren, root } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
-import { startGitServer, type GitServer } from '../helpers/git.ts';
+import { git, startGitServer, type GitServer } from '../helpers/git.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 
 let t: TestApp;
@@ -77,6 +77,44 @@ describe('a build whose worker vanished', () => {
       await worker.stop(1000);
     }
   });
+});
+
+describe('the per-project limit', () => {
+  it('a project limited to one build at a time never has two running, whatever the worker could take', async () => {
+    const repo = server.repo('limited', sphinxFiles({ 'docs/conf.py': "import time\ntime.sleep(1)\nproject = 'Limited'\nhtml_theme = 'alabaster'\n" }));
+    git(repo.work, 'branch', 'one');
+    git(repo.work, 'branch', 'two');
+    git(repo.work, 'push', '--quiet', 'origin', '--all');
+    const p = await importProject(t, token, 'Limited', repo.url);
+    await t.db.prisma.project.update({ where: { id: p.id }, data: { maxConcurrentBuilds: 1 } });
+    const { syncProjectVersions } = await import('../../src/domain/version-sync.ts');
+    await syncProjectVersions(p.id, repo.url);
+    const ids = [await latestBuildOf(t, p.slug)];
+    for (const slug of ['one', 'two']) {
+      await t.db.prisma.version.updateMany({ where: { projectId: p.id, slug }, data: { active: true } });
+      const res = await t.http.post(`/api/v3/projects/${p.slug}/versions/${slug}/builds/`).set('authorization', `Token ${token}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      ids.push(res.body.build.id);
+    }
+    const worker = await startTestWorker(t, { concurrency: 3 });
+    let most = 0;
+    try {
+      await until(
+        'the three builds to finish',
+        async () => {
+          const running = await t.db.prisma.build.count({ where: { id: { in: ids }, state: { in: ['cloning', 'installing', 'building'] } } });
+          most = Math.max(most, running);
+          return (await t.db.prisma.build.count({ where: { id: { in: ids }, state: 'finished' } })) === 3;
+        },
+        90_000,
+      );
+    } finally {
+      await worker.stop(1000);
+    }
+    expect(most).toBe(1);
+    const builds = await t.db.prisma.build.findMany({ where: { id: { in: ids } } });
+    expect(builds.every((b) => b.success)).toBe(true);
+  }, 120_000);
 });
 
 describe('a worker asked to stop', () => {
