@@ -128,6 +128,17 @@ describe('loadConfig', () => {
     expect(e.message).not.toContain('admin');
   });
 
+  it('reads LECTERN_SERVE_X_ACCEL: a path with slashes at both ends, for file: storage only', () => {
+    expect(loadConfig({}).serveXAccel).toBeUndefined();
+    expect(loadConfig({ LECTERN_SERVE_X_ACCEL: '/_lectern_files/' }).serveXAccel).toBe('/_lectern_files/');
+    expect(loadConfig({ LECTERN_SERVE_X_ACCEL: '/internal/', LECTERN_STORAGE: 'file:/srv/docs' }).serveXAccel).toBe('/internal/');
+    for (const bad of ['internal/', '/internal', '/a/../b/', '/a b/', 'http://x/']) {
+      expect(configError({ LECTERN_SERVE_X_ACCEL: bad }).message).toMatch(/^\s*LECTERN_SERVE_X_ACCEL: /m);
+    }
+    const e = configError({ LECTERN_SERVE_X_ACCEL: '/internal/', LECTERN_STORAGE: 's3://bucket/prefix' });
+    expect(e.message).toMatch(/^\s*LECTERN_SERVE_X_ACCEL: needs LECTERN_STORAGE=file:/m);
+  });
+
   it('does not echo a valid secret when another setting is invalid', () => {
     const secret = 'a-perfectly-valid-secret-key-0123456789';
     const e = configError({ LECTERN_SECRET_KEY: secret, DATABASE_URL: `postgres://u:${secret}@h/db`, PORT: 'x' });
