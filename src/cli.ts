@@ -53,21 +53,30 @@ async function serve(config: Config): Promise<void> {
     { port, database: db.kind, startupMs: Math.round(performance.now() - started) },
     `Lectern listening on http://${config.host}:${port} (GraphiQL at /graphql)`,
   );
+  stopOnSignals(log, 'shutting down', async () => {
+    // Running builds get a while to finish; those still running are given back to the queue.
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeIdleConnections();
+    await Promise.all([closed, worker?.stop(WORKER_GRACE_MS)]);
+    await db.close();
+  });
+}
+
+/**
+ * SIGTERM or SIGINT runs `shutdown` once, then exits 0 (1 when it fails); a shutdown that hangs
+ * is cut off after a minute.
+ */
+function stopOnSignals(log: Logger, message: string, shutdown: () => Promise<void>): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
-    // Running builds get a while to finish; those still running are given back to the queue.
+    log.info({ signal }, message);
     setTimeout(() => process.exit(1), 60_000).unref();
-    const closed = new Promise((resolve) => server.close(resolve));
-    server.closeIdleConnections();
-    Promise.all([closed, worker?.stop(WORKER_GRACE_MS)])
-      .then(() => db.close())
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
+    shutdown().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -101,22 +110,10 @@ async function workerOnly(config: Config): Promise<void> {
   const storage = openStorage(config.storage);
   setServices({ prisma: db.prisma, cipher: new Cipher(secret.key), config, log, storage });
   const worker = await startWorker(config, db, log, secret.key, storage);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'worker shutting down');
-    setTimeout(() => process.exit(1), 60_000).unref();
-    worker
-      .stop(WORKER_GRACE_MS)
-      .then(() => db.close())
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignals(log, 'worker shutting down', async () => {
+    await worker.stop(WORKER_GRACE_MS);
+    await db.close();
+  });
 }
 
 async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {

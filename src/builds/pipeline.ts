@@ -5,7 +5,7 @@
 // storage.
 // @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/rtd-behavior.md §9.3
 import { execFileSync } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ZipArchive } from 'archiver';
@@ -14,8 +14,8 @@ import type { Build, Project, Version } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
 import type { Cipher } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
-import { artifactPrefix, buildPrefix, downloadKey } from './artifacts.ts';
 import { BuildConfigError, loadBuildConfig, type BuildConfig } from './config.ts';
+import { publishBuild } from './publish.ts';
 import { Recorder } from './record.ts';
 import { bwrapAvailable, sandboxed } from './sandbox.ts';
 
@@ -221,35 +221,21 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       throw new StepFailed(`Building failed: the HTML output has no index.html at its root (${config.build?.commands?.length ? '$READTHEDOCS_OUTPUT/html' : 'the builder\'s output'}).`);
     }
 
-    // 5. Publish: all files first, then one update makes them the served ones.
-    await deps.storage.putDirectory(html, artifactPrefix(project.slug, version.slug, build.id, 'html'));
-    for (const [format, ext] of [['htmlzip', 'zip'], ['epub', 'epub'], ['pdf', 'pdf']] as const) {
-      if (!formats[format]) continue;
-      const file = path.join(output, format, `${project.slug}.${ext}`);
-      await deps.storage.put(downloadKey(project.slug, version.slug, build.id, format), createReadStream(file));
-    }
-    const previous = await prisma.$transaction(async (tx) => {
-      const current = await tx.version.findUniqueOrThrow({ where: { id: version.id } });
-      // A newer build published meanwhile: this one's files are not served.
-      if (current.publishedBuildId && current.publishedBuildId > build.id) return build.id;
-      await tx.version.update({
-        where: { id: version.id },
-        data: {
-          built: true,
-          publishedBuildId: build.id,
-          hasHtmlzip: formats.htmlzip,
-          hasPdf: formats.pdf,
-          hasEpub: formats.epub,
-          documentationType: config.doctype ?? 'sphinx',
-        },
-      });
-      return current.publishedBuildId;
+    // 5. Publish: all files first, then one update makes them the served ones. The files no longer
+    // served go before the build is reported finished, so a finished build leaves storage as it stays.
+    const EXT = { htmlzip: 'zip', epub: 'epub', pdf: 'pdf' } as const;
+    const downloads = Object.fromEntries(
+      (Object.keys(EXT) as (keyof typeof EXT)[]).filter((f) => formats[f]).map((f) => [f, path.join(output, f, `${project.slug}.${EXT[f]}`)]),
+    );
+    const published = await publishBuild(prisma, deps.storage, {
+      projectSlug: project.slug,
+      version,
+      buildId: build.id,
+      htmlDir: html,
+      downloads,
+      documentationType: config.doctype ?? 'sphinx',
     });
-    // The files no longer served go before the build is reported finished, so a finished build
-    // leaves storage as it will stay.
-    if (previous) {
-      await deps.storage.deletePrefix(buildPrefix(project.slug, version.slug, previous)).catch((e) => deps.log.warn({ err: e, build: previous }, 'could not delete the files of a replaced build'));
-    }
+    if (published.cleanupError) deps.log.warn({ err: published.cleanupError, build: build.id }, 'could not delete the files of a replaced build');
     await finish({ success: true, error: null });
     if (formatErrors.length) deps.log.warn({ build: build.id, formatErrors }, 'some offline formats failed');
   } catch (e) {

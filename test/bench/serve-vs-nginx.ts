@@ -25,6 +25,7 @@ import { openDatabase } from '../../src/db/database.ts';
 import { createLogger } from '../../src/log.ts';
 import { openStorage } from '../../src/storage/index.ts';
 import { startPostgres, withDatabase } from '../setup/postgres.ts';
+import { freePort } from '../helpers/net.ts';
 
 const run = promisify(execFile);
 const seconds = Number(process.argv[2] ?? 8);
@@ -71,13 +72,6 @@ async function listen(extra: Record<string, string>): Promise<{ port: number; cl
   return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => s.once('listening', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** nginx with one worker (Lectern is one process too): static files, and a proxy to Lectern with the X-Accel location. */
 async function startNginx(lecternPort: number): Promise<{ port: number; proxyPort: number; stop: () => void }> {

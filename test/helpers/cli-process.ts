@@ -2,8 +2,8 @@
 // does: one-shot commands, and `serve` started, measured and stopped. Every child is tracked so a
 // test file can kill whatever is left in afterAll (killChildren()).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
+import { freePort } from './net.ts';
 
 export const root = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(root, 'src/bin.js');
@@ -65,16 +65,6 @@ export function show(args: string[], r: CliResult): string {
   return `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}: ${describe(args, r)}`;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.once('error', reject);
-  });
-}
 
 export interface Served {
   child: ChildProcess;

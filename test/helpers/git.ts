@@ -1,9 +1,9 @@
 // Real git repositories for tests, served over a real protocol: `git daemon` on 127.0.0.1.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './net.ts';
 
 const env = {
   ...process.env,
@@ -24,16 +24,6 @@ export function git(cwd: string, ...args: string[]): string {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.once('error', reject);
-  });
-}
 
 export interface GitServer {
   /** Base URL: `git://127.0.0.1:<port>`. */

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { artifactPrefix } from '../../src/builds/artifacts.ts';
+import { publishBuild } from '../../src/builds/publish.ts';
 import type { PrismaClient } from '../../src/db/database.ts';
 import type { PutDirectoryResult, Storage } from '../../src/storage/index.ts';
 
@@ -62,16 +63,13 @@ export async function publishHtml(
     },
   });
   const prefix = artifactPrefix(project.slug, version.slug, build.id, 'html');
-  const upload = await storage.putDirectory(opts.htmlDir, prefix);
-  await prisma.version.update({
-    where: { id: version.id },
-    data: {
-      built: true,
-      active: true,
-      publishedBuildId: build.id,
-      lastBuildId: build.id,
-      documentationType: opts.documentationType ?? 'sphinx',
-    },
+  const { upload } = await publishBuild(prisma, storage, {
+    projectSlug: project.slug,
+    version,
+    buildId: build.id,
+    htmlDir: opts.htmlDir,
+    documentationType: opts.documentationType,
   });
+  await prisma.version.update({ where: { id: version.id }, data: { active: true, lastBuildId: build.id } });
   return { buildId: build.id, prefix, upload };
 }

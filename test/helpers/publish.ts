@@ -1,6 +1,6 @@
 // Real builder output for the docs-server tests: runs Sphinx and MkDocs (Debian's) on the fixture
-// sources in test/fixtures/serve/, and publishes the result the way src/builds/pipeline.ts step 5
-// does (files to artifactPrefix, then one update makes them the version's published build).
+// sources in test/fixtures/serve/, and publishes the result with the build pipeline's own step 5
+// (src/builds/publish.ts).
 import { execFile } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ZipArchive } from 'archiver';
-import { artifactPrefix, downloadKey } from '../../src/builds/artifacts.ts';
+import { publishBuild } from '../../src/builds/publish.ts';
 import type { PrivacyLevel } from '../../src/generated/prisma/client.ts';
 import type { TestApp } from './app.ts';
 
@@ -148,25 +148,16 @@ export async function publish(t: TestApp, spec: PublishSpec): Promise<{ buildId:
   const build = await prisma.build.create({
     data: { projectId: project.id, versionId: version.id, versionSlug: version.slug, state: 'finished', success: true, startedAt: now, finishedAt: now, length: 1 },
   });
-  // Step 5: all files first; then the one update that makes them the served ones.
-  await t.storage.putDirectory(spec.html, artifactPrefix(project.slug, version.slug, build.id, 'html'));
-  for (const [format, file] of Object.entries(spec.downloads ?? {}) as ['pdf' | 'htmlzip' | 'epub', string][]) {
-    await t.storage.put(downloadKey(project.slug, version.slug, build.id, format), createReadStream(file));
-  }
-  await prisma.version.update({
-    where: { id: version.id },
-    data: {
-      built: true,
-      active: true,
-      publishedBuildId: build.id,
-      lastBuildId: build.id,
-      hasPdf: Boolean(spec.downloads?.pdf),
-      hasHtmlzip: Boolean(spec.downloads?.htmlzip),
-      hasEpub: Boolean(spec.downloads?.epub),
-      documentationType: spec.documentationType ?? 'sphinx',
-      ...spec.versionData,
-    },
+  // Step 5 of the pipeline itself: all files first, then the one update that makes them the served ones.
+  await publishBuild(prisma, t.storage, {
+    projectSlug: project.slug,
+    version,
+    buildId: build.id,
+    htmlDir: spec.html,
+    downloads: spec.downloads,
+    documentationType: spec.documentationType,
   });
+  await prisma.version.update({ where: { id: version.id }, data: { active: true, lastBuildId: build.id, ...spec.versionData } });
   return { buildId: build.id, versionId: version.id };
 }
 

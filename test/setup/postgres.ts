@@ -4,12 +4,12 @@
 // @see ../../../shared/reference/toolchain.md "PostgreSQL for tests and CI"
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.ts';
+import { freePort } from '../helpers/net.ts';
 
 export const TEMPLATE = 'lectern_template';
 
@@ -26,16 +26,6 @@ function postgresBin(): string {
   );
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.once('error', reject);
-  });
-}
 
 function asPostgres(cmd: string, args: string[]) {
   const root = process.getuid?.() === 0;

@@ -6,10 +6,10 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { freePort } from '../helpers/net.ts';
 
 export interface S3Server {
   endpoint: string;
@@ -37,16 +37,6 @@ function findBinary(name: string): string | undefined {
   return dirs.filter((d) => d.startsWith('/')).map((d) => path.join(d, name)).find((p) => existsSync(p));
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.once('error', reject);
-  });
-}
 
 function run(cmd: string, args: string[], timeout = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
