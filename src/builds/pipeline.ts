@@ -31,6 +31,7 @@ export interface PipelineDeps {
 }
 
 const DEFAULT_TIME_LIMIT_S = 900;
+const FORMAT_EXT = { htmlzip: '.zip', epub: '.epub', pdf: '.pdf' } as const;
 const SYSTEM_PYTHON = '/usr/bin/python3';
 
 /** A failure a person can act on. */
@@ -135,6 +136,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     await prisma.buildCommand.delete({ where: { id: head.commandId } }); // not shown, as Read the Docs hides it
     const commit = head.output.trim();
     await prisma.build.update({ where: { id: build.id }, data: { commit } });
+    rtdEnv.READTHEDOCS_GIT_COMMIT_HASH = commit;
     if (deps.syncVersions) await deps.syncVersions(project.id, url).catch((e) => deps.log.warn({ err: (e as Error).message }, 'version sync after clone failed'));
 
     // 2. Configuration.
@@ -153,20 +155,45 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       const paths = submodules.include === 'all' ? [] : submodules.include;
       await run('Cloning', 'git submodule', ['git', 'submodule', 'update', '--init', '--force', '--depth', '1', ...(submodules.recursive ? ['--recursive'] : []), '--', ...paths], { sandbox: false });
     }
+    const jobs = config.build?.jobs;
+    /** The commands of one `build.jobs` entry, each in bash, in order (rtd-behavior §9.3). */
+    const runJob = async (name: string, commands: string[] | null | undefined, network: boolean) => {
+      for (const command of commands ?? []) await run(`build.jobs.${name}`, `build.jobs.${name}`, ['bash', '-c', command], { network });
+    };
+    await runJob('post_checkout', jobs?.post_checkout, true);
 
-    // 3. Install.
+    // 3. Install. `build.commands` replaces this step and the next.
     await setState('installing');
-    // The machine's own pip is visible through the system site packages and installs into the venv
-    // (its sys.prefix), so the venv needs no copy of pip: that saves ensurepip's ~3 s per build.
-    const venvArgs = systemPipAvailable() ? ['--without-pip'] : [];
-    await run('Creating the environment', 'python -m venv', [SYSTEM_PYTHON, '-m', 'venv', '--system-site-packages', ...venvArgs, venv], { network: true });
-    for (const entry of config.python?.install ?? []) {
-      if ('requirements' in entry && entry.requirements) {
-        await run('Installing', 'pip install -r', [`${venv}/bin/python`, '-m', 'pip', 'install', '--exists-action=w', '--no-cache-dir', '-r', entry.requirements], { network: true });
-      } else if ('path' in entry && entry.path) {
-        const extras = entry.extra_requirements?.length ? `[${entry.extra_requirements.join(',')}]` : '';
-        await run('Installing', 'pip install', [`${venv}/bin/python`, '-m', 'pip', 'install', '--upgrade-strategy', 'only-if-needed', '--no-cache-dir', `./${entry.path}${extras}`], { network: true });
+    const custom = config.build?.commands?.length ? config.build.commands : null;
+    if (!custom) {
+      // Lectern installs no system packages (apt_packages): the machine's are what builds have.
+      await runJob('pre_system_dependencies', jobs?.pre_system_dependencies, true);
+      await runJob('post_system_dependencies', jobs?.post_system_dependencies, true);
+      await runJob('pre_create_environment', jobs?.pre_create_environment, true);
+    }
+    if (!custom && jobs?.create_environment) {
+      await runJob('create_environment', jobs.create_environment, true);
+    } else {
+      // The machine's own pip is visible through the system site packages and installs into the venv
+      // (its sys.prefix), so the venv needs no copy of pip: that saves ensurepip's ~3 s per build.
+      const venvArgs = systemPipAvailable() ? ['--without-pip'] : [];
+      await run('Creating the environment', 'python -m venv', [SYSTEM_PYTHON, '-m', 'venv', '--system-site-packages', ...venvArgs, venv], { network: true });
+    }
+    if (!custom) {
+      await runJob('post_create_environment', jobs?.post_create_environment, true);
+      await runJob('pre_install', jobs?.pre_install, true);
+      if (jobs?.install) await runJob('install', jobs.install, true);
+      else {
+        for (const entry of config.python?.install ?? []) {
+          if ('requirements' in entry && entry.requirements) {
+            await run('Installing', 'pip install -r', [`${venv}/bin/python`, '-m', 'pip', 'install', '--exists-action=w', '--no-cache-dir', '-r', entry.requirements], { network: true });
+          } else if ('path' in entry && entry.path) {
+            const extras = entry.extra_requirements?.length ? `[${entry.extra_requirements.join(',')}]` : '';
+            await run('Installing', 'pip install', [`${venv}/bin/python`, '-m', 'pip', 'install', '--upgrade-strategy', 'only-if-needed', '--no-cache-dir', `./${entry.path}${extras}`], { network: true });
+          }
+        }
       }
+      await runJob('post_install', jobs?.post_install, true);
     }
 
     // 4. Build.
@@ -174,24 +201,38 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const html = path.join(output, 'html');
     const formats: Record<string, boolean> = { htmlzip: false, pdf: false, epub: false };
     const formatErrors: string[] = [];
-    if (config.build?.commands?.length) {
-      for (const command of config.build.commands) await run('Building', 'build.commands', ['bash', '-c', command]);
-    } else if (config.mkdocs) {
-      const yml = config.mkdocs.configuration ?? 'mkdocs.yml';
-      await run('Building', 'mkdocs build', [`${venv}/bin/python`, '-m', 'mkdocs', 'build', '--clean', '--site-dir', html, '--config-file', yml, ...(config.mkdocs.fail_on_warning ? ['--strict'] : [])]);
-    } else if (config.sphinx) {
-      const conf = config.sphinx.configuration ?? 'conf.py';
-      const confDir = path.join(checkout, path.dirname(conf));
-      const builder = { sphinx: 'html', sphinx_htmldir: 'dirhtml', sphinx_singlehtml: 'singlehtml' }[config.sphinx.builder] ?? 'html';
-      const sphinx = (b: string, out: string) => [
-        `${venv}/bin/python`, '-m', 'sphinx', '-T', ...(config.sphinx!.fail_on_warning ? ['-W', '--keep-going'] : []),
-        '-b', b, '-d', path.join(output, 'doctrees'), '-D', `language=${project.language}`, '.', out,
-      ];
-      await run('Building', `sphinx-build -b ${builder}`, sphinx(builder, html), { cwd: confDir });
+    const conf = config.sphinx?.configuration ?? 'conf.py';
+    const confDir = path.join(checkout, path.dirname(conf));
+    const sphinx = (b: string, out: string) => [
+      `${venv}/bin/python`, '-m', 'sphinx', '-T', ...(config.sphinx?.fail_on_warning ? ['-W', '--keep-going'] : []),
+      '-b', b, '-d', path.join(output, 'doctrees'), '-D', `language=${project.language}`, '.', out,
+    ];
+    if (custom) {
+      for (const command of custom) await run('Building', 'build.commands', ['bash', '-c', command]);
+    } else {
+      await runJob('pre_build', jobs?.pre_build, false);
+      if (jobs?.build.html) {
+        await runJob('build.html', jobs.build.html, false);
+      } else if (config.mkdocs) {
+        const yml = config.mkdocs.configuration ?? 'mkdocs.yml';
+        await run('Building', 'mkdocs build', [`${venv}/bin/python`, '-m', 'mkdocs', 'build', '--clean', '--site-dir', html, '--config-file', yml, ...(config.mkdocs.fail_on_warning ? ['--strict'] : [])]);
+      } else if (config.sphinx) {
+        const builder = { sphinx: 'html', sphinx_htmldir: 'dirhtml', sphinx_singlehtml: 'singlehtml' }[config.sphinx.builder] ?? 'html';
+        await run('Building', `sphinx-build -b ${builder}`, sphinx(builder, html), { cwd: confDir });
+      } else {
+        throw new StepFailed('Building failed: the configuration names neither Sphinx, MkDocs, build.jobs.build.html nor build.commands.');
+      }
+      // Offline formats: Sphinx makes them, or the project's own build.jobs.build.<format> writes the
+      // one file into $READTHEDOCS_OUTPUT/<format>/. MkDocs has none.
       for (const format of config.formats ?? []) {
+        const own = jobs?.build[format];
+        if (!own && !config.sphinx) continue;
         try {
           const dir = path.join(output, `${format}-build`);
-          if (format === 'htmlzip') {
+          if (own) {
+            await runJob(`build.${format}`, own, false);
+            await moveSingle(path.join(output, format), FORMAT_EXT[format], path.join(output, format, `${project.slug}${FORMAT_EXT[format]}`));
+          } else if (format === 'htmlzip') {
             await run('Building htmlzip', 'sphinx-build -b singlehtml', sphinx('singlehtml', dir), { cwd: confDir });
             await zipDirectory(dir, path.join(output, 'htmlzip', `${project.slug}.zip`), `${project.slug}-${version.slug}`);
           } else if (format === 'epub') {
@@ -214,18 +255,16 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
           });
         }
       }
-    } else {
-      throw new StepFailed('Building failed: the configuration names neither Sphinx, MkDocs nor build.commands.');
+      await runJob('post_build', jobs?.post_build, false);
     }
     if (!existsSync(path.join(html, 'index.html'))) {
-      throw new StepFailed(`Building failed: the HTML output has no index.html at its root (${config.build?.commands?.length ? '$READTHEDOCS_OUTPUT/html' : 'the builder\'s output'}).`);
+      throw new StepFailed(`Building failed: the HTML output has no index.html at its root (${custom || jobs?.build.html ? '$READTHEDOCS_OUTPUT/html' : 'the builder\'s output'}).`);
     }
 
     // 5. Publish: all files first, then one update makes them the served ones. The files no longer
     // served go before the build is reported finished, so a finished build leaves storage as it stays.
-    const EXT = { htmlzip: 'zip', epub: 'epub', pdf: 'pdf' } as const;
     const downloads = Object.fromEntries(
-      (Object.keys(EXT) as (keyof typeof EXT)[]).filter((f) => formats[f]).map((f) => [f, path.join(output, f, `${project.slug}.${EXT[f]}`)]),
+      (Object.keys(FORMAT_EXT) as (keyof typeof FORMAT_EXT)[]).filter((f) => formats[f]).map((f) => [f, path.join(output, f, `${project.slug}${FORMAT_EXT[f]}`)]),
     );
     const published = await publishBuild(prisma, deps.storage, {
       projectSlug: project.slug,

@@ -185,6 +185,68 @@ describe('Sphinx builders and submodules', () => {
   });
 });
 
+describe('build.jobs', () => {
+  it('runs each job at its step, in order, with the build\'s environment; build.jobs.build.html replaces the builder', async () => {
+    const repo = server.repo('with-jobs', {
+      '.readthedocs.yaml': [
+        'version: 2',
+        'formats: [epub]',
+        'build:',
+        '  os: ubuntu-24.04',
+        '  tools: {python: "3"}',
+        '  jobs:',
+        '    post_checkout: [echo "job post_checkout $READTHEDOCS_GIT_COMMIT_HASH"]',
+        '    pre_install: [echo "job pre_install"]',
+        '    post_install:',
+        '      - python -c "import sys; print(\'job post_install\', sys.prefix)"',
+        '    pre_build: [echo "job pre_build"]',
+        '    build:',
+        '      html:',
+        '        - mkdir -p $READTHEDOCS_OUTPUT/html',
+        '        - echo "<h1>made by a job</h1>" > $READTHEDOCS_OUTPUT/html/index.html',
+        '      epub:',
+        '        - mkdir -p $READTHEDOCS_OUTPUT/epub',
+        '        - echo "not really an epub" > $READTHEDOCS_OUTPUT/epub/book.epub',
+        '    post_build: [ls $READTHEDOCS_OUTPUT/html]',
+        '',
+      ].join('\n'),
+    });
+    const p = await importProject(t, token, 'With Jobs', repo.url);
+    const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
+    expect(build.success, build.error ?? '').toBe(true);
+    const jobs = build.commands.filter((c) => c.description.startsWith('build.jobs.')).map((c) => c.description);
+    expect(jobs).toEqual([
+      'build.jobs.post_checkout',
+      'build.jobs.pre_install',
+      'build.jobs.post_install',
+      'build.jobs.pre_build',
+      'build.jobs.build.html',
+      'build.jobs.build.html',
+      'build.jobs.build.epub',
+      'build.jobs.build.epub',
+      'build.jobs.post_build',
+    ]);
+    const output = (name: string) => build.commands.find((c) => c.description === `build.jobs.${name}`)!.output;
+    expect(output('post_checkout')).toContain(`job post_checkout ${build.commit}`);
+    expect(output('post_install')).toMatch(/job post_install .*venv/);
+    expect(output('post_build')).toContain('index.html');
+    expect(build.commands.some((c) => /sphinx|mkdocs build/.test(c.command))).toBe(false);
+    expect(await publishedHtml(p.slug, 'latest', 'index.html')).toContain('made by a job');
+    const v = await t.db.prisma.version.findFirstOrThrow({ where: { projectId: p.id, slug: 'latest' } });
+    expect(v.hasEpub).toBe(true);
+  });
+
+  it('a failing job fails the build, naming the job and its command', async () => {
+    const repo = server.repo('failing-job', sphinxFiles({
+      '.readthedocs.yaml': 'version: 2\nsphinx:\n  configuration: docs/conf.py\nbuild:\n  os: ubuntu-24.04\n  tools: {python: "3"}\n  jobs:\n    pre_build: ["echo broken on purpose; exit 3"]\n',
+    }));
+    const p = await importProject(t, token, 'Failing Job', repo.url);
+    const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
+    expect(build.success).toBe(false);
+    expect(build.error).toMatch(/^build\.jobs\.pre_build failed: `bash -c .*` exited with code 3\.\nbroken on purpose/);
+  });
+});
+
 describe('offline formats', () => {
   it('a format the machine cannot make (pdf without LaTeX) is left out with a message; the build succeeds', async () => {
     const { existsSync } = await import('node:fs');
