@@ -13,7 +13,7 @@ import { Worker } from './builds/worker.ts';
 import { syncProjectVersions } from './domain/version-sync.ts';
 import { createLogger, type Logger } from './log.ts';
 import { setServices } from './services.ts';
-import { openStorage, type Storage } from './storage/index.ts';
+import { fileStorageDir, openStorage, type Storage } from './storage/index.ts';
 import { Cipher, loadSecretKey } from './secrets.ts';
 
 const USAGE = `usage: lectern <command>
@@ -92,6 +92,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
       cipher: new Cipher(secretKey),
       log,
       dataDir: config.dataDir,
+      hidden: [fileStorageDir(config.storage)].filter((d): d is string => d !== null),
       publicUrl: config.publicUrl,
       syncVersions: syncProjectVersions,
     },

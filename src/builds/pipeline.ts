@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { ZipArchive } from 'archiver';
 import type { PrismaClient } from '../db/database.ts';
@@ -26,6 +27,8 @@ export interface PipelineDeps {
   log: Logger;
   dataDir: string;
   publicUrl: string;
+  /** More directories builds must not see (a file: storage outside the data dir). */
+  hidden?: string[];
   /** Called after the clone, with the repository URL (syncs versions from the remote). */
   syncVersions?: (projectId: number, repositoryUrl: string) => Promise<unknown>;
 }
@@ -70,6 +73,10 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     [checkout, '.'],
   ]);
   const deadline = started + (project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S) * 1000;
+  // Lectern's own files (database, storage, secret key, other builds) and the home of the user
+  // Lectern runs as (its credentials, caches) are not there at all inside the sandbox.
+  const lecternHome = os.homedir();
+  const hide = [deps.dataDir, ...(deps.hidden ?? []), ...(lecternHome !== '/' && path.isAbsolute(lecternHome) ? [lecternHome] : [])];
   const sandbox = bwrapAvailable();
 
   await rm(workdir, { recursive: true, force: true });
@@ -106,7 +113,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new StepFailed(`The build ran longer than its time limit of ${project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S} s.`);
     const cwd = opts.cwd ?? checkout;
-    const wrap = sandbox && opts.sandbox !== false ? (a: string[]) => sandboxed(a, { workdir, hide: [deps.dataDir], cwd, network: opts.network ?? false }) : undefined;
+    const wrap = sandbox && opts.sandbox !== false ? (a: string[]) => sandboxed(a, { workdir, hide, cwd, network: opts.network ?? false }) : undefined;
     const r = await recorder.run(description, argv, { cwd, env: { ...baseEnv, ...rtdEnv, ...env }, timeoutMs: remaining, signal, wrap });
     if (signal.aborted) throw new Aborted();
     if (r.exitCode !== 0 && !opts.allowFailure) {

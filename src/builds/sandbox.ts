@@ -34,7 +34,8 @@ export function sandboxed(argv: string[], o: SandboxOptions): string[] {
     '--dev', '/dev',
     '--proc', '/proc',
     '--tmpfs', '/tmp',
-    ...o.hide.flatMap((d) => ['--tmpfs', d]),
+    // Parents before children: a hidden directory inside another is mounted over the first one's tmpfs.
+    ...[...new Set(o.hide)].sort((a, b) => a.length - b.length).flatMap((d) => ['--tmpfs', d]),
     '--bind', o.workdir, o.workdir,
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
     ...(o.network ? [] : ['--unshare-net']),

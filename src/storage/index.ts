@@ -11,12 +11,17 @@ import type { Storage } from './storage.ts';
 export type { NotModified, ObjectInfo, PutDirectoryResult, Storage, StoredObject } from './storage.ts';
 export { StorageKeyError } from './storage.ts';
 
+/** The directory of a `file:` storage setting (absolute), or null for any other kind. */
+export function fileStorageDir(spec: string): string | null {
+  if (!spec.startsWith('file:')) return null;
+  const dir = spec.startsWith('file://') ? fileURLToPath(spec) : spec.slice('file:'.length);
+  if (!dir) throw new Error('LECTERN_STORAGE: file: needs a directory, as in file:/var/lib/lectern/storage');
+  return path.resolve(dir);
+}
+
 export function openStorage(spec: string, env: Record<string, string | undefined> = process.env): Storage {
-  if (spec.startsWith('file:')) {
-    const dir = spec.startsWith('file://') ? fileURLToPath(spec) : spec.slice('file:'.length);
-    if (!dir) throw new Error('LECTERN_STORAGE: file: needs a directory, as in file:/var/lib/lectern/storage');
-    return new FileStorage(path.resolve(dir));
-  }
+  const dir = fileStorageDir(spec);
+  if (dir) return new FileStorage(dir);
   if (spec.startsWith('s3://')) {
     const rest = spec.slice('s3://'.length);
     const slash = rest.indexOf('/');

@@ -18,11 +18,18 @@ let token: string;
 let worker: Worker;
 let outside: string;
 let listener: Server;
+let storageDir: string;
+let homeSecret: string;
 let listenerPort: number;
 
 beforeAll(async () => {
   if (!bwrapAvailable()) throw new Error('bubblewrap (bwrap) is missing or cannot run here: apt-get install -y bubblewrap');
-  t = await testApp();
+  // File storage outside the data dir and outside /tmp, as an operator may configure it.
+  storageDir = mkdtempSync(path.join('/var/tmp', 'lectern-storage-'));
+  t = await testApp({ LECTERN_STORAGE: `file:${storageDir}` });
+  // Credentials in the home of the user Lectern runs as (cloud keys, .pgpass…).
+  homeSecret = path.join(os.homedir(), `.lectern-test-credentials-${process.pid}`);
+  writeFileSync(homeSecret, 'aws_secret_access_key = not-for-builds');
   server = await startGitServer();
   token = await t.user('mallory');
   worker = await startTestWorker(t);
@@ -39,9 +46,11 @@ afterAll(async () => {
   await server?.close();
   await t?.close();
   rmSync(outside, { recursive: true, force: true });
+  rmSync(storageDir, { recursive: true, force: true });
+  rmSync(homeSecret, { force: true });
 });
 
-const hostileConf = (o: { dataDir: string; outside: string; port: number; pid: number }) => `
+const hostileConf = (o: { dataDir: string; outside: string; port: number; pid: number; storageDir: string; homeSecret: string }) => `
 import json, os, socket
 report = {}
 def attempt(name, fn):
@@ -52,6 +61,8 @@ def attempt(name, fn):
 attempt('list_data_dir', lambda: os.listdir(${JSON.stringify(o.dataDir)}))
 attempt('list_builds', lambda: len(os.listdir(${JSON.stringify(path.join(o.dataDir, 'builds'))})))
 attempt('database_files', lambda: os.path.exists(${JSON.stringify(path.join(o.dataDir, 'db'))}) or os.path.exists(${JSON.stringify(path.join(o.dataDir, 'storage'))}))
+attempt('list_storage', lambda: os.listdir(${JSON.stringify(o.storageDir)}))
+attempt('read_home_credentials', lambda: open(${JSON.stringify(o.homeSecret)}).read())
 attempt('read_outside', lambda: open(${JSON.stringify(path.join(o.outside, 'private.txt'))}).read())
 attempt('write_outside', lambda: open(${JSON.stringify(path.join(o.outside, 'pwned.txt'))}, 'w').write('x'))
 attempt('write_home_of_root', lambda: open('/root/lectern-pwned.txt', 'w').write('x'))
@@ -75,7 +86,7 @@ describe('a hostile conf.py', () => {
     );
     expect(set.data.createEnvironmentVariable.__typename).toMatch(/Success/);
 
-    const repo = server.repo('hostile', sphinxFiles({ 'docs/conf.py': hostileConf({ dataDir: t.dataDir, outside, port: listenerPort, pid: process.pid }) }));
+    const repo = server.repo('hostile', sphinxFiles({ 'docs/conf.py': hostileConf({ dataDir: t.dataDir, outside, port: listenerPort, pid: process.pid, storageDir, homeSecret }) }));
     const p = await importProject(t, token, 'Hostile', repo.url);
     await t.gql(
       `mutation { createEnvironmentVariable(project: "${p.slug}", input: {name: "OWN_TOKEN", value: "own-value-456"}) { __typename } }`,
@@ -95,10 +106,14 @@ describe('a hostile conf.py', () => {
     expect(report.list_data_dir).toEqual(['ok', "['builds']"]);
     expect(report.list_builds).toEqual(['ok', '1']);
     expect(report.database_files).toEqual(['ok', 'False']);
-    expect(existsSync(path.join(t.dataDir, 'db')) || existsSync(path.join(t.dataDir, 'storage'))).toBe(true);
     expect(report.read_outside![0]).toBe('denied');
+    // The storage (other projects' built docs) is an empty directory; the home's files are not there.
+    expect(report.list_storage).toEqual(['ok', '[]']);
+    expect(report.read_home_credentials![0]).toBe('denied');
+    expect((await t.storage.list('projects/')).length).toBeGreaterThan(0);
     expect(report.write_outside![0]).toBe('denied');
-    expect(report.write_home_of_root![0]).toBe('denied');
+    // The home directory is an empty throwaway there: a write may succeed, and lands nowhere.
+    expect(report.write_home_of_root![0]).toMatch(/^(ok|denied)$/);
     expect(report.lectern_process![0]).toBe('denied');
     expect(report.connect_local![0]).toBe('denied');
     // Its own variable (masked in the output), nothing of Lectern's or the other project's.

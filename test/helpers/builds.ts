@@ -4,6 +4,7 @@ import { Worker } from '../../src/builds/worker.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { createLogger } from '../../src/log.ts';
 import { Cipher } from '../../src/secrets.ts';
+import { fileStorageDir } from '../../src/storage/index.ts';
 import { TEST_SECRET_KEY, type TestApp } from './app.ts';
 
 export async function startTestWorker(t: TestApp, opts: { concurrency?: number; leaseSeconds?: number } = {}): Promise<Worker> {
@@ -14,6 +15,7 @@ export async function startTestWorker(t: TestApp, opts: { concurrency?: number; 
       cipher: new Cipher(TEST_SECRET_KEY),
       log: createLogger('silent'),
       dataDir: t.dataDir,
+      hidden: [fileStorageDir(t.config.storage)].filter((d): d is string => d !== null),
       publicUrl: t.config.publicUrl,
       syncVersions: syncProjectVersions,
     },
