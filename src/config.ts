@@ -39,6 +39,8 @@ const schema = z.object({
     .regex(/^\/(?:[A-Za-z0-9._~-]+\/)*$/, 'must be a path that starts and ends with /, such as /_lectern_files/')
     .refine((v) => !v.split('/').some((s) => s === '.' || s === '..'), 'must not contain . or .. segments')
     .optional(),
+  /** Seconds the docs server keeps what a URL resolves to (project, redirects, version); `0` looks up every request. */
+  LECTERN_SERVE_CACHE_SECONDS: intFrom(2, 0, 300),
 });
 
 export type Env = z.input<typeof schema>;
@@ -61,6 +63,8 @@ export interface Config {
   apiThrottle: string;
   /** nginx internal location that maps to the file storage's objects/ directory; unset: Lectern sends the bytes. */
   serveXAccel: string | undefined;
+  /** How long the docs server may answer from what it looked up before (other processes' writes show after this); 0: no cache. */
+  serveCacheSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -102,5 +106,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     graphql: { maxDepth: e.LECTERN_GRAPHQL_MAX_DEPTH, maxComplexity: e.LECTERN_GRAPHQL_MAX_COMPLEXITY },
     apiThrottle: e.LECTERN_API_THROTTLE,
     serveXAccel: e.LECTERN_SERVE_X_ACCEL,
+    serveCacheSeconds: e.LECTERN_SERVE_CACHE_SECONDS,
   };
 }

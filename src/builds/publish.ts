@@ -5,6 +5,7 @@
 import { createReadStream } from 'node:fs';
 import type { PrismaClient } from '../db/database.ts';
 import type { PutDirectoryResult, Storage } from '../storage/index.ts';
+import { events } from '../domain/events.ts';
 import { artifactPrefix, buildPrefix, downloadKey } from './artifacts.ts';
 
 export type DownloadFormat = 'pdf' | 'htmlzip' | 'epub';
@@ -53,6 +54,7 @@ export async function publishBuild(prisma: PrismaClient, storage: Storage, input
     });
     return current.publishedBuildId;
   });
+  events.emit('servedChanged', {});
   const stale = previous === undefined ? buildId : previous !== null && previous !== buildId ? previous : null;
   let cleanupError: unknown;
   if (stale !== null) await storage.deletePrefix(buildPrefix(projectSlug, version.slug, stale)).catch((e: unknown) => (cleanupError = e));

@@ -6,6 +6,7 @@ import { ValidationError } from '../graphql/errors.ts';
 import { prisma } from '../services.ts';
 import { requireMaintainedProject, requireViewer } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
+import { events } from './events.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from './choices.ts';
 import { projectSlug } from './slug.ts';
 import { checkChoice, checkRepositoryUrl, checkString, checkUrl, Collector, maxLength } from './validate.ts';
@@ -118,6 +119,7 @@ export async function importProject(ctx: Context, input: ImportProjectInput) {
       return { project, build };
     });
     announceBuild(build);
+    events.emit('servedChanged', { projectId: project.id });
     return project;
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') throw exists();
@@ -187,5 +189,5 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
       });
     }
     return updated;
-  });
+  }).finally(() => events.emit('servedChanged', { projectId: project.id }));
 }

@@ -5,6 +5,7 @@ import type { Context } from '../graphql/context.ts';
 import { NotFoundError, ValidationError } from '../graphql/errors.ts';
 import { prisma } from '../services.ts';
 import { requireMaintainedProject } from './access.ts';
+import { events } from './events.ts';
 import { Collector, invalidChoice, maxLength, required } from './validate.ts';
 
 export const REDIRECT_TYPES: ReadonlySet<string> = new Set(['prefix', 'page', 'exact', 'sphinx_html', 'sphinx_htmldir']);
@@ -118,7 +119,7 @@ export async function createRedirect(ctx: Context, projectSlug: string, input: R
         description: input.description ?? '',
       },
     });
-  });
+  }).finally(() => events.emit('servedChanged', { projectId: project.id }));
 }
 
 async function findRedirect(client: Tx, projectId: number, id: number) {
@@ -160,7 +161,7 @@ export async function updateRedirect(ctx: Context, projectSlug: string, id: numb
       data.position = to;
     }
     return tx.redirect.update({ where: { id }, data });
-  });
+  }).finally(() => events.emit('servedChanged', { projectId: project.id }));
 }
 
 export interface RedirectQuery {
@@ -179,5 +180,5 @@ export async function deleteRedirect(ctx: Context, projectSlug: string, id: numb
     await tx.redirect.delete({ where: { id } });
     await tx.redirect.updateMany({ where: { projectId: project.id, position: { gt: current.position } }, data: { position: { decrement: 1 } } });
     return shown;
-  });
+  }).finally(() => events.emit('servedChanged', { projectId: project.id }));
 }

@@ -5,6 +5,7 @@ import type { Context } from '../graphql/context.ts';
 import { NotFoundError, ValidationError } from '../graphql/errors.ts';
 import { prisma } from '../services.ts';
 import { requireMaintainedProject } from './access.ts';
+import { events } from './events.ts';
 import { required } from './validate.ts';
 
 export interface CreateSubprojectInput {
@@ -45,7 +46,7 @@ export async function createSubproject(ctx: Context, parentSlug: string, input: 
       if (await tx.projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } })) throw taken();
       if (alias.includes('/')) throw ValidationError.field('nonFieldErrors', "Aliases can't contain slashes.");
       return tx.projectRelationship.create({ data: { parentId: parent.id, childId: found.id, alias } });
-    });
+    }).finally(() => events.emit('servedChanged', { projectId: parent.id }));
   } catch (e) {
     // A unique index caught what the checks could not see: say which rule it was by looking again
     // (the driver adapter does not reliably name the constraint).
@@ -69,7 +70,7 @@ export async function deleteSubproject(ctx: Context, parentSlug: string, alias: 
     // Gone already, or removed by a concurrent delete between the read and here.
     if (!shown || (await tx.projectRelationship.deleteMany({ where })).count === 0) throw new NotFoundError('ProjectRelationship');
     return shown;
-  });
+  }).finally(() => events.emit('servedChanged', { projectId: parent.id }));
 }
 
 export interface SubprojectQuery {

@@ -7,6 +7,7 @@ import type { Prisma, Version } from '../generated/prisma/client.ts';
 import { prisma, services } from '../services.ts';
 import { requireMaintainedProject } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
+import { events } from './events.ts';
 import { lsRemote, type RemoteRefs } from './git.ts';
 import { versionSlug } from './slug.ts';
 
@@ -123,6 +124,7 @@ export async function syncProjectVersions(projectId: number, repositoryUrl: stri
     return { result, builds };
   });
   builds.forEach(announceBuild);
+  events.emit('servedChanged', { projectId });
   return result;
 }
 

@@ -6,6 +6,7 @@ import { NotFoundError } from '../graphql/errors.ts';
 import { prisma } from '../services.ts';
 import { requireMaintainedProject } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
+import { events } from './events.ts';
 import { checkChoice, Collector } from './validate.ts';
 
 export interface UpdateVersionInput {
@@ -34,5 +35,6 @@ export async function updateVersion(ctx: Context, projectSlug: string, versionSl
     return { updated, build };
   });
   if (build) announceBuild(build);
+  events.emit('servedChanged', { projectId: project.id });
   return updated;
 }

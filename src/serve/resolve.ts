@@ -1,11 +1,14 @@
 // Finding what a docs URL names: the project (by slug, by host name, a subproject by alias, a
 // translation by language), the version, and whether this reader may see them. Only public data
 // is shown to anonymous readers; a maintainer (Authorization: Token) also sees private docs.
+// A project comes with its redirects and relations in one SQL statement (Prisma would send five),
+// and every lookup goes through a short-lived cache (./cache.ts), so a warm page sends none.
 // @see ../domain/urls.ts servedRoot() for where each project lives
-import type { Prisma } from '../generated/prisma/client.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import type { Context } from '../graphql/context.ts';
 import { servedProjectSelect } from '../domain/urls.ts';
 import { prisma } from '../services.ts';
+import { TtlCache } from './cache.ts';
 
 export const projectSelect = {
   id: true,
@@ -42,56 +45,102 @@ const versionSelect = {
 export type ServedVersionRow = Prisma.VersionGetPayload<{ select: typeof versionSelect }>;
 export type ReadableVersion = ServedVersionRow & { publishedBuildId: number };
 
-export async function projectBySlug(slug: string): Promise<ServedProjectRow | null> {
-  return prisma().project.findUnique({ where: { slug }, select: projectSelect });
+/**
+ * The projects matching `where` (an SQL condition on `p`, the Project row) as ServedProjectRows:
+ * superprojects, main language project and enabled redirects aggregated as JSON in the same
+ * statement, in the order projectSelect gives them.
+ */
+async function servedProjects(where: Prisma.Sql): Promise<ServedProjectRow[]> {
+  const rows = await prisma().$queryRaw<{ row: string }[]>`
+    SELECT json_build_object(
+      'id', p.id, 'slug', p.slug, 'language', p.language, 'privacyLevel', p."privacyLevel"::text,
+      'defaultVersion', p."defaultVersion", 'versionSwitcher', p."versionSwitcher", 'mainLanguageProjectId', p."mainLanguageProjectId",
+      'superprojects', COALESCE((
+        SELECT json_agg(json_build_object('alias', r.alias, 'parent', json_build_object('slug', pp.slug, 'privacyLevel', pp."privacyLevel"::text)) ORDER BY r.id)
+        FROM "ProjectRelationship" r JOIN "Project" pp ON pp.id = r."parentId" WHERE r."childId" = p.id), '[]'::json),
+      'mainLanguageProject', (SELECT json_build_object('slug', m.slug, 'privacyLevel', m."privacyLevel"::text) FROM "Project" m WHERE m.id = p."mainLanguageProjectId"),
+      'redirects', COALESCE((
+        SELECT json_agg(json_build_object('type', d.type::text, 'fromUrl', d."fromUrl", 'toUrl', d."toUrl", 'httpStatus', d."httpStatus", 'force', d.force)
+          ORDER BY d.position ASC, d."modifiedAt" DESC)
+        FROM "Redirect" d WHERE d."projectId" = p.id AND d.enabled), '[]'::json)
+    )::text AS row
+    FROM "Project" p WHERE ${where}`;
+  return rows.map((r) => JSON.parse(r.row) as ServedProjectRow);
 }
 
-/** `<label>.<docs domain>`: docsRoot() writes `_` as `-`, so both spellings of the slug are tried. */
-export async function projectByHostLabel(label: string): Promise<ServedProjectRow | null> {
-  const candidates = [...new Set([label, label.replace(/-/g, '_')])];
-  const rows = await prisma().project.findMany({ where: { slug: { in: candidates } }, select: projectSelect });
-  return rows.find((r) => r.slug === label) ?? rows[0] ?? null;
-}
-
-export async function subprojectByAlias(parentId: number, alias: string): Promise<ServedProjectRow | null> {
-  const rel = await prisma().projectRelationship.findUnique({
-    where: { parentId_alias: { parentId, alias } },
-    select: { child: { select: projectSelect } },
-  });
-  return rel?.child ?? null;
-}
-
-/** The project of `language` in the family of `root`: itself, its main project, or a translation of that. */
-export async function projectForLanguage(root: ServedProjectRow, language: string): Promise<ServedProjectRow | null> {
-  if (root.language === language) return root;
-  const main = root.mainLanguageProjectId ?? root.id;
-  return prisma().project.findFirst({
-    where: { language, OR: [{ id: main }, { mainLanguageProjectId: main }] },
-    select: projectSelect,
-  });
-}
-
-/** The translations family of `project` (its main project first), public ones only: what a menu may list. */
-export async function publicFamily(project: ServedProjectRow): Promise<ServedProjectRow[]> {
-  const main = project.mainLanguageProjectId ?? project.id;
-  const rows = await prisma().project.findMany({
-    where: { privacyLevel: 'public', OR: [{ id: main }, { mainLanguageProjectId: main }] },
-    select: projectSelect,
-    orderBy: { language: 'asc' },
-  });
-  return rows.sort((a, b) => Number(b.id === main) - Number(a.id === main));
-}
-
-export async function versionOf(projectId: number, slug: string): Promise<ServedVersionRow | null> {
+async function versionRow(projectId: number, slug: string): Promise<ServedVersionRow | null> {
   return prisma().version.findUnique({ where: { projectId_slug: { projectId, slug } }, select: versionSelect });
 }
 
-/** The versions a menu lists: active, not hidden, public, with published files. */
-export async function listedVersions(projectId: number): Promise<{ slug: string; verboseName: string }[]> {
-  return prisma().version.findMany({
-    where: { projectId, active: true, hidden: false, privacyLevel: 'public', publishedBuildId: { not: null } },
-    select: { slug: true, verboseName: true },
-  });
+/**
+ * The lookups of the docs server, cached for `ttlSeconds` (0: none). Cached values are shared:
+ * callers must not change them.
+ */
+export class Resolver {
+  readonly #cache: TtlCache;
+
+  constructor(ttlSeconds: number) {
+    this.#cache = new TtlCache({ ttlMs: ttlSeconds * 1000 });
+  }
+
+  projectBySlug(slug: string): Promise<ServedProjectRow | null> {
+    return this.#cache.get(`slug:${slug}`, async () => (await servedProjects(Prisma.sql`p.slug = ${slug}`))[0] ?? null);
+  }
+
+  /** `<label>.<docs domain>`: docsRoot() writes `_` as `-`, so both spellings of the slug are tried. */
+  projectByHostLabel(label: string): Promise<ServedProjectRow | null> {
+    return this.#cache.get(`host:${label}`, async () => {
+      const candidates = [...new Set([label, label.replace(/-/g, '_')])];
+      const rows = await servedProjects(Prisma.sql`p.slug IN (${Prisma.join(candidates)})`);
+      return rows.find((r) => r.slug === label) ?? rows[0] ?? null;
+    });
+  }
+
+  subprojectByAlias(parentId: number, alias: string): Promise<ServedProjectRow | null> {
+    return this.#cache.get(`alias:${parentId}:${alias}`, async () => {
+      const rows = await servedProjects(Prisma.sql`p.id = (SELECT "childId" FROM "ProjectRelationship" WHERE "parentId" = ${parentId} AND alias = ${alias})`);
+      return rows[0] ?? null;
+    });
+  }
+
+  /** The project of `language` in the family of `root`: itself, its main project, or a translation of that. */
+  projectForLanguage(root: ServedProjectRow, language: string): Promise<ServedProjectRow | null> {
+    if (root.language === language) return Promise.resolve(root);
+    const main = root.mainLanguageProjectId ?? root.id;
+    return this.#cache.get(`lang:${main}:${language}`, async () => {
+      const rows = await servedProjects(Prisma.sql`p.language = ${language} AND (p.id = ${main} OR p."mainLanguageProjectId" = ${main}) ORDER BY p.id LIMIT 1`);
+      return rows[0] ?? null;
+    });
+  }
+
+  /** The translations family of `project` (its main project first), public ones only: what a menu may list. */
+  publicFamily(project: ServedProjectRow): Promise<ServedProjectRow[]> {
+    const main = project.mainLanguageProjectId ?? project.id;
+    return this.#cache.get(`family:${main}`, async () => {
+      const rows = await servedProjects(Prisma.sql`p."privacyLevel" = 'public' AND (p.id = ${main} OR p."mainLanguageProjectId" = ${main}) ORDER BY p.language ASC`);
+      return rows.sort((a, b) => Number(b.id === main) - Number(a.id === main));
+    });
+  }
+
+  versionOf(projectId: number, slug: string): Promise<ServedVersionRow | null> {
+    return this.#cache.get(`version:${projectId}:${slug}`, () => versionRow(projectId, slug));
+  }
+
+  /** The version row as the database has it now, replacing the cached one (a page was missing: perhaps a newer build). */
+  freshVersionOf(projectId: number, slug: string): Promise<ServedVersionRow | null> {
+    this.#cache.delete(`version:${projectId}:${slug}`);
+    return this.versionOf(projectId, slug);
+  }
+
+  /** The versions a menu lists: active, not hidden, public, with published files. */
+  listedVersions(projectId: number): Promise<{ slug: string; verboseName: string }[]> {
+    return this.#cache.get(`listed:${projectId}`, () =>
+      prisma().version.findMany({
+        where: { projectId, active: true, hidden: false, privacyLevel: 'public', publishedBuildId: { not: null } },
+        select: { slug: true, verboseName: true },
+      }),
+    );
+  }
 }
 
 export class Reader {

@@ -9,24 +9,13 @@ import { artifactPrefix, downloadKey } from '../builds/artifacts.ts';
 import type { Config } from '../config.ts';
 import { languageName } from '../domain/choices.ts';
 import { docsRoot, servedRoot } from '../domain/urls.ts';
-import { createContext } from '../graphql/context.ts';
+import { anonymousContext, createContext } from '../graphql/context.ts';
 import { UnauthenticatedError } from '../graphql/errors.ts';
 import type { Logger } from '../log.ts';
 import { StorageKeyError, type Storage } from '../storage/index.ts';
 import { encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
 import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
-import {
-  listedVersions,
-  projectByHostLabel,
-  projectBySlug,
-  projectForLanguage,
-  publicFamily,
-  Reader,
-  subprojectByAlias,
-  versionOf,
-  type ServedProjectRow,
-  type ReadableVersion,
-} from './resolve.ts';
+import { Reader, Resolver, type ReadableVersion, type ServedProjectRow } from './resolve.ts';
 import { Sender } from './send.ts';
 import { compareVersions, SWITCHER_JS, switcherTag } from './switcher.ts';
 
@@ -69,6 +58,7 @@ const NOT_FOUND_PAGE =
 export function serveRouter(deps: ServeDeps): RequestHandler {
   const { config, log } = deps;
   const sender = new Sender(deps.storage, config.serveXAccel);
+  const resolve = new Resolver(config.serveCacheSeconds);
   const gzip = compression();
   const domain = config.docsDomain?.toLowerCase().replace(/^\.+|\.+$/g, '');
 
@@ -103,13 +93,15 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     if (!slugOk(site.slug ?? site.hostLabel)) return notFound(res);
     let reader: Reader;
     try {
-      reader = new Reader(await createContext(req.get('authorization')));
+      // Anonymous readers (no Authorization header) cost no lookup at all.
+      const authorization = req.headers.authorization;
+      reader = new Reader(authorization ? await createContext(authorization) : anonymousContext());
     } catch (e) {
       if (!(e instanceof UnauthenticatedError)) throw e;
       res.status(401).set('WWW-Authenticate', 'Token').set('Cache-Control', 'no-store').type('text/plain').send(e.message);
       return;
     }
-    const root = site.slug ? await projectBySlug(site.slug) : await projectByHostLabel(site.hostLabel!);
+    const root = site.slug ? await resolve.projectBySlug(site.slug) : await resolve.projectByHostLabel(site.hostLabel!);
     // A private project reads as a missing one: its existence is not revealed.
     if (!root || !(await reader.canSeeProject(root))) return notFound(res);
     const path = parseDocPath(site.rest);
@@ -119,7 +111,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     let requestRoot = docsRoot(root.slug);
     let { segments, raw } = path;
     if (segments[0] === 'projects' && segments.length >= 2) {
-      const child = await subprojectByAlias(root.id, segments[1]!);
+      const child = await resolve.subprojectByAlias(root.id, segments[1]!);
       if (child && (await reader.canSeeProject(child))) {
         top = child;
         base = `${base}/projects/${raw[1]}`;
@@ -138,7 +130,8 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     return canonical === s.requestRoot ? s.base : canonical;
   };
 
-  const serveUnder = async (s: Scope, segments: string[], raw: string[], dir: boolean): Promise<void> => {
+  /** `fresh`: the version was just read from the database (not the cache), after a miss. */
+  const serveUnder = async (s: Scope, segments: string[], raw: string[], dir: boolean, fresh = false): Promise<void> => {
     const { top, reader } = s;
     if (segments.length === 0) {
       return redirect(s, 302, `${rootFor(s, top)}/${top.language}/${encodeURIComponent(top.defaultVersion)}/`);
@@ -147,7 +140,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
     const decodedPath = `/${segments.join('/')}${dir ? '/' : ''}`;
     const language = segments[0]!;
-    const project = await projectForLanguage(top, language);
+    const project = await resolve.projectForLanguage(top, language);
     if (!project || !(await reader.canSeeProject(project))) {
       // Not a language of this project: only exact and prefix redirects can know the path.
       return missing(s, top, { path: decodedPath, filename: null, language: top.language, version: top.defaultVersion }, null);
@@ -161,7 +154,8 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const fileRaw = raw.slice(2);
     const filename = `/${file.join('/')}${dir && file.length ? '/' : ''}`;
     const rr: RedirectRequest = { path: decodedPath, filename, language, version: versionSlug };
-    const version = await reader.readable(project, await versionOf(project.id, versionSlug));
+    const row = fresh ? await resolve.freshVersionOf(project.id, versionSlug) : await resolve.versionOf(project.id, versionSlug);
+    const version = await reader.readable(project, row);
     if (!version) return missing(s, project, rr, null);
 
     const forced = matchRedirect(project.redirects, rr, (r) => r.force);
@@ -178,6 +172,14 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     if (await sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag })) return;
     // `dir` names a directory with an index: the same page at `dir/`, whose relative links work.
     if (!dir && (await sender.exists(`${prefix}/${key}/index.html`))) return redirect(s, 302, `${s.base}/${raw.join('/')}/`);
+    // The cached row may name a build another process has since replaced (and removed): look
+    // once more in the database before answering 404, so a publish elsewhere never shows as missing pages.
+    if (!fresh && config.serveCacheSeconds > 0) {
+      const now = await resolve.freshVersionOf(project.id, versionSlug);
+      if (now?.publishedBuildId !== version.publishedBuildId || now?.privacyLevel !== version.privacyLevel || !now?.active) {
+        return serveUnder(s, segments, raw, dir, true);
+      }
+    }
     return missing(s, project, rr, { version, prefix });
   };
 
@@ -196,7 +198,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const page = { status: 404 as const, cacheControl: 'no-cache' };
     if (current && (await sender.send(s.req, s.res, `${current.prefix}/404.html`, page))) return;
     if (current?.version.slug !== project.defaultVersion) {
-      const fallback = await s.reader.readable(project, await versionOf(project.id, project.defaultVersion));
+      const fallback = await s.reader.readable(project, await resolve.versionOf(project.id, project.defaultVersion));
       if (fallback) {
         const prefix = artifactPrefix(project.slug, fallback.slug, fallback.publishedBuildId, 'html');
         if (await sender.send(s.req, s.res, `${prefix}/404.html`, page)) return;
@@ -219,9 +221,9 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
   const download = async (s: Scope, language: string, versionSlug: string, format: DownloadFormat): Promise<void> => {
     // downloadUrl() names the project's own slug and language; a translation is also found under its main project.
-    const project = await projectForLanguage(s.top, language);
+    const project = await resolve.projectForLanguage(s.top, language);
     if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res);
-    const version = await s.reader.readable(project, await versionOf(project.id, versionSlug));
+    const version = await s.reader.readable(project, await resolve.versionOf(project.id, versionSlug));
     if (!version) return notFound(s.res);
     const has = { pdf: version.hasPdf, htmlzip: version.hasHtmlzip, epub: version.hasEpub }[format];
     if (!has) return notFound(s.res);
@@ -234,11 +236,12 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   };
 
   const versionsJson = async (s: Scope, language: string): Promise<void> => {
-    const project = await projectForLanguage(s.top, language);
+    const project = await resolve.projectForLanguage(s.top, language);
     if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res);
     const root = rootFor(s, project);
-    const versions = (await listedVersions(project.id)).sort((a, b) => compareVersions(a.slug, b.slug));
-    const family = project.privacyLevel === 'public' ? await publicFamily(project) : [project];
+    // Copied before sorting: the cached list is shared.
+    const versions = [...(await resolve.listedVersions(project.id))].sort((a, b) => compareVersions(a.slug, b.slug));
+    const family = project.privacyLevel === 'public' ? await resolve.publicFamily(project) : [project];
     s.res.set('Cache-Control', project.privacyLevel === 'public' ? 'public, max-age=60' : 'private, no-cache');
     s.res.json({
       project: project.slug,

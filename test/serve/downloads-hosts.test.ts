@@ -109,7 +109,14 @@ describe('downloads and host names (LECTERN_DOCS_DOMAIN=docs.test)', () => {
     });
 
     it('applies redirects below the host root', async () => {
-      await t.db.prisma.redirect.create({ data: { projectId: w.ids.fixture, type: 'page', fromUrl: '/old.html', toUrl: '/glossary.html' } });
+      // Made through the API, as a maintainer would: seen at once, however recently the project was looked up.
+      expect((await host('fixture.docs.test', '/en/latest/old.html')).status).toBe(404);
+      const made = await t.gql(
+        `mutation($input: RedirectInput!) { createRedirect(project: "fixture", input: $input) { __typename } }`,
+        { input: { type: 'page', fromUrl: '/old.html', toUrl: '/glossary.html' } },
+        w.alice,
+      );
+      expect(made.data.createRedirect.__typename).toBe('MutationCreateRedirectSuccess');
       const res = await host('fixture.docs.test', '/en/latest/old.html?x=1');
       expect([res.status, res.headers.location]).toEqual([302, '/en/latest/glossary.html?x=1']);
     });
@@ -118,11 +125,14 @@ describe('downloads and host names (LECTERN_DOCS_DOMAIN=docs.test)', () => {
 
 describe('LECTERN_SERVE_X_ACCEL', () => {
   let t: TestApp;
+  let token: string;
   let buildId: number;
   beforeAll(async () => {
     const v1 = await sphinxBuild('sphinx', { overrides: { release: '1.0' } });
     t = await testApp({ LECTERN_SERVE_X_ACCEL: '/_lectern_files/' });
-    const p = await makeProject(t, { slug: 'accel' });
+    token = await t.user('maintainer');
+    const maintainer = await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'maintainer' } });
+    const p = await makeProject(t, { slug: 'accel', maintainers: [maintainer.id] });
     ({ buildId } = await publish(t, { project: p, version: 'latest', html: v1, downloads: { htmlzip: await htmlZip(v1, 'accel') } }));
   });
   afterAll(() => t?.close());
@@ -153,7 +163,8 @@ describe('LECTERN_SERVE_X_ACCEL', () => {
     const page = await t.http.get('/docs/accel/en/latest/glossary.html');
     expect(page.headers['x-accel-redirect']).toBeUndefined();
     expect(page.text).toContain('/_/switcher.js');
-    await t.db.prisma.project.update({ where: { slug: 'accel' }, data: { versionSwitcher: false } });
+    const off = await t.gql('mutation { updateProject(slug: "accel", input: { versionSwitcher: false }) { __typename } }', {}, token);
+    expect(off.data.updateProject.__typename).toBe('MutationUpdateProjectSuccess');
     const plain = await t.http.get('/docs/accel/en/latest/glossary.html');
     expect(plain.headers['x-accel-redirect']).toBe(`/_lectern_files/projects/accel/latest/${buildId}/html/glossary.html`);
   });

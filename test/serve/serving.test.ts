@@ -81,12 +81,17 @@ describe('project and language roots', () => {
   });
 
   it('follows the project default version', async () => {
-    await w.t.db.prisma.project.update({ where: { id: w.ids.fixture }, data: { defaultVersion: 'v2.0' } });
+    // Through the API, as a maintainer changes it: the docs server sees the change at once.
+    const setDefault = (v: string) =>
+      w.t.gql(`mutation($v: String!) { updateProject(slug: "fixture", input: { defaultVersion: $v }) { __typename } }`, { v }, w.alice);
+    expect((await get('/docs/fixture/')).headers.location).toBe('/docs/fixture/en/latest/');
+    expect((await setDefault('v2.0')).data.updateProject.__typename).toBe('MutationUpdateProjectSuccess');
     try {
       expect((await get('/docs/fixture/')).headers.location).toBe('/docs/fixture/en/v2.0/');
     } finally {
-      await w.t.db.prisma.project.update({ where: { id: w.ids.fixture }, data: { defaultVersion: 'latest' } });
+      await setDefault('latest');
     }
+    expect((await get('/docs/fixture/')).headers.location).toBe('/docs/fixture/en/latest/');
   });
 
   it('answers 404 for unknown projects, languages and versions', async () => {

@@ -139,6 +139,15 @@ describe('loadConfig', () => {
     expect(e.message).toMatch(/^\s*LECTERN_SERVE_X_ACCEL: needs LECTERN_STORAGE=file:/m);
   });
 
+  it('reads LECTERN_SERVE_CACHE_SECONDS: whole seconds, 2 by default, 0 turns the cache off', () => {
+    expect(loadConfig({}).serveCacheSeconds).toBe(2);
+    expect(loadConfig({ LECTERN_SERVE_CACHE_SECONDS: '0' }).serveCacheSeconds).toBe(0);
+    expect(loadConfig({ LECTERN_SERVE_CACHE_SECONDS: '30' }).serveCacheSeconds).toBe(30);
+    for (const bad of ['-1', '1.5', 'soon', '301']) {
+      expect(configError({ LECTERN_SERVE_CACHE_SECONDS: bad }).message).toMatch(/^\s*LECTERN_SERVE_CACHE_SECONDS: /m);
+    }
+  });
+
   it('does not echo a valid secret when another setting is invalid', () => {
     const secret = 'a-perfectly-valid-secret-key-0123456789';
     const e = configError({ LECTERN_SECRET_KEY: secret, DATABASE_URL: `postgres://u:${secret}@h/db`, PORT: 'x' });
