@@ -38,7 +38,7 @@ export class TtlCache {
     this.#ttl = opts.ttlMs;
     this.#maxEntries = opts.maxEntries ?? 10_000;
     this.#maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
-    this.#now = opts.now ?? Date.now;
+    this.#now = opts.now ?? (() => Date.now());
   }
 
   get size(): number {

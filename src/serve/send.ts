@@ -1,16 +1,67 @@
 // Answers a request with one stored object: content type, ETag and Last-Modified with their
 // conditional requests (304), Cache-Control, HEAD, an optional tag put into HTML pages, and with
 // LECTERN_SERVE_X_ACCEL an `X-Accel-Redirect` so nginx sends the bytes instead of Node.
+// With file: storage, small objects are kept in memory with their ETag and checked by one stat
+// per request (the ETag changes whenever the file is replaced), instead of a dozen file calls.
 import type { Request, Response } from 'express';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { FileStorage } from '../storage/file.ts';
 import type { Storage, StoredObject } from '../storage/index.ts';
-import { contentTypeFor, parseEtags } from '../storage/storage.ts';
+import { contentTypeFor, etagMatches, parseEtags, type ObjectInfo } from '../storage/storage.ts';
 import { injectTag } from './switcher.ts';
 
 /** Larger HTML pages are sent as stored, without the switcher (they are not documentation pages anyone reads). */
 const INJECT_MAX_BYTES = 8 * 1024 * 1024;
+/** Objects up to this size are kept in memory (file: storage), up to FILE_CACHE_BYTES and FILE_CACHE_ENTRIES in all. */
+const FILE_CACHE_MAX_OBJECT = 256 * 1024;
+const FILE_CACHE_BYTES = 32 * 1024 * 1024;
+const FILE_CACHE_ENTRIES = 4096;
+
+/** An object as sent: streamed from storage, or bytes kept in memory. */
+type Body = ObjectInfo & ({ body: Readable; bytes?: undefined } | { bytes: Buffer; body?: undefined });
+type CachedFile = ObjectInfo & { bytes: Buffer };
+
+/** Least recently used small files, by storage key; each is valid only while its ETag is the stored one. */
+class FileCache {
+  readonly #map = new Map<string, CachedFile>();
+  readonly #storage: FileStorage;
+  #bytes = 0;
+
+  constructor(storage: FileStorage) {
+    this.#storage = storage;
+  }
+
+  /** The kept copy, when the file under `key` is still the one it was read from. */
+  async get(key: string): Promise<CachedFile | null> {
+    const hit = this.#map.get(key);
+    if (!hit) return null;
+    const now = await this.#storage.etagOf(key);
+    if (this.#map.get(key) !== hit) return now === hit.etag ? hit : null;
+    this.#map.delete(key);
+    if (now !== hit.etag) {
+      this.#bytes -= hit.bytes.length;
+      return null;
+    }
+    this.#map.set(key, hit);
+    return hit;
+  }
+
+  set(key: string, file: CachedFile): void {
+    const old = this.#map.get(key);
+    if (old) {
+      this.#map.delete(key);
+      this.#bytes -= old.bytes.length;
+    }
+    this.#map.set(key, file);
+    this.#bytes += file.bytes.length;
+    while (this.#map.size > FILE_CACHE_ENTRIES || this.#bytes > FILE_CACHE_BYTES) {
+      const [k, v] = this.#map.entries().next().value as [string, CachedFile];
+      this.#map.delete(k);
+      this.#bytes -= v.bytes.length;
+    }
+  }
+}
 
 export interface SendOptions {
   status?: 200 | 404;
@@ -25,9 +76,12 @@ export interface SendOptions {
 export class Sender {
   readonly #storage: Storage;
   readonly #xAccel: string | undefined;
+  readonly #files: FileCache | undefined;
 
   constructor(storage: Storage, xAccelPrefix: string | undefined) {
     this.#storage = storage;
+    // Only local files can be checked that cheaply; S3 objects are fetched every time.
+    this.#files = storage instanceof FileStorage ? new FileCache(storage) : undefined;
     // nginx reads the files itself, so only local storage can be handed over (config.ts checks the setting).
     this.#xAccel = xAccelPrefix && storage instanceof FileStorage ? xAccelPrefix : undefined;
   }
@@ -70,16 +124,30 @@ export class Sender {
         .map((t) => (t === '*' ? t : `"${t.slice(0, -suffix.length)}"`));
       asked = stored.length ? stored.join(', ') : undefined;
     }
-    const found = await this.#storage.get(key, asked ? { ifNoneMatch: asked } : {});
-    if (!found) return false;
     const etagOut = (etag: string) => (etag && suffix ? `${etag.replace(/"$/, '')}${suffix}"` : etag);
-    if (found.notModified) {
-      res.set('ETag', etagOut(found.etag)).set('Cache-Control', opts.cacheControl).status(304).end();
+    const notModified = (etag: string) => {
+      res.set('ETag', etagOut(etag)).set('Cache-Control', opts.cacheControl).status(304).end();
       return true;
+    };
+    let obj: Body;
+    const kept = await this.#files?.get(key);
+    if (kept) {
+      if (asked && etagMatches(asked, kept.etag)) return notModified(kept.etag);
+      obj = kept;
+    } else {
+      const found = await this.#storage.get(key, asked ? { ifNoneMatch: asked } : {});
+      if (!found) return false;
+      if (found.notModified) return notModified(found.etag);
+      obj = found;
+      if (this.#files && found.size <= FILE_CACHE_MAX_OBJECT && req.method === 'GET') {
+        // Read from the file get() opened, so the bytes and the ETag kept belong together.
+        const { body, ...info } = found satisfies StoredObject;
+        obj = { ...info, bytes: await readAll(body) };
+        this.#files.set(key, obj);
+      }
     }
-    const obj: StoredObject = found;
     if (status === 200 && !ifNoneMatch && notModifiedSince(req.get('if-modified-since'), obj.lastModified)) {
-      obj.body.destroy();
+      obj.body?.destroy();
       if (obj.etag) res.set('ETag', etagOut(obj.etag));
       res.set('Last-Modified', obj.lastModified.toUTCString()).set('Cache-Control', opts.cacheControl).status(304).end();
       return true;
@@ -97,18 +165,22 @@ export class Sender {
       res.set('Last-Modified', obj.lastModified.toUTCString());
     }
     if (req.method === 'HEAD') {
-      obj.body.destroy();
+      obj.body?.destroy();
       if (!inject) res.set('Content-Length', String(obj.size));
       res.end();
       return true;
     }
     if (inject) {
-      const page = injectTag(await readAll(obj.body), opts.tag!);
+      const page = injectTag(obj.bytes ?? (await readAll(obj.body)), opts.tag!);
       res.set('Content-Length', String(page.length));
       res.end(page);
       return true;
     }
     res.set('Content-Length', String(obj.size));
+    if (obj.bytes) {
+      res.end(obj.bytes);
+      return true;
+    }
     try {
       await pipeline(obj.body, res);
     } catch {

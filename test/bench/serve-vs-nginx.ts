@@ -6,6 +6,9 @@
 //   lectern         GET /docs/bench/en/latest/guide/install.html (the switcher tag put in)
 //   lectern-plain   the same with the switcher off (bytes streamed as stored)
 //   nginx+x-accel   nginx in front of Lectern with LECTERN_SERVE_X_ACCEL (Lectern decides, nginx sends)
+//   lectern-nocache the first again with LECTERN_SERVE_CACHE_SECONDS=0 (every request asks the database)
+//   node-bare       a bare node:http server answering the same bytes from memory: the ceiling for
+//                   any single Node process, before express, access checks and storage
 // and prints requests per second, latency and the ratios to nginx.
 // Needs wrk and nginx: `apt-get install -y wrk nginx` when they are missing.
 // Run: npx tsx test/bench/serve-vs-nginx.ts [seconds-per-round]
@@ -13,6 +16,7 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +26,7 @@ import { buildApp } from '../../src/app.ts';
 import { artifactPrefix } from '../../src/builds/artifacts.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
+import { events } from '../../src/domain/events.ts';
 import { createLogger } from '../../src/log.ts';
 import { openStorage } from '../../src/storage/index.ts';
 import { startPostgres, withDatabase } from '../setup/postgres.ts';
@@ -140,7 +145,21 @@ async function wrk(name: string, url: string): Promise<Result> {
   return { name, rps, latency: `p50 ${p50}, p99 ${p99}`, non2xx };
 }
 
+/** The reference: node:http with no framework, no lookups, no storage. */
+async function bareNode(): Promise<{ port: number; close: () => Promise<void> }> {
+  const page = await readFile(path.join(html, PAGE));
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': page.length, 'Cache-Control': 'public, no-cache' });
+    res.end(page);
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
+}
+
 const lectern = await listen({});
+const nocache = await listen({ LECTERN_SERVE_CACHE_SECONDS: '0' });
+const bare = await bareNode();
 const accel = await listen({ LECTERN_SERVE_X_ACCEL: '/_lectern_files/' });
 const nginx = await startNginx(accel.port);
 const results: Result[] = [];
@@ -148,11 +167,17 @@ try {
   results.push(await wrk('nginx', `http://127.0.0.1:${nginx.port}/${prefix}/${PAGE}`));
   results.push(await wrk('lectern', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`));
   await prisma.project.update({ where: { id: project.id }, data: { versionSwitcher: false } });
+  // Written straight to the database: tell this process, as the domain's own writes do.
+  events.emit('servedChanged', {});
   results.push(await wrk('lectern-plain', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`));
   results.push(await wrk('nginx+x-accel', `http://127.0.0.1:${nginx.proxyPort}/docs/bench/en/latest/${PAGE}`));
+  results.push(await wrk('lectern-nocache', `http://127.0.0.1:${nocache.port}/docs/bench/en/latest/${PAGE}`));
+  results.push(await wrk('node-bare', `http://127.0.0.1:${bare.port}/`));
 } finally {
   nginx.stop();
   await lectern.close();
+  await nocache.close();
+  await bare.close();
   await accel.close();
   await db.close();
   await stop();
@@ -162,6 +187,6 @@ const base = results[0]!.rps;
 console.log(`\none ${pageBytes}-byte page, wrk -t2 -c50 -d${seconds}s, ${os.cpus().length} cores (shared with wrk)`);
 for (const r of results) {
   console.log(
-    `${r.name.padEnd(14)} ${r.rps.toFixed(0).padStart(8)} req/s  ${r.latency.padEnd(26)} ${(r.rps / base).toFixed(3)} of nginx${r.non2xx ? `  (${r.non2xx} non-2xx!)` : ''}`,
+    `${r.name.padEnd(15)} ${r.rps.toFixed(0).padStart(8)} req/s  ${r.latency.padEnd(26)} ${(r.rps / base).toFixed(3)} of nginx${r.non2xx ? `  (${r.non2xx} non-2xx!)` : ''}`,
   );
 }
