@@ -33,6 +33,15 @@ export const MAX_LIMIT = 100;
 
 /** A page type for a node type: `{totalCount, nodes}`. */
 // biome-ignore lint: any node type (a Pothos object ref) may be paged
+/**
+ * The Prisma selection of a field whose object the client did not select (only `__typename` of
+ * the result union): the prisma plugin gives `{select: {}}`, which Prisma refuses. Nothing is
+ * selected then, so the row's own columns are loaded.
+ */
+export function rowQuery<Q extends { select?: object }>(query: Q): Q | Record<string, never> {
+  return query.select && Object.keys(query.select).length === 0 ? {} : query;
+}
+
 export function pageOf<T>(name: string, node: any) {
   return builder.objectRef<Page<T>>(name).implement({
     description: `A page of ${name.replace(/Page$/, '')} items and the total number there are.`,

@@ -4,7 +4,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import { createEnvironmentVariable, deleteEnvironmentVariable } from '../../domain/environment-variables.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
-import { pageComplexity, pageOf, window } from './common.ts';
+import { pageComplexity, pageOf, window, rowQuery } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 
@@ -70,6 +70,6 @@ builder.mutationFields((t) => ({
     args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
     errors: writeErrors,
     // The selection is loaded before the row is deleted: afterwards its relations cannot be.
-    resolve: (query, _root, args, ctx) => deleteEnvironmentVariable(ctx, args.project, args.id, query),
+    resolve: (query, _root, args, ctx) => deleteEnvironmentVariable(ctx, args.project, args.id, rowQuery(query)),
   }),
 }));

@@ -3,7 +3,7 @@
 import { createIntegration, deleteIntegration } from '../../domain/integrations.ts';
 import { prisma, services } from '../../services.ts';
 import { builder } from '../builder.ts';
-import { IntegrationProviderEnum } from './common.ts';
+import { IntegrationProviderEnum, rowQuery } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 
@@ -55,6 +55,6 @@ builder.mutationFields((t) => ({
     args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
     errors: writeErrors,
     // The selection is loaded before the row is deleted: afterwards its relations cannot be.
-    resolve: (query, _root, args, ctx) => deleteIntegration(ctx, args.project, args.id, query),
+    resolve: (query, _root, args, ctx) => deleteIntegration(ctx, args.project, args.id, rowQuery(query)),
   }),
 }));

@@ -4,7 +4,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import { createRedirect, deleteRedirect, updateRedirect } from '../../domain/redirects.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
-import { pageComplexity, pageOf, RedirectTypeEnum, window } from './common.ts';
+import { pageComplexity, pageOf, RedirectTypeEnum, window, rowQuery } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 
@@ -98,6 +98,6 @@ builder.mutationFields((t) => ({
     args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
     errors: writeErrors,
     // The selection is loaded before the row is deleted: afterwards its relations cannot be.
-    resolve: (query, _root, args, ctx) => deleteRedirect(ctx, args.project, args.id, query),
+    resolve: (query, _root, args, ctx) => deleteRedirect(ctx, args.project, args.id, rowQuery(query)),
   }),
 }));
