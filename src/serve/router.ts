@@ -59,7 +59,11 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   const { config, log } = deps;
   const sender = new Sender(deps.storage, config.serveXAccel);
   const resolve = new Resolver(config.serveCacheSeconds);
-  const gzip = compression();
+  // Stored files come with their own gzip copy (./send.ts); only the few answers made here per
+  // request (the versions JSON, the switcher script) go through the middleware, invoked for them alone.
+  const compress = compression();
+  // Anonymous readers all have the same (empty) rights: one Reader for all of them.
+  const anonymous = new Reader(anonymousContext());
   const domain = config.docsDomain?.toLowerCase().replace(/^\.+|\.+$/g, '');
 
   const siteOf = (req: Request): Site | null => {
@@ -86,7 +90,9 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   const handle = async (req: Request, res: Response, site: Site): Promise<void> => {
     // The switcher script is the same for every project: no lookups.
     if (/^(?:\/projects\/[^/]+)?\/_\/switcher\.js$/.test(site.rest)) {
-      res.set('Cache-Control', 'public, max-age=86400').type('text/javascript; charset=utf-8').send(SWITCHER_JS);
+      compress(req, res, () => {
+        res.set('Cache-Control', 'public, max-age=86400').type('text/javascript; charset=utf-8').send(SWITCHER_JS);
+      });
       return;
     }
     const slugOk = (s: string | undefined) => s !== undefined && /^[a-z0-9][a-z0-9_-]*$/.test(s);
@@ -95,7 +101,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     try {
       // Anonymous readers (no Authorization header) cost no lookup at all.
       const authorization = req.headers.authorization;
-      reader = new Reader(authorization ? await createContext(authorization) : anonymousContext());
+      reader = authorization ? new Reader(await createContext(authorization)) : anonymous;
     } catch (e) {
       if (!(e instanceof UnauthenticatedError)) throw e;
       res.status(401).set('WWW-Authenticate', 'Token').set('Cache-Control', 'no-store').type('text/plain').send(e.message);
@@ -243,7 +249,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const versions = [...(await resolve.listedVersions(project.id))].sort((a, b) => compareVersions(a.slug, b.slug));
     const family = project.privacyLevel === 'public' ? await resolve.publicFamily(project) : [project];
     s.res.set('Cache-Control', project.privacyLevel === 'public' ? 'public, max-age=60' : 'private, no-cache');
-    s.res.json({
+    const body = {
       project: project.slug,
       language: project.language,
       defaultVersion: project.defaultVersion,
@@ -254,7 +260,8 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
         project: t.slug,
         url: `${rootFor(s, t)}/${t.language}/`,
       })),
-    });
+    };
+    compress(s.req, s.res, () => s.res.json(body));
   };
 
   const userRedirect = (s: Scope, m: RedirectMatch): void => {
@@ -274,14 +281,12 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('Method not allowed.');
       return;
     }
-    gzip(req, res, () => {
-      handle(req, res, site).catch((err: unknown) => {
-        // A key storage refuses is a path that names nothing: 404, never 500.
-        if (err instanceof StorageKeyError) return notFound(res);
-        log.error({ err, path: req.path }, 'docs request failed');
-        if (res.headersSent) res.destroy();
-        else res.status(500).set('Cache-Control', 'no-store').type('text/plain').send('Internal server error.');
-      });
+    handle(req, res, site).catch((err: unknown) => {
+      // A key storage refuses is a path that names nothing: 404, never 500.
+      if (err instanceof StorageKeyError) return notFound(res);
+      log.error({ err, path: req.path }, 'docs request failed');
+      if (res.headersSent) res.destroy();
+      else res.status(500).set('Cache-Control', 'no-store').type('text/plain').send('Internal server error.');
     });
   };
 }

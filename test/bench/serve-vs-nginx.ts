@@ -4,12 +4,13 @@
 // and loads one page with wrk in turn:
 //   nginx           nginx's static file serving from the storage directory (the ceiling)
 //   lectern         GET /docs/bench/en/latest/guide/install.html (the switcher tag put in)
+//   lectern-gzip    the same asked with Accept-Encoding: gzip, as browsers ask
 //   lectern-plain   the same with the switcher off (bytes streamed as stored)
 //   nginx+x-accel   nginx in front of Lectern with LECTERN_SERVE_X_ACCEL (Lectern decides, nginx sends)
 //   lectern-nocache the first again with LECTERN_SERVE_CACHE_SECONDS=0 (every request asks the database)
 //   node-bare       a bare node:http server answering the same bytes from memory: the ceiling for
 //                   any single Node process, before express, access checks and storage
-// and prints requests per second, latency and the ratios to nginx.
+// and prints requests per second, latency and the ratios to nginx and to node-bare.
 // Needs wrk and nginx: `apt-get install -y wrk nginx` when they are missing.
 // Run: npx tsx test/bench/serve-vs-nginx.ts [seconds-per-round]
 import { execFile, spawn } from 'node:child_process';
@@ -131,13 +132,15 @@ interface Result {
   non2xx: number;
 }
 
-async function wrk(name: string, url: string): Promise<Result> {
-  // Check the URL answers the page before measuring it.
-  const check = await fetch(url);
+async function wrk(name: string, url: string, headers: Record<string, string> = {}): Promise<Result> {
+  // Check the URL answers the page before measuring it (fetch decodes a gzip answer).
+  const check = await fetch(url, { headers });
   const body = await check.text();
   if (check.status !== 200 || !body.includes('Installation')) throw new Error(`${name}: ${url} answered ${check.status}`);
+  if (headers['accept-encoding'] && check.headers.get('content-encoding') !== 'gzip') throw new Error(`${name}: ${url} answered without gzip`);
+  const h = Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
   // Asynchronous: Lectern answers from this very process while wrk runs.
-  const { stdout: out } = await run(WRK, ['-t2', '-c50', `-d${seconds}s`, '--latency', url], { encoding: 'utf8' });
+  const { stdout: out } = await run(WRK, ['-t2', '-c50', `-d${seconds}s`, '--latency', ...h, url], { encoding: 'utf8' });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? 0);
   const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? '?';
   const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '?';
@@ -166,6 +169,7 @@ const results: Result[] = [];
 try {
   results.push(await wrk('nginx', `http://127.0.0.1:${nginx.port}/${prefix}/${PAGE}`));
   results.push(await wrk('lectern', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`));
+  results.push(await wrk('lectern-gzip', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`, { 'accept-encoding': 'gzip' }));
   await prisma.project.update({ where: { id: project.id }, data: { versionSwitcher: false } });
   // Written straight to the database: tell this process, as the domain's own writes do.
   events.emit('servedChanged', {});
@@ -184,9 +188,10 @@ try {
 }
 
 const base = results[0]!.rps;
+const bareRps = results.find((r) => r.name === 'node-bare')!.rps;
 console.log(`\none ${pageBytes}-byte page, wrk -t2 -c50 -d${seconds}s, ${os.cpus().length} cores (shared with wrk)`);
 for (const r of results) {
   console.log(
-    `${r.name.padEnd(15)} ${r.rps.toFixed(0).padStart(8)} req/s  ${r.latency.padEnd(26)} ${(r.rps / base).toFixed(3)} of nginx${r.non2xx ? `  (${r.non2xx} non-2xx!)` : ''}`,
+    `${r.name.padEnd(15)} ${r.rps.toFixed(0).padStart(8)} req/s  ${r.latency.padEnd(26)} ${(r.rps / base).toFixed(3)} of nginx  ${(r.rps / bareRps).toFixed(3)} of node-bare${r.non2xx ? `  (${r.non2xx} non-2xx!)` : ''}`,
   );
 }

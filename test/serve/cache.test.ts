@@ -81,20 +81,31 @@ describe('with the default TTL', () => {
   });
 
   it('serves a build another process published (and whose predecessor it removed) without a 404', async () => {
-    const prisma = w.t.db.prisma;
     const first = await w.t.http.get(PAGE);
     expect(first.status).toBe(200);
-    // What another process's publish does, unseen by this one: new files, the switch, the old files removed.
-    const version = await prisma.version.findUniqueOrThrow({ where: { projectId_slug: { projectId: w.ids.fixture, slug: 'latest' } } });
-    const build = await prisma.build.create({ data: { projectId: w.ids.fixture, versionId: version.id, versionSlug: 'latest', state: 'finished', success: true } });
-    await w.t.storage.putDirectory(await sphinxBuild('sphinx', { overrides: { release: '3.0' } }), artifactPrefix('fixture', 'latest', build.id, 'html'));
-    await prisma.$executeRaw`UPDATE "Version" SET "publishedBuildId" = ${build.id} WHERE id = ${version.id}`;
-    await w.t.storage.deletePrefix(buildPrefix('fixture', 'latest', version.publishedBuildId!));
+    await publishElsewhere(w, '3.0');
+    // A page kept from the previous build may still be sent (its key is immutable, the resolution
+    // naming it at most the TTL old); a page not kept is a miss, looked up afresh in the new build…
+    expect((await w.t.http.get(PAGE)).status).toBe(200);
+    const other = await w.t.http.get('/docs/fixture/en/latest/guide/');
+    expect(other.status).toBe(200);
+    expect(other.text).toContain('Fixture 3.0 documentation');
+    // …and that fresh lookup serves every page of the version from the new build at once.
     const after = await w.t.http.get(PAGE);
     expect(after.status).toBe(200);
     expect(after.text).toContain('Fixture 3.0 documentation');
   });
 });
+
+/** What another process's publish does, unseen by this one: new files, the switch, the old files removed. */
+async function publishElsewhere(w: World, release: string): Promise<void> {
+  const prisma = w.t.db.prisma;
+  const version = await prisma.version.findUniqueOrThrow({ where: { projectId_slug: { projectId: w.ids.fixture, slug: 'latest' } } });
+  const build = await prisma.build.create({ data: { projectId: w.ids.fixture, versionId: version.id, versionSlug: 'latest', state: 'finished', success: true } });
+  await w.t.storage.putDirectory(await sphinxBuild('sphinx', { overrides: { release } }), artifactPrefix('fixture', 'latest', build.id, 'html'));
+  await prisma.$executeRaw`UPDATE "Version" SET "publishedBuildId" = ${build.id} WHERE id = ${version.id}`;
+  await w.t.storage.deletePrefix(buildPrefix('fixture', 'latest', version.publishedBuildId!));
+}
 
 describe('a write this process did not see', () => {
   let w: World;
@@ -117,6 +128,21 @@ describe('a write this process did not see', () => {
     vi.setSystemTime(start + 5_001);
     expect((await w.t.http.get('/docs/fixture/')).headers.location).toBe('/docs/fixture/en/v2.0/');
     await setDefault('latest');
+  });
+
+  it('sends a kept page of a build another process replaced and removed no longer than the TTL', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const start = Date.now();
+    expect((await w.t.http.get(PAGE)).text).toContain('Fixture 1.0 documentation');
+    await publishElsewhere(w, '4.0');
+    vi.setSystemTime(start + 4_900);
+    const stale = await w.t.http.get(PAGE);
+    expect(stale.status).toBe(200);
+    expect(stale.text).toContain('Fixture 1.0 documentation');
+    vi.setSystemTime(start + 5_001);
+    const fresh = await w.t.http.get(PAGE);
+    expect(fresh.status).toBe(200);
+    expect(fresh.text).toContain('Fixture 4.0 documentation');
   });
 });
 

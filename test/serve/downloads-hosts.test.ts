@@ -159,6 +159,23 @@ describe('LECTERN_SERVE_X_ACCEL', () => {
     expect((await t.http.get('/docs/accel/en/latest/guide')).headers.location).toBe('/docs/accel/en/latest/guide/');
   });
 
+  it('names the new build\'s file right after a publish, though the previous answer came from what it kept', async () => {
+    const css = '/docs/accel/en/latest/_static/basic.css';
+    const before = await t.http.get(css);
+    expect((await t.http.get(css)).headers['x-accel-redirect']).toBe(before.headers['x-accel-redirect']);
+    const p = await t.db.prisma.project.findUniqueOrThrow({ where: { slug: 'accel' } });
+    ({ buildId } = await publish(t, { project: p, version: 'latest', html: await sphinxBuild('sphinx', { overrides: { release: '1.1' } }) }));
+    const after = await t.http.get(css);
+    const target = after.headers['x-accel-redirect'];
+    expect(target).toBe(`/_lectern_files/projects/accel/latest/${buildId}/html/_static/basic.css`);
+    expect(target).not.toBe(before.headers['x-accel-redirect']);
+    expect(after.headers['content-type']).toBe('text/css; charset=utf-8');
+    const objects = path.join(t.config.storage.slice('file:'.length), 'objects');
+    expect(await readFile(path.join(objects, target.slice('/_lectern_files/'.length)), 'utf8')).toContain('Sphinx stylesheet');
+    // The previous build's files are gone: nginx would find nothing at the old name.
+    await expect(readFile(path.join(objects, before.headers['x-accel-redirect'].slice('/_lectern_files/'.length)))).rejects.toThrow();
+  });
+
   it('sends pages that get the switcher itself, and hands them over when the switcher is off', async () => {
     const page = await t.http.get('/docs/accel/en/latest/glossary.html');
     expect(page.headers['x-accel-redirect']).toBeUndefined();

@@ -1,6 +1,10 @@
 // Serving built docs under /docs: pages, directories, content types, the project and language
 // roots, translations and subprojects at their canonical paths, who may read what (hidden,
-// inactive, private), and HTTP caching (ETag, Last-Modified, Cache-Control, compression).
+// inactive, private), and HTTP caching (ETag, Last-Modified, Cache-Control, compression, the gzip
+// copies kept of stored files).
+import { request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeProject, publish, sphinxBuild, mkdocsBuild } from '../helpers/publish.ts';
 import { makeWorld, type World } from './world.ts';
@@ -250,5 +254,107 @@ describe('HTTP caching', () => {
     expect(png.headers['content-encoding']).toBeUndefined();
     const identity = await get('/docs/fixture/en/latest/glossary.html').set('accept-encoding', 'identity');
     expect(identity.headers['content-encoding']).toBeUndefined();
+  });
+});
+
+describe('gzip copies', () => {
+  // Raw bytes need a real socket: supertest decodes gzip before a test could see it.
+  let server: Server;
+  let origin: string;
+  beforeAll(async () => {
+    server = w.t.app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+
+  const raw = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const req = request(`${origin}${path}`, { method, headers, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const GZIP = { 'accept-encoding': 'gzip, deflate, br' };
+  const PAGE = '/docs/fixture/en/latest/guide/install.html';
+
+  it('sends a page gzipped to clients that accept it: the same page (switcher included), under its own ETag', async () => {
+    const plain = await raw(PAGE);
+    const gz = await raw(PAGE, GZIP);
+    expect([plain.status, gz.status]).toEqual([200, 200]);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(plain.headers.vary).toBe('Accept-Encoding');
+    expect(gz.headers.vary).toBe('Accept-Encoding');
+    expect(Number(gz.headers['content-length'])).toBe(gz.body.length);
+    expect(gz.body.length).toBeLessThan(plain.body.length);
+    expect(gunzipSync(gz.body).equals(plain.body)).toBe(true);
+    expect(plain.body.toString()).toContain('data-page="guide/install.html"');
+    expect(gz.headers.etag).not.toBe(plain.headers.etag);
+    expect(gz.headers['content-type']).toBe(plain.headers['content-type']);
+    // Sent again from the copy made the first time: the very same bytes.
+    expect((await raw(PAGE, GZIP)).body.equals(gz.body)).toBe(true);
+  });
+
+  it('revalidates either ETag with 304, whichever encoding the client asks for now', async () => {
+    const plain = await raw(PAGE);
+    const gz = await raw(PAGE, GZIP);
+    for (const held of [plain.headers.etag!, gz.headers.etag!, `W/${gz.headers.etag}`]) {
+      for (const headers of [{}, GZIP]) {
+        const res = await raw(PAGE, { ...headers, 'if-none-match': held });
+        expect([held, headers, res.status, res.body.length]).toEqual([held, headers, 304, 0]);
+        expect(res.headers.vary).toBe('Accept-Encoding');
+      }
+    }
+    // The 304 names the copy the client holds, so its cache keeps using that one.
+    expect((await raw(PAGE, { ...GZIP, 'if-none-match': plain.headers.etag! })).headers.etag).toBe(plain.headers.etag);
+    expect((await raw(PAGE, { ...GZIP, 'if-none-match': gz.headers.etag! })).headers.etag).toBe(gz.headers.etag);
+    expect((await raw(PAGE, { ...GZIP, 'if-none-match': '"something-else"' })).status).toBe(200);
+    // A tag of the page without the switcher names another representation.
+    const bare = plain.headers.etag!.replace(/-s"$/, '"');
+    expect((await raw(PAGE, { ...GZIP, 'if-none-match': bare })).status).toBe(200);
+  });
+
+  it('answers HEAD with the headers GET would send, for either encoding', async () => {
+    for (const headers of [{}, GZIP]) {
+      const get = await raw(PAGE, headers);
+      const head = await raw(PAGE, headers, 'HEAD');
+      expect(head.status).toBe(200);
+      expect(head.body.length).toBe(0);
+      for (const h of ['content-type', 'content-length', 'content-encoding', 'etag', 'last-modified', 'vary', 'cache-control']) {
+        expect([h, head.headers[h]]).toEqual([h, get.headers[h]]);
+      }
+    }
+  });
+
+  it('gzips static text files too, and leaves images and clients that refuse gzip alone', async () => {
+    const css = await raw('/docs/fixture/en/latest/_static/basic.css', GZIP);
+    expect(css.headers['content-encoding']).toBe('gzip');
+    expect(css.headers['cache-control']).toBe('public, max-age=3600');
+    const cssPlain = await raw('/docs/fixture/en/latest/_static/basic.css');
+    expect(gunzipSync(css.body).equals(cssPlain.body)).toBe(true);
+    const png = await raw('/docs/fixture/en/latest/_static/file.png', GZIP);
+    expect(png.headers['content-encoding']).toBeUndefined();
+    expect(png.headers.vary).toBeUndefined();
+    const refused = await raw(PAGE, { 'accept-encoding': 'gzip;q=0, identity' });
+    expect(refused.headers['content-encoding']).toBeUndefined();
+  });
+
+  it("serves a new build's page right after publishing, not the copy kept of the previous one", async () => {
+    const page = '/docs/fixture/en/v2.0/guide/install.html';
+    const before = { plain: await raw(page), gz: await raw(page, GZIP) };
+    expect(before.plain.body.toString()).toContain('Fixture 2.0 documentation');
+    await publish(w.t, { project: { id: w.ids.fixture, slug: 'fixture' }, version: 'v2.0', html: await sphinxBuild('sphinx', { overrides: { release: '2.5' } }) });
+    const plain = await raw(page);
+    const gz = await raw(page, GZIP);
+    expect(plain.body.toString()).toContain('Fixture 2.5 documentation');
+    expect(gunzipSync(gz.body).toString()).toContain('Fixture 2.5 documentation');
+    expect(plain.headers.etag).not.toBe(before.plain.headers.etag);
+    expect(gz.headers.etag).not.toBe(before.gz.headers.etag);
+    expect((await raw(page, { ...GZIP, 'if-none-match': before.gz.headers.etag! })).status).toBe(200);
   });
 });
