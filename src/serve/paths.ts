@@ -23,11 +23,14 @@ export function parseDocPath(rest: string): DocPath | null {
   if (dir) raw.pop();
   const segments: string[] = [];
   for (const r of raw) {
-    let s: string;
-    try {
-      s = decodeURIComponent(r);
-    } catch {
-      return null;
+    let s = r;
+    // Most segments have nothing encoded: no decoding to do.
+    if (r.includes('%')) {
+      try {
+        s = decodeURIComponent(r);
+      } catch {
+        return null;
+      }
     }
     if (s === '' || s === '.' || s === '..' || /[/\\\x00-\x1f\x7f]/.test(s)) return null;
     segments.push(s);

@@ -150,14 +150,20 @@ export class Reader {
     return this.ctx.viewer !== null && (await this.ctx.maintainedProjectIds()).has(projectId);
   }
 
-  async canSeeProject(p: { id: number; privacyLevel: string }): Promise<boolean> {
-    return p.privacyLevel === 'public' || (await this.maintains(p.id));
+  /** Public projects are answered at once, without a promise: every page asks. */
+  canSeeProject(p: { id: number; privacyLevel: string }): boolean | Promise<boolean> {
+    return p.privacyLevel === 'public' || this.maintains(p.id);
   }
 
-  /** The version when it is served: active, built (a published build), and public or maintained by the reader. Hidden ones are served. */
-  async readable(p: { id: number; privacyLevel: string }, v: ServedVersionRow | null): Promise<ReadableVersion | null> {
+  /**
+   * The version when it is served: active, built (a published build), and public or maintained by
+   * the reader. Hidden ones are served. The row itself (shared with the cache, never changed), and
+   * without a promise when everything is public.
+   */
+  readable(p: { id: number; privacyLevel: string }, v: ServedVersionRow | null): ReadableVersion | null | Promise<ReadableVersion | null> {
     if (!v || !v.active || v.publishedBuildId === null) return null;
-    if (!(await this.canSeeProject(p))) return null;
-    return v.privacyLevel === 'public' || (await this.maintains(p.id)) ? { ...v, publishedBuildId: v.publishedBuildId } : null;
+    const readable = v as ReadableVersion;
+    if (p.privacyLevel === 'public' && v.privacyLevel === 'public') return readable;
+    return this.maintains(p.id).then((yes) => (yes ? readable : null));
   }
 }

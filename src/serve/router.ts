@@ -89,7 +89,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
   const handle = async (req: Request, res: Response, site: Site): Promise<void> => {
     // The switcher script is the same for every project: no lookups.
-    if (/^(?:\/projects\/[^/]+)?\/_\/switcher\.js$/.test(site.rest)) {
+    if (site.rest.endsWith('/_/switcher.js') && /^(?:\/projects\/[^/]+)?\/_\/switcher\.js$/.test(site.rest)) {
       compress(req, res, () => {
         res.set('Cache-Control', 'public, max-age=86400').type('text/javascript; charset=utf-8').send(SWITCHER_JS);
       });
@@ -114,7 +114,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     if (!path) return notFound(res);
     let top = root;
     let { base } = site;
-    let requestRoot = docsRoot(root.slug);
+    let requestRoot = ownRootOf(root);
     let { segments, raw } = path;
     if (segments[0] === 'projects' && segments.length >= 2) {
       const child = await resolve.subprojectByAlias(root.id, segments[1]!);
@@ -130,9 +130,16 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     await serveUnder(scope, segments, raw, path.dir);
   };
 
+  // Roots computed once per project row: rows are the resolver's cached objects, replaced (and
+  // so computed again) whenever they are read anew.
+  const ownRoots = new WeakMap<ServedProjectRow, string>();
+  const servedRoots = new WeakMap<ServedProjectRow, string>();
+  const ownRootOf = (p: ServedProjectRow) => ownRoots.get(p) ?? ownRoots.set(p, docsRoot(p.slug)).get(p)!;
+  const servedRootOf = (p: ServedProjectRow) => servedRoots.get(p) ?? servedRoots.set(p, servedRoot(p)).get(p)!;
+
   /** Where `project` is reached from this request: the same root when it is canonical here, else its canonical root. */
   const rootFor = (s: Scope, project: ServedProjectRow) => {
-    const canonical = servedRoot(project);
+    const canonical = servedRootOf(project);
     return canonical === s.requestRoot ? s.base : canonical;
   };
 

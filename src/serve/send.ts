@@ -192,19 +192,22 @@ export class Sender {
       return notModified(res, etag, gzippable, opts.cacheControl);
     }
 
-    res.statusCode = status;
-    res.setHeader('Content-Type', kept.contentType);
-    res.setHeader('Cache-Control', opts.cacheControl);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (opts.downloadName) res.setHeader('Content-Disposition', dispositionOf(opts.downloadName));
-    if (status === 200) {
-      res.setHeader('ETag', etag);
-      res.setHeader('Last-Modified', kept.lastModifiedHttp);
-    }
-    if (gzippable) res.setHeader('Vary', 'Accept-Encoding');
     const out = gz ?? rep.bytes;
-    if (gz) res.setHeader('Content-Encoding', 'gzip');
-    res.setHeader('Content-Length', out.length);
+    // One object handed to writeHead: node writes it out without a setHeader() per field.
+    const headers: Record<string, string | number> = {
+      'Content-Type': kept.contentType,
+      'Content-Length': out.length,
+      'Cache-Control': opts.cacheControl,
+      'X-Content-Type-Options': 'nosniff',
+    };
+    if (opts.downloadName) headers['Content-Disposition'] = dispositionOf(opts.downloadName);
+    if (status === 200) {
+      headers.ETag = etag;
+      headers['Last-Modified'] = kept.lastModifiedHttp;
+    }
+    if (gzippable) headers.Vary = 'Accept-Encoding';
+    if (gz) headers['Content-Encoding'] = 'gzip';
+    res.writeHead(status, headers);
     res.end(req.method === 'HEAD' ? undefined : out);
     return true;
   }

@@ -61,7 +61,9 @@ export const SWITCHER_JS = `/* Lectern version and language switcher */
 })();
 `;
 
-const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/** Made for every page sent: most values need no escaping, and are then returned as they are. */
+const escapeAttr = (s: string) =>
+  /[&"<>]/.test(s) ? s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;') : s;
 
 export interface SwitcherTag {
   /** URL path of the docs root the page was reached by ('' on a project's own host). */
@@ -73,15 +75,11 @@ export interface SwitcherTag {
 }
 
 export function switcherTag(t: SwitcherTag): string {
-  const attrs = {
-    src: `${t.base}/_/switcher.js?v=${SWITCHER_REVISION}`,
-    'data-versions': `${t.base}/_/versions/${encodeURIComponent(t.language)}.json`,
-    'data-base': t.base,
-    'data-language': t.language,
-    'data-version': t.version,
-    'data-page': t.page,
-  };
-  return `<script ${Object.entries(attrs).map(([k, v]) => `${k}="${escapeAttr(v)}"`).join(' ')}></script>`;
+  const base = escapeAttr(t.base);
+  return (
+    `<script src="${base}/_/switcher.js?v=${SWITCHER_REVISION}" data-versions="${base}/_/versions/${escapeAttr(encodeURIComponent(t.language))}.json"` +
+    ` data-base="${base}" data-language="${escapeAttr(t.language)}" data-version="${escapeAttr(t.version)}" data-page="${escapeAttr(t.page)}"></script>`
+  );
 }
 
 /**
