@@ -120,24 +120,6 @@ export class FileStorage implements Storage {
     }
   }
 
-  /**
-   * The ETag the object under `key` has now, from a single stat, or null when there is none. The
-   * stat follows symlinks, so this only tells whether bytes read earlier through get() (which
-   * refuses symlinks) are still the current ones: a different file never has the same tag.
-   */
-  async etagOf(key: string): Promise<string | null> {
-    assertKey(key);
-    const dirs = await this.#ready();
-    try {
-      const st = await fs.stat(path.join(dirs.objects, ...key.split('/')), { bigint: true });
-      return st.isFile() ? etagOf(st) : null;
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return null;
-      throw e;
-    }
-  }
-
   async #info(dirs: Dirs, key: string, st: BigIntStats): Promise<ObjectInfo> {
     return {
       size: Number(st.size),
