@@ -1,6 +1,7 @@
 // buildApp(): the whole HTTP surface (GraphQL, health, and later REST and docs) as an express
 // app that does not listen, so tests drive it in-process through the real HTTP stack.
 import express, { type ErrorRequestHandler, type Express } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createYoga, maskError as yogaMaskError, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
@@ -14,6 +15,8 @@ import { parseRate } from './rest/throttle.ts';
 import { v3Routes } from './rest/v3/routes.ts';
 import { v2Router } from './rest/v2/routes.ts';
 import { Cipher } from './secrets.ts';
+import { FastPath, type TrustProxy } from './serve/fast.ts';
+import { docsDomainOf } from './serve/paths.ts';
 import { serveRouter } from './serve/router.ts';
 import { setServices } from './services.ts';
 import { openStorage, type Storage } from './storage/index.ts';
@@ -43,7 +46,14 @@ function maskError(error: unknown, message: string): Error {
   return yogaMaskError(error, message, false);
 }
 
-export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga; storage: Storage } {
+/** A request listener for node:http: what `lectern serve` listens with. */
+export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * `app` is the express app; `handler` the same behind the docs fast path (./serve/fast.ts), which
+ * answers warm public pages before express sees them: what a server listens with.
+ */
+export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga: Yoga; storage: Storage } {
   const { config, db, log } = deps;
   const storage = deps.storage ?? openStorage(config.storage);
   setServices({ prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage });
@@ -82,7 +92,11 @@ export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga; storage: St
   });
 
   // Hosted docs: `/docs/…`, and every path of a `<project>.<LECTERN_DOCS_DOMAIN>` host.
-  app.use(serveRouter({ config, storage, log }));
+  const fast =
+    config.serveCacheSeconds > 0
+      ? new FastPath(config.serveCacheSeconds, docsDomainOf(config.docsDomain), app.get('trust proxy fn') as TrustProxy)
+      : undefined;
+  app.use(serveRouter({ config, storage, log, fast }));
 
   // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
   // parsed here (so malformed JSON gets our 400); every other body yoga accepts
@@ -136,5 +150,11 @@ export function buildApp(deps: AppDeps): { app: Express; yoga: Yoga; storage: St
   };
   app.use(onError);
 
-  return { app, yoga, storage };
+  const handler: Handler = fast
+    ? (req, res) => {
+        if (!fast.tryAnswer(req, res)) app(req, res);
+      }
+    : (req, res) => app(req, res);
+
+  return { app, handler, yoga, storage };
 }

@@ -1,7 +1,7 @@
 // The `lectern` command: serve, migrate, and user/token management.
 // @see ../shared/spec/decisions.md §3
 import { parseArgs } from 'node:util';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
@@ -41,10 +41,10 @@ async function serve(config: Config): Promise<void> {
   if (secret.generated && config.databaseUrl) {
     log.warn('LECTERN_SECRET_KEY is not set: every process sharing this database must use the same key; set it');
   }
-  const { app, storage } = buildApp({ config, db, log, secretKey: secret.key });
+  const { handler, storage } = buildApp({ config, db, log, secretKey: secret.key });
   const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key, storage) : null;
   const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
+    const s = createServer(handler).listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
   });
   const address = server.address();

@@ -11,6 +11,14 @@ events.on('servedChanged', () => {
   generation += 1;
 });
 
+/** How many `servedChanged` this process has seen: an answer made under another count may be stale. */
+export const servedGeneration = (): number => generation;
+
+/** The earliest expiry among the cached values a caller used: an answer made from them is no fresher. */
+export interface Freshness {
+  until: number;
+}
+
 interface Entry {
   value: Promise<unknown>;
   expires: number;
@@ -52,10 +60,14 @@ export class TtlCache {
   /**
    * The cached value of `key`, else `load()`'s (shared by every caller asking meanwhile, so a cold
    * key under load costs one query, not one per request). The TTL counts from the start of the
-   * load, so no answer is older than the TTL; a load that a write overtook is not kept.
+   * load, so no answer is older than the TTL; a load that a write overtook is not kept. `fresh`,
+   * when given, learns the value's expiry.
    */
-  get<T>(key: string, load: () => Promise<T>): Promise<T> {
-    if (this.#ttl <= 0) return load();
+  get<T>(key: string, load: () => Promise<T>, fresh?: Freshness): Promise<T> {
+    if (this.#ttl <= 0) {
+      if (fresh) fresh.until = 0;
+      return load();
+    }
     if (this.#generation !== generation) this.clear();
     const now = this.#now();
     const hit = this.#map.get(key);
@@ -63,6 +75,7 @@ export class TtlCache {
       if (hit.expires > now) {
         this.#map.delete(key);
         this.#map.set(key, hit);
+        if (fresh && hit.expires < fresh.until) fresh.until = hit.expires;
         return hit.value as Promise<T>;
       }
       this.#remove(key, hit);
@@ -70,6 +83,7 @@ export class TtlCache {
     const started = generation;
     const value = load();
     const entry: Entry = { value, expires: now + this.#ttl, bytes: 0 };
+    if (fresh && entry.expires < fresh.until) fresh.until = entry.expires;
     this.#map.set(key, entry);
     this.#account(entry, 2 * key.length + 128);
     value.then(

@@ -67,3 +67,28 @@ export function withQuery(location: string, query: string): string {
   const [head, frag] = hash < 0 ? [location, ''] : [location.slice(0, hash), location.slice(hash)];
   return `${head}${head.includes('?') ? `&${query.slice(1)}` : query}${frag}`;
 }
+
+/** LECTERN_DOCS_DOMAIN as hosts are compared with it: lower case, no leading or trailing dots. */
+export function docsDomainOf(setting: string | undefined): string | undefined {
+  return setting?.toLowerCase().replace(/^\.+|\.+$/g, '') || undefined;
+}
+
+/**
+ * The project label of a `<label>.<domain>` host, or null when `host` is not a docs host. `host`
+ * is the request's host name (its Host header without the port), or the Host header itself when
+ * the domain names a port.
+ */
+export function docsHostLabel(domain: string | undefined, host: string): string | null {
+  if (!domain) return null;
+  const h = host.toLowerCase();
+  if (!h.endsWith(`.${domain}`)) return null;
+  const label = h.slice(0, -(domain.length + 1));
+  return /^[a-z0-9][a-z0-9-]*$/.test(label) ? label : null;
+}
+
+/** A Host header without its port, as express's req.hostname reads it (an IPv6 literal keeps its brackets). */
+export function hostnameOf(host: string): string {
+  const offset = host[0] === '[' ? host.indexOf(']') + 1 : 0;
+  const colon = host.indexOf(':', offset);
+  return colon < 0 ? host : host.slice(0, colon);
+}

@@ -8,7 +8,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import type { Context } from '../graphql/context.ts';
 import { servedProjectSelect } from '../domain/urls.ts';
 import { prisma } from '../services.ts';
-import { TtlCache } from './cache.ts';
+import { TtlCache, type Freshness } from './cache.ts';
 
 export const projectSelect = {
   id: true,
@@ -83,34 +83,34 @@ export class Resolver {
     this.#cache = new TtlCache({ ttlMs: ttlSeconds * 1000 });
   }
 
-  projectBySlug(slug: string): Promise<ServedProjectRow | null> {
-    return this.#cache.get(`slug:${slug}`, async () => (await servedProjects(Prisma.sql`p.slug = ${slug}`))[0] ?? null);
+  projectBySlug(slug: string, fresh?: Freshness): Promise<ServedProjectRow | null> {
+    return this.#cache.get(`slug:${slug}`, async () => (await servedProjects(Prisma.sql`p.slug = ${slug}`))[0] ?? null, fresh);
   }
 
   /** `<label>.<docs domain>`: docsRoot() writes `_` as `-`, so both spellings of the slug are tried. */
-  projectByHostLabel(label: string): Promise<ServedProjectRow | null> {
+  projectByHostLabel(label: string, fresh?: Freshness): Promise<ServedProjectRow | null> {
     return this.#cache.get(`host:${label}`, async () => {
       const candidates = [...new Set([label, label.replace(/-/g, '_')])];
       const rows = await servedProjects(Prisma.sql`p.slug IN (${Prisma.join(candidates)})`);
       return rows.find((r) => r.slug === label) ?? rows[0] ?? null;
-    });
+    }, fresh);
   }
 
-  subprojectByAlias(parentId: number, alias: string): Promise<ServedProjectRow | null> {
+  subprojectByAlias(parentId: number, alias: string, fresh?: Freshness): Promise<ServedProjectRow | null> {
     return this.#cache.get(`alias:${parentId}:${alias}`, async () => {
       const rows = await servedProjects(Prisma.sql`p.id = (SELECT "childId" FROM "ProjectRelationship" WHERE "parentId" = ${parentId} AND alias = ${alias})`);
       return rows[0] ?? null;
-    });
+    }, fresh);
   }
 
   /** The project of `language` in the family of `root`: itself, its main project, or a translation of that. */
-  projectForLanguage(root: ServedProjectRow, language: string): Promise<ServedProjectRow | null> {
+  projectForLanguage(root: ServedProjectRow, language: string, fresh?: Freshness): Promise<ServedProjectRow | null> {
     if (root.language === language) return Promise.resolve(root);
     const main = root.mainLanguageProjectId ?? root.id;
     return this.#cache.get(`lang:${main}:${language}`, async () => {
       const rows = await servedProjects(Prisma.sql`p.language = ${language} AND (p.id = ${main} OR p."mainLanguageProjectId" = ${main}) ORDER BY p.id LIMIT 1`);
       return rows[0] ?? null;
-    });
+    }, fresh);
   }
 
   /** The translations family of `project` (its main project first), public ones only: what a menu may list. */
@@ -122,14 +122,14 @@ export class Resolver {
     });
   }
 
-  versionOf(projectId: number, slug: string): Promise<ServedVersionRow | null> {
-    return this.#cache.get(`version:${projectId}:${slug}`, () => versionRow(projectId, slug));
+  versionOf(projectId: number, slug: string, fresh?: Freshness): Promise<ServedVersionRow | null> {
+    return this.#cache.get(`version:${projectId}:${slug}`, () => versionRow(projectId, slug), fresh);
   }
 
   /** The version row as the database has it now, replacing the cached one (a page was missing: perhaps a newer build). */
-  freshVersionOf(projectId: number, slug: string): Promise<ServedVersionRow | null> {
+  freshVersionOf(projectId: number, slug: string, fresh?: Freshness): Promise<ServedVersionRow | null> {
     this.#cache.delete(`version:${projectId}:${slug}`);
-    return this.versionOf(projectId, slug);
+    return this.versionOf(projectId, slug, fresh);
   }
 
   /** The versions a menu lists: active, not hidden, public, with published files. */

@@ -13,9 +13,11 @@ import { anonymousContext, createContext } from '../graphql/context.ts';
 import { UnauthenticatedError } from '../graphql/errors.ts';
 import type { Logger } from '../log.ts';
 import { StorageKeyError, type Storage } from '../storage/index.ts';
-import { encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
+import { docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
 import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
 import { Reader, Resolver, type ReadableVersion, type ServedProjectRow } from './resolve.ts';
+import type { Freshness } from './cache.ts';
+import type { FastPath } from './fast.ts';
 import { Sender } from './send.ts';
 import { compareVersions, SWITCHER_JS, switcherTag } from './switcher.ts';
 
@@ -23,6 +25,8 @@ export interface ServeDeps {
   config: Config;
   storage: Storage;
   log: Logger;
+  /** Told the pages it may answer again itself (anonymous, public, sent whole). */
+  fast?: FastPath;
 }
 
 /** How a request reached a project's docs: a `/docs/<slug>` path or a `<label>.<docs domain>` host. */
@@ -46,6 +50,10 @@ interface Scope {
   /** The root as docsRoot()/servedRoot() would write it, to tell canonical requests from others. */
   requestRoot: string;
   query: string;
+  /** The earliest expiry of the lookups this answer was made from. */
+  fresh: Freshness;
+  /** The fast path's epoch() when the request began: an answer made across a change is not recorded. */
+  epoch: number;
 }
 
 const FORMATS = { pdf: 'pdf', htmlzip: 'zip', epub: 'epub' } as const;
@@ -64,15 +72,12 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   const compress = compression();
   // Anonymous readers all have the same (empty) rights: one Reader for all of them.
   const anonymous = new Reader(anonymousContext());
-  const domain = config.docsDomain?.toLowerCase().replace(/^\.+|\.+$/g, '');
+  const domain = docsDomainOf(config.docsDomain);
 
   const siteOf = (req: Request): Site | null => {
     if (domain) {
-      const host = ((domain.includes(':') ? req.get('host') : req.hostname) ?? '').toLowerCase();
-      if (host.endsWith(`.${domain}`)) {
-        const label = host.slice(0, -(domain.length + 1));
-        if (/^[a-z0-9][a-z0-9-]*$/.test(label)) return { base: '', rest: req.path, hostLabel: label };
-      }
+      const label = docsHostLabel(domain, (domain.includes(':') ? req.get('host') : req.hostname) ?? '');
+      if (label !== null) return { base: '', rest: req.path, hostLabel: label };
     }
     const p = req.path;
     if (p !== '/docs' && !p.startsWith('/docs/')) return null;
@@ -88,6 +93,8 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   };
 
   const handle = async (req: Request, res: Response, site: Site): Promise<void> => {
+    const epoch = deps.fast?.epoch() ?? 0;
+    const fresh: Freshness = { until: Infinity };
     // The switcher script is the same for every project: no lookups.
     if (site.rest.endsWith('/_/switcher.js') && /^(?:\/projects\/[^/]+)?\/_\/switcher\.js$/.test(site.rest)) {
       compress(req, res, () => {
@@ -107,7 +114,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       res.status(401).set('WWW-Authenticate', 'Token').set('Cache-Control', 'no-store').type('text/plain').send(e.message);
       return;
     }
-    const root = site.slug ? await resolve.projectBySlug(site.slug) : await resolve.projectByHostLabel(site.hostLabel!);
+    const root = site.slug ? await resolve.projectBySlug(site.slug, fresh) : await resolve.projectByHostLabel(site.hostLabel!, fresh);
     // A private project reads as a missing one: its existence is not revealed.
     if (!root || !(await reader.canSeeProject(root))) return notFound(res);
     const path = parseDocPath(site.rest);
@@ -117,7 +124,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     let requestRoot = ownRootOf(root);
     let { segments, raw } = path;
     if (segments[0] === 'projects' && segments.length >= 2) {
-      const child = await resolve.subprojectByAlias(root.id, segments[1]!);
+      const child = await resolve.subprojectByAlias(root.id, segments[1]!, fresh);
       if (child && (await reader.canSeeProject(child))) {
         top = child;
         base = `${base}/projects/${raw[1]}`;
@@ -126,7 +133,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
         raw = raw.slice(2);
       }
     }
-    const scope: Scope = { req, res, reader, top, base, requestRoot, query: queryOf(req.originalUrl) };
+    const scope: Scope = { req, res, reader, top, base, requestRoot, query: queryOf(req.originalUrl), fresh, epoch };
     await serveUnder(scope, segments, raw, path.dir);
   };
 
@@ -153,7 +160,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
     const decodedPath = `/${segments.join('/')}${dir ? '/' : ''}`;
     const language = segments[0]!;
-    const project = await resolve.projectForLanguage(top, language);
+    const project = await resolve.projectForLanguage(top, language, s.fresh);
     if (!project || !(await reader.canSeeProject(project))) {
       // Not a language of this project: only exact and prefix redirects can know the path.
       return missing(s, top, { path: decodedPath, filename: null, language: top.language, version: top.defaultVersion }, null);
@@ -167,7 +174,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const fileRaw = raw.slice(2);
     const filename = `/${file.join('/')}${dir && file.length ? '/' : ''}`;
     const rr: RedirectRequest = { path: decodedPath, filename, language, version: versionSlug };
-    const row = fresh ? await resolve.freshVersionOf(project.id, versionSlug) : await resolve.versionOf(project.id, versionSlug);
+    const row = fresh ? await resolve.freshVersionOf(project.id, versionSlug, s.fresh) : await resolve.versionOf(project.id, versionSlug, s.fresh);
     const version = await reader.readable(project, row);
     if (!version) return missing(s, project, rr, null);
 
@@ -182,7 +189,9 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const tag = project.versionSwitcher
       ? switcherTag({ base: s.base, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
       : undefined;
-    if (await sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag })) return;
+    // Public files sent to anonymous readers (no Authorization header) are the same for every such reader.
+    const record = deps.fast && reader === anonymous && !isPrivate ? deps.fast.recorder(s.req, s.epoch, s.fresh) : undefined;
+    if (await sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag, record })) return;
     // `dir` names a directory with an index: the same page at `dir/`, whose relative links work.
     if (!dir && (await sender.exists(`${prefix}/${key}/index.html`))) return redirect(s, 302, `${s.base}/${raw.join('/')}/`);
     // The cached row may name a build another process has since replaced (and removed): look
@@ -190,6 +199,8 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     if (!fresh && config.serveCacheSeconds > 0) {
       const now = await resolve.freshVersionOf(project.id, versionSlug);
       if (now?.publishedBuildId !== version.publishedBuildId || now?.privacyLevel !== version.privacyLevel || !now?.active) {
+        // Pages the fast path keeps may be of the version as it was: it forgets them all (a rare event).
+        deps.fast?.dropAll();
         return serveUnder(s, segments, raw, dir, true);
       }
     }

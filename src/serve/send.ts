@@ -10,6 +10,7 @@
 // since been removed is only asked for again through a stale resolution, which the resolution
 // cache's TTL bounds (./cache.ts), exactly as it bounds serving the previous build at all.
 import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import mime from 'mime-types';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -112,6 +113,64 @@ export interface SendOptions {
   tag?: string;
   /** Sent as an attachment under this file name. */
   downloadName?: string;
+  /**
+   * Told the answer when one kept in memory was sent whole with status 200, with whether the
+   * request accepted gzip (which of the two answers it is): the fast path (./fast.ts) sends it again.
+   */
+  record?: (gzipOk: boolean, answer: Answer) => void;
+}
+
+/** Everything a kept file's answer is made of, whatever the request's conditional headers. */
+export interface Answer {
+  status: 200 | 404;
+  /** The stored object's tag, and the kind of representation sent: what If-None-Match is compared with. */
+  bare: string;
+  tagged: boolean;
+  gzip: boolean;
+  /** Large enough to have a gzip encoding: the answer varies on Accept-Encoding. */
+  gzippable: boolean;
+  /** Quoted. */
+  etag: string;
+  /** The bytes sent, gzip-encoded when `gzip`. */
+  body: Buffer;
+  contentType: string;
+  cacheControl: string;
+  downloadName: string | undefined;
+  lastModified: Date;
+  lastModifiedHttp: string;
+}
+
+/**
+ * Sends `a` as `req` asks: 304 when If-None-Match names a representation of the same stored
+ * object (else, without If-None-Match, when If-Modified-Since is not older), else the whole
+ * answer (its headers alone for HEAD). Returns the status sent.
+ */
+export function respond(req: IncomingMessage, res: ServerResponse, a: Answer): number {
+  const ifNoneMatch = a.status === 200 ? req.headers['if-none-match'] : undefined;
+  if (ifNoneMatch) {
+    const held = heldTag(ifNoneMatch, a.bare, a.tagged, a.gzip);
+    if (held !== null) return notModified(res, held === '*' ? a.etag : `"${held}"`, a.gzippable, a.cacheControl);
+  } else if (a.status === 200 && notModifiedSince(req.headers['if-modified-since'], a.lastModified)) {
+    res.setHeader('Last-Modified', a.lastModifiedHttp);
+    return notModified(res, a.etag, a.gzippable, a.cacheControl);
+  }
+  // One object handed to writeHead: node writes it out without a setHeader() per field.
+  const headers: Record<string, string | number> = {
+    'Content-Type': a.contentType,
+    'Content-Length': a.body.length,
+    'Cache-Control': a.cacheControl,
+    'X-Content-Type-Options': 'nosniff',
+  };
+  if (a.downloadName) headers['Content-Disposition'] = dispositionOf(a.downloadName);
+  if (a.status === 200) {
+    headers.ETag = a.etag;
+    headers['Last-Modified'] = a.lastModifiedHttp;
+  }
+  if (a.gzippable) headers.Vary = 'Accept-Encoding';
+  if (a.gzip) headers['Content-Encoding'] = 'gzip';
+  res.writeHead(a.status, headers);
+  res.end(req.method === 'HEAD' ? undefined : a.body);
+  return a.status;
 }
 
 export class Sender {
@@ -182,33 +241,21 @@ export class Sender {
     const gzippable = kept.text && rep.bytes.length >= GZIP_MIN_BYTES;
     // Made once: from then on the warm path awaits nothing here.
     const gz = !gzippable || !gzipOk ? null : rep.gz !== undefined ? rep.gz : await this.#gzipOf(key, kept, rep);
-    const etag = `"${repTag(kept.bare, tagged, gz !== null)}"`;
-
-    if (ifNoneMatch) {
-      const held = heldTag(ifNoneMatch, kept.bare, tagged, gz !== null);
-      if (held !== null) return notModified(res, held === '*' ? etag : `"${held}"`, gzippable, opts.cacheControl);
-    } else if (status === 200 && notModifiedSince(req.headers['if-modified-since'], kept.lastModified)) {
-      res.setHeader('Last-Modified', kept.lastModifiedHttp);
-      return notModified(res, etag, gzippable, opts.cacheControl);
-    }
-
-    const out = gz ?? rep.bytes;
-    // One object handed to writeHead: node writes it out without a setHeader() per field.
-    const headers: Record<string, string | number> = {
-      'Content-Type': kept.contentType,
-      'Content-Length': out.length,
-      'Cache-Control': opts.cacheControl,
-      'X-Content-Type-Options': 'nosniff',
+    const answer: Answer = {
+      status,
+      bare: kept.bare,
+      tagged,
+      gzip: gz !== null,
+      gzippable,
+      etag: `"${repTag(kept.bare, tagged, gz !== null)}"`,
+      body: gz ?? rep.bytes,
+      contentType: kept.contentType,
+      cacheControl: opts.cacheControl,
+      downloadName: opts.downloadName,
+      lastModified: kept.lastModified,
+      lastModifiedHttp: kept.lastModifiedHttp,
     };
-    if (opts.downloadName) headers['Content-Disposition'] = dispositionOf(opts.downloadName);
-    if (status === 200) {
-      headers.ETag = etag;
-      headers['Last-Modified'] = kept.lastModifiedHttp;
-    }
-    if (gzippable) headers.Vary = 'Accept-Encoding';
-    if (gz) headers['Content-Encoding'] = 'gzip';
-    res.writeHead(status, headers);
-    res.end(req.method === 'HEAD' ? undefined : out);
+    if (respond(req, res, answer) === 200 && opts.record) opts.record(gzipOk, answer);
     return true;
   }
 
@@ -224,12 +271,14 @@ export class Sender {
       const held = heldTag(ifNoneMatch, info.bare, tagged, gzip);
       if (held !== null) {
         body.destroy();
-        return notModified(res, held === '*' ? etag : `"${held}"`, info.text, opts.cacheControl);
+        notModified(res, held === '*' ? etag : `"${held}"`, info.text, opts.cacheControl);
+        return true;
       }
     } else if (status === 200 && notModifiedSince(req.headers['if-modified-since'], info.lastModified)) {
       body.destroy();
       res.setHeader('Last-Modified', info.lastModifiedHttp);
-      return notModified(res, etag, info.text, opts.cacheControl);
+      notModified(res, etag, info.text, opts.cacheControl);
+      return true;
     }
     res.statusCode = status;
     res.setHeader('Content-Type', info.contentType);
@@ -328,13 +377,13 @@ export class Sender {
   }
 }
 
-function notModified(res: Response, etag: string, vary: boolean, cacheControl: string): true {
+function notModified(res: ServerResponse, etag: string, vary: boolean, cacheControl: string): 304 {
   res.statusCode = 304;
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', cacheControl);
   if (vary) res.setHeader('Vary', 'Accept-Encoding');
   res.end();
-  return true;
+  return 304;
 }
 
 /**

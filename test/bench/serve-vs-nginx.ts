@@ -72,8 +72,9 @@ await prisma.version.update({ where: { id: version.id }, data: { publishedBuildI
 
 async function listen(extra: Record<string, string>): Promise<{ port: number; close: () => Promise<void> }> {
   const config = loadConfig({ ...env, ...extra });
-  const { app } = buildApp({ config, db, log: createLogger('silent'), secretKey: 'bench-secret-key-0123456789abcdef012345' });
-  const server = app.listen(0, '127.0.0.1');
+  // Listening as `lectern serve` does: the docs fast path in front of express.
+  const { handler } = buildApp({ config, db, log: createLogger('silent'), secretKey: 'bench-secret-key-0123456789abcdef012345' });
+  const server = http.createServer(handler).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
 }

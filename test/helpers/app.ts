@@ -1,7 +1,7 @@
 // The whole app in-process, through the real HTTP stack (supertest), on a fresh database of the
 // project's kind, with a recorder of every SQL statement sent.
 import supertest from 'supertest';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, type Handler } from '../../src/app.ts';
 import type { Express } from 'express';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import type { Storage } from '../../src/storage/index.ts';
@@ -19,8 +19,10 @@ export interface GqlResult<T = Record<string, any>> {
 
 export interface TestApp extends TestDatabase {
   http: supertest.Agent;
-  /** The express app itself (for a real listening server, as a browser or a load tool needs). */
+  /** The express app itself, without the docs fast path in front of it. */
   app: Express;
+  /** What `lectern serve` listens with (the fast path, then the app): for a real listening server, as a browser or a load tool needs. */
+  handler: Handler;
   config: Config;
   /** The storage the app serves from (file: under the data dir unless LECTERN_STORAGE is given). */
   storage: Storage;
@@ -42,12 +44,14 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
     LECTERN_API_THROTTLE: '0',
     ...env,
   });
-  const { app, storage } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });
-  const http = supertest.agent(app);
+  const { app, handler, storage } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });
+  // Through the same entry as production: the docs fast path, then express.
+  const http = supertest.agent(handler);
   return {
     ...database,
     http,
     app,
+    handler,
     config,
     storage,
     queries,

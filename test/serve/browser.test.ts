@@ -1,7 +1,7 @@
 // The switcher in a real browser (Debian's Chromium through playwright-core): open a served page,
 // see the menu, pick another version, land on the same page in that version.
 import { existsSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ let origin: string;
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (test/setup/system-deps.sh does when run as root)`);
   w = await makeWorld();
-  server = w.t.app.listen(0, '127.0.0.1');
+  server = createServer(w.t.handler).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   browser = await chromium.launch({

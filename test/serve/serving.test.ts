@@ -2,7 +2,7 @@
 // roots, translations and subprojects at their canonical paths, who may read what (hidden,
 // inactive, private), and HTTP caching (ETag, Last-Modified, Cache-Control, compression, the gzip
 // copies kept of stored files).
-import { request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -262,7 +262,7 @@ describe('gzip copies', () => {
   let server: Server;
   let origin: string;
   beforeAll(async () => {
-    server = w.t.app.listen(0, '127.0.0.1');
+    server = createServer(w.t.handler).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

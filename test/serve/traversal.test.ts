@@ -21,7 +21,7 @@ beforeAll(async () => {
   await w.t.storage.put('projects/secret/latest/999/html/marker.html', Buffer.from(`<p>${MARKER}</p>`));
   await w.t.storage.put('projects/fixture/latest/999/html/marker.html', Buffer.from(`<p>${MARKER}</p>`));
   await writeFile(path.join(w.t.dataDir, 'marker.html'), MARKER);
-  server = w.t.app.listen(0, '127.0.0.1');
+  server = http.createServer(w.t.handler).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   port = (server.address() as AddressInfo).port;
 });

@@ -1,0 +1,186 @@
+// The docs server's fast path: a warm public page asked for by an anonymous reader is answered
+// here, in front of express, because express's router and middleware cost several times what
+// sending the page does. Only answers the docs router itself made are sent: after it sent a public
+// file of a public version whole (status 200) to a reader without an Authorization header, it
+// records that answer here (./send.ts Answer), keyed by docs site + path and by whether gzip was
+// accepted; the same answer is then sent again by ./send.ts respond(), so headers, ETags, 304s and
+// HEAD are exactly the router's. Anything else (another method, a token, a page not recorded) goes
+// to express unchanged.
+// Freshness is the resolution cache's (./cache.ts): every entry is dropped on `servedChanged`, and
+// expires with the earliest of the lookups it was made from, so a write this process did not see
+// shows after LECTERN_SERVE_CACHE_SECONDS at the latest, as without this path; 0 turns it off.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { servedGeneration, type Freshness } from './cache.ts';
+import { docsHostLabel, hostnameOf } from './paths.ts';
+import { acceptsGzip, respond, type Answer } from './send.ts';
+
+/** Pages answered here, at most; their bytes are mostly the file cache's own buffers, but counted again. */
+const MAX_ENTRIES = 4096;
+const MAX_BYTES = 32 * 1024 * 1024;
+/** What an entry costs besides its bytes and key. */
+const ENTRY_OVERHEAD = 512;
+
+interface Recorded {
+  answer: Answer;
+  expires: number;
+}
+
+interface Entry {
+  /** Indexed by whether the request accepted gzip: the answer the router chose for each. */
+  answers: [Recorded | undefined, Recorded | undefined];
+  weight: number;
+}
+
+/** express's compiled 'trust proxy' setting: whether the hop at `i` (0: the peer) is a trusted proxy. */
+export type TrustProxy = (address: string | undefined, i: number) => boolean;
+
+/** Characters with which parseurl (express's req.path) reads a URL differently than up to its `?`. */
+const UNUSUAL_URL = /[\t\n\f\r #\u00a0\ufeff]/;
+
+export class FastPath {
+  readonly #ttlMs: number;
+  readonly #domain: string | undefined;
+  /** Insertion order is recency order, least recently used first out. */
+  readonly #map = new Map<string, Entry>();
+  #bytes = 0;
+  #generation = servedGeneration();
+  /** Times dropAll() was called. */
+  #drops = 0;
+
+  readonly #trust: TrustProxy;
+
+  /** `domain` as docsDomainOf() gives it; `trust` is express's 'trust proxy fn' of the app. */
+  constructor(ttlSeconds: number, domain: string | undefined, trust: TrustProxy) {
+    this.#ttlMs = ttlSeconds * 1000;
+    this.#domain = domain;
+    this.#trust = trust;
+  }
+
+  get size(): number {
+    return this.#map.size;
+  }
+
+  /** Grows with every `servedChanged` and dropAll(): an answer made across a change is not recorded. */
+  epoch(): number {
+    return servedGeneration() + this.#drops;
+  }
+
+  /** Forgets every answer: the router found a version changed by a write this process did not see. */
+  dropAll(): void {
+    this.#drops += 1;
+    this.#clear();
+  }
+
+  /**
+   * Answers `req` when it is a GET or HEAD without Authorization for a recorded page; false (having
+   * sent nothing) otherwise.
+   */
+  tryAnswer(req: IncomingMessage, res: ServerResponse): boolean {
+    if (this.#map.size === 0 || (req.method !== 'GET' && req.method !== 'HEAD') || req.headers.authorization) return false;
+    const key = this.#keyOf(req);
+    if (key === null) return false;
+    if (this.#generation !== servedGeneration()) {
+      this.#clear();
+      return false;
+    }
+    const entry = this.#map.get(key);
+    if (!entry) return false;
+    const slot = acceptsGzip(req.headers['accept-encoding']) ? 1 : 0;
+    const recorded = entry.answers[slot];
+    if (!recorded) return false;
+    if (recorded.expires <= Date.now()) {
+      this.#drop(key, entry, slot);
+      return false;
+    }
+    this.#map.delete(key);
+    this.#map.set(key, entry);
+    respond(req, res, recorded.answer);
+    return true;
+  }
+
+  /**
+   * What the router gives the sender to record the answer to `req` with, made from lookups
+   * `fresh` tells the expiry of, begun at epoch() `epoch`; undefined when the request could not
+   * be answered here anyway.
+   */
+  recorder(req: IncomingMessage, epoch: number, fresh: Freshness): ((gzipOk: boolean, answer: Answer) => void) | undefined {
+    if (this.#ttlMs <= 0 || req.headers.authorization) return undefined;
+    const key = this.#keyOf(req, (req as { originalUrl?: string }).originalUrl);
+    if (key === null) return undefined;
+    return (gzipOk, answer) => {
+      // A write came in between: the answer may be of what it changed.
+      if (epoch !== this.epoch() || answer.status !== 200) return;
+      const expires = Math.min(fresh.until, Date.now() + this.#ttlMs);
+      if (expires <= Date.now()) return;
+      if (this.#generation !== servedGeneration()) this.#clear();
+      let entry = this.#map.get(key);
+      if (entry) {
+        this.#map.delete(key);
+        this.#map.set(key, entry);
+      } else {
+        entry = { answers: [undefined, undefined], weight: ENTRY_OVERHEAD + 2 * key.length };
+        this.#map.set(key, entry);
+        this.#bytes += entry.weight;
+      }
+      const slot = gzipOk ? 1 : 0;
+      const delta = answer.body.length - (entry.answers[slot]?.answer.body.length ?? 0);
+      entry.answers[slot] = { answer, expires };
+      entry.weight += delta;
+      this.#bytes += delta;
+      this.#evict();
+    };
+  }
+
+  /**
+   * The docs site and path `req` asks for (without the query, which does not change which file is
+   * sent), as the router reads them (./router.ts siteOf, with express's req.hostname and req.path);
+   * null when it is no docs request, or a URL parseurl would take apart otherwise.
+   */
+  #keyOf(req: IncomingMessage, url = req.url): string | null {
+    if (!url || url.charCodeAt(0) !== 0x2f || UNUSUAL_URL.test(url)) return null;
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const domain = this.#domain;
+    if (domain) {
+      const label = docsHostLabel(domain, domain.includes(':') ? (req.headers.host ?? '') : this.#hostnameOf(req));
+      if (label !== null) return `${label} ${path}`;
+    }
+    return path === '/docs' || path.startsWith('/docs/') ? ` ${path}` : null;
+  }
+
+  /** express's req.hostname: X-Forwarded-Host (its first value) from a trusted proxy, else Host; without the port. */
+  #hostnameOf(req: IncomingMessage): string {
+    // node joins repeated X-Forwarded-Host lines into one string, as for any header it does not know.
+    let host = req.headers['x-forwarded-host'] as string | undefined;
+    if (!host || !this.#trust(req.socket.remoteAddress, 0)) host = req.headers.host;
+    else if (host.includes(',')) host = host.slice(0, host.indexOf(',')).trimEnd();
+    return host ? hostnameOf(host) : '';
+  }
+
+  #clear(): void {
+    this.#map.clear();
+    this.#bytes = 0;
+    this.#generation = servedGeneration();
+  }
+
+  /** Drops one of the entry's answers, and the entry with its last. */
+  #drop(key: string, entry: Entry, slot: 0 | 1): void {
+    const size = entry.answers[slot]?.answer.body.length ?? 0;
+    entry.answers[slot] = undefined;
+    entry.weight -= size;
+    this.#bytes -= size;
+    if (!entry.answers[1 - slot]) this.#remove(key, entry);
+  }
+
+  #remove(key: string, entry: Entry): void {
+    this.#map.delete(key);
+    this.#bytes -= entry.weight;
+  }
+
+  #evict(): void {
+    while (this.#map.size > MAX_ENTRIES || (this.#bytes > MAX_BYTES && this.#map.size > 0)) {
+      const [k, v] = this.#map.entries().next().value as [string, Entry];
+      this.#remove(k, v);
+    }
+  }
+}
