@@ -34,6 +34,53 @@ interface Entry {
 /** express's compiled 'trust proxy' setting: whether the hop at `i` (0: the peer) is a trusted proxy. */
 export type TrustProxy = (address: string | undefined, i: number) => boolean;
 
+/** The request headers the fast path reads. */
+interface Asked {
+  host?: string;
+  forwardedHost?: string;
+  authorization?: string;
+  acceptEncoding?: string;
+  ifNoneMatch?: string;
+  ifModifiedSince?: string;
+}
+
+/**
+ * The headers the fast path reads, from rawHeaders: node makes req.headers only when asked, at a
+ * cost close to the rest of the answer's. Null when one of them is given twice: node would keep
+ * the first of some and join others, and such a request is left to express.
+ */
+function askedOf(raw: string[]): Asked | null {
+  const asked: Asked = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    let field: keyof Asked | undefined;
+    // Only names of the lengths sought are lowered.
+    switch (name.length) {
+      case 4:
+        if (name.toLowerCase() === 'host') field = 'host';
+        break;
+      case 13: {
+        const n = name.toLowerCase();
+        field = n === 'authorization' ? 'authorization' : n === 'if-none-match' ? 'ifNoneMatch' : undefined;
+        break;
+      }
+      case 15:
+        if (name.toLowerCase() === 'accept-encoding') field = 'acceptEncoding';
+        break;
+      case 16:
+        if (name.toLowerCase() === 'x-forwarded-host') field = 'forwardedHost';
+        break;
+      case 17:
+        if (name.toLowerCase() === 'if-modified-since') field = 'ifModifiedSince';
+        break;
+    }
+    if (field === undefined) continue;
+    if (asked[field] !== undefined) return null;
+    asked[field] = raw[i + 1]!;
+  }
+  return asked;
+}
+
 /** Characters with which parseurl (express's req.path) reads a URL differently than up to its `?`. */
 const UNUSUAL_URL = /[\t\n\f\r #\u00a0\ufeff]/;
 
@@ -76,8 +123,10 @@ export class FastPath {
    * sent nothing) otherwise.
    */
   tryAnswer(req: IncomingMessage, res: ServerResponse): boolean {
-    if (this.#map.size === 0 || (req.method !== 'GET' && req.method !== 'HEAD') || req.headers.authorization) return false;
-    const key = this.#keyOf(req);
+    if (this.#map.size === 0 || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+    const asked = askedOf(req.rawHeaders);
+    if (asked === null || asked.authorization) return false;
+    const key = this.#keyOf(req.url, asked, req.socket.remoteAddress);
     if (key === null) return false;
     if (this.#generation !== servedGeneration()) {
       this.#clear();
@@ -85,7 +134,7 @@ export class FastPath {
     }
     const entry = this.#map.get(key);
     if (!entry) return false;
-    const slot = acceptsGzip(req.headers['accept-encoding']) ? 1 : 0;
+    const slot = acceptsGzip(asked.acceptEncoding) ? 1 : 0;
     const recorded = entry.answers[slot];
     if (!recorded) return false;
     if (recorded.expires <= Date.now()) {
@@ -94,7 +143,7 @@ export class FastPath {
     }
     this.#map.delete(key);
     this.#map.set(key, entry);
-    respond(req, res, recorded.answer);
+    respond(res, recorded.answer, req.method === 'HEAD', asked.ifNoneMatch, asked.ifModifiedSince);
     return true;
   }
 
@@ -105,7 +154,8 @@ export class FastPath {
    */
   recorder(req: IncomingMessage, epoch: number, fresh: Freshness): ((gzipOk: boolean, answer: Answer) => void) | undefined {
     if (this.#ttlMs <= 0 || req.headers.authorization) return undefined;
-    const key = this.#keyOf(req, (req as { originalUrl?: string }).originalUrl);
+    const asked: Asked = { host: req.headers.host, forwardedHost: req.headers['x-forwarded-host'] as string | undefined };
+    const key = this.#keyOf((req as { originalUrl?: string }).originalUrl ?? req.url, asked, req.socket.remoteAddress);
     if (key === null) return undefined;
     return (gzipOk, answer) => {
       // A write came in between: the answer may be of what it changed.
@@ -136,23 +186,22 @@ export class FastPath {
    * sent), as the router reads them (./router.ts siteOf, with express's req.hostname and req.path);
    * null when it is no docs request, or a URL parseurl would take apart otherwise.
    */
-  #keyOf(req: IncomingMessage, url = req.url): string | null {
+  #keyOf(url: string | undefined, asked: Asked, peer: string | undefined): string | null {
     if (!url || url.charCodeAt(0) !== 0x2f || UNUSUAL_URL.test(url)) return null;
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const domain = this.#domain;
     if (domain) {
-      const label = docsHostLabel(domain, domain.includes(':') ? (req.headers.host ?? '') : this.#hostnameOf(req));
+      const label = docsHostLabel(domain, domain.includes(':') ? (asked.host ?? '') : this.#hostnameOf(asked, peer));
       if (label !== null) return `${label} ${path}`;
     }
     return path === '/docs' || path.startsWith('/docs/') ? ` ${path}` : null;
   }
 
   /** express's req.hostname: X-Forwarded-Host (its first value) from a trusted proxy, else Host; without the port. */
-  #hostnameOf(req: IncomingMessage): string {
-    // node joins repeated X-Forwarded-Host lines into one string, as for any header it does not know.
-    let host = req.headers['x-forwarded-host'] as string | undefined;
-    if (!host || !this.#trust(req.socket.remoteAddress, 0)) host = req.headers.host;
+  #hostnameOf(asked: Asked, peer: string | undefined): string {
+    let host = asked.forwardedHost;
+    if (!host || !this.#trust(peer, 0)) host = asked.host;
     else if (host.includes(',')) host = host.slice(0, host.indexOf(',')).trimEnd();
     return host ? hostnameOf(host) : '';
   }

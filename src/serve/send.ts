@@ -10,7 +10,7 @@
 // since been removed is only asked for again through a stale resolution, which the resolution
 // cache's TTL bounds (./cache.ts), exactly as it bounds serving the previous build at all.
 import type { Request, Response } from 'express';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import mime from 'mime-types';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -120,6 +120,24 @@ export interface SendOptions {
   record?: (gzipOk: boolean, answer: Answer) => void;
 }
 
+/** The headers of `a` sent whole. */
+function headersOf(a: Answer): Record<string, string | number> {
+  const headers: Record<string, string | number> = {
+    'Content-Type': a.contentType,
+    'Content-Length': a.body.length,
+    'Cache-Control': a.cacheControl,
+    'X-Content-Type-Options': 'nosniff',
+  };
+  if (a.downloadName) headers['Content-Disposition'] = dispositionOf(a.downloadName);
+  if (a.status === 200) {
+    headers.ETag = a.etag;
+    headers['Last-Modified'] = a.lastModifiedHttp;
+  }
+  if (a.gzippable) headers.Vary = 'Accept-Encoding';
+  if (a.gzip) headers['Content-Encoding'] = 'gzip';
+  return headers;
+}
+
 /** Everything a kept file's answer is made of, whatever the request's conditional headers. */
 export interface Answer {
   status: 200 | 404;
@@ -138,38 +156,29 @@ export interface Answer {
   downloadName: string | undefined;
   lastModified: Date;
   lastModifiedHttp: string;
+  /** Its headers when sent whole, once made. */
+  headers?: Record<string, string | number>;
 }
 
 /**
- * Sends `a` as `req` asks: 304 when If-None-Match names a representation of the same stored
+ * Sends `a` as the request asks (HEAD: `head`; its If-None-Match and If-Modified-Since): 304 when If-None-Match names a representation of the same stored
  * object (else, without If-None-Match, when If-Modified-Since is not older), else the whole
  * answer (its headers alone for HEAD). Returns the status sent.
  */
-export function respond(req: IncomingMessage, res: ServerResponse, a: Answer): number {
-  const ifNoneMatch = a.status === 200 ? req.headers['if-none-match'] : undefined;
+export function respond(res: ServerResponse, a: Answer, head: boolean, ifNoneMatchHeader: string | undefined, ifModifiedSince: string | undefined): number {
+  const ifNoneMatch = a.status === 200 ? ifNoneMatchHeader : undefined;
   if (ifNoneMatch) {
     const held = heldTag(ifNoneMatch, a.bare, a.tagged, a.gzip);
     if (held !== null) return notModified(res, held === '*' ? a.etag : `"${held}"`, a.gzippable, a.cacheControl);
-  } else if (a.status === 200 && notModifiedSince(req.headers['if-modified-since'], a.lastModified)) {
+  } else if (a.status === 200 && notModifiedSince(ifModifiedSince, a.lastModified)) {
     res.setHeader('Last-Modified', a.lastModifiedHttp);
     return notModified(res, a.etag, a.gzippable, a.cacheControl);
   }
-  // One object handed to writeHead: node writes it out without a setHeader() per field.
-  const headers: Record<string, string | number> = {
-    'Content-Type': a.contentType,
-    'Content-Length': a.body.length,
-    'Cache-Control': a.cacheControl,
-    'X-Content-Type-Options': 'nosniff',
-  };
-  if (a.downloadName) headers['Content-Disposition'] = dispositionOf(a.downloadName);
-  if (a.status === 200) {
-    headers.ETag = a.etag;
-    headers['Last-Modified'] = a.lastModifiedHttp;
-  }
-  if (a.gzippable) headers.Vary = 'Accept-Encoding';
-  if (a.gzip) headers['Content-Encoding'] = 'gzip';
+  // One object handed to writeHead (node only reads it): written out without a setHeader() per
+  // field, and made once per answer, which the fast path sends many times.
+  const headers = (a.headers ??= headersOf(a));
   res.writeHead(a.status, headers);
-  res.end(req.method === 'HEAD' ? undefined : a.body);
+  res.end(head ? undefined : a.body);
   return a.status;
 }
 
@@ -255,7 +264,8 @@ export class Sender {
       lastModified: kept.lastModified,
       lastModifiedHttp: kept.lastModifiedHttp,
     };
-    if (respond(req, res, answer) === 200 && opts.record) opts.record(gzipOk, answer);
+    const sent = respond(res, answer, req.method === 'HEAD', req.headers['if-none-match'], req.headers['if-modified-since']);
+    if (sent === 200 && opts.record) opts.record(gzipOk, answer);
     return true;
   }
 

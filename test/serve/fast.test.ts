@@ -32,7 +32,7 @@ function serverOf(w: () => World) {
   });
   afterAll(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
 
-  return async (path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Raw> => {
+  return async (path: string, headers: Record<string, string | string[]> = {}, method = 'GET'): Promise<Raw> => {
     // handle() is what express's app function calls; its typings do not list it.
     const handle = vi.spyOn(w().t.app as unknown as { handle: () => void }, 'handle');
     try {
@@ -95,6 +95,13 @@ describe('with the default TTL', () => {
     expect(again.express).toBe(false);
     expect(comparable(again)).toEqual(comparable(plain));
     expect(comparable(await raw(PAGE, { 'accept-encoding': 'gzip' }))).toEqual(comparable(gz));
+    // Header names in any case; a header given twice is left to express (node joins some, keeps the first of others).
+    const mixed = await raw(PAGE, { 'Accept-ENCODING': 'gzip' });
+    expect([mixed.express, mixed.headers['content-encoding']]).toEqual([false, 'gzip']);
+    const twice = await raw(PAGE, { 'accept-encoding': ['identity', 'gzip'] });
+    expect([twice.express, twice.headers['content-encoding']]).toEqual([true, 'gzip']);
+    const tokenTwice = await raw(PAGE, { authorization: ['', 'Token nope'] });
+    expect(tokenTwice.express).toBe(true);
   });
 
   it('answers a query string with the same page, and If-None-Match and If-Modified-Since with the same 304 as the router', async () => {
