@@ -16,6 +16,7 @@ import { v3Routes } from './rest/v3/routes.ts';
 import { v2Router } from './rest/v2/routes.ts';
 import { Cipher } from './secrets.ts';
 import { FastPath, type TrustProxy } from './serve/fast.ts';
+import { createMetrics } from './metrics.ts';
 import { docsDomainOf } from './serve/paths.ts';
 import { serveRouter } from './serve/router.ts';
 import { setServices } from './services.ts';
@@ -77,6 +78,12 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
 
+  // Every request counted and timed by part of the product (docs fast-path answers are not).
+  const metrics = createMetrics(db.prisma);
+  const docsDomain = docsDomainOf(config.docsDomain);
+  app.use(metrics.middleware((host) => docsDomain !== undefined && host.toLowerCase().endsWith(`.${docsDomain}`)));
+  app.get('/metrics', metrics.handler);
+
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -94,7 +101,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   // Hosted docs: `/docs/…`, and every path of a `<project>.<LECTERN_DOCS_DOMAIN>` host.
   const fast =
     config.serveCacheSeconds > 0
-      ? new FastPath(config.serveCacheSeconds, docsDomainOf(config.docsDomain), app.get('trust proxy fn') as TrustProxy)
+      ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy)
       : undefined;
   app.use(serveRouter({ config, storage, log, fast }));
 

@@ -1,0 +1,95 @@
+// Prometheus metrics at /metrics (decisions §2): the process (prom-client's defaults), HTTP traffic
+// by part of the product, and the build queue as the database holds it, so an operator can alert
+// on a queue that stops moving whichever process runs the workers. Labels are fixed sets, never
+// paths, slugs or tokens.
+// @see https://github.com/siimon/prom-client
+import type { RequestHandler } from 'express';
+import client from 'prom-client';
+import type { PrismaClient } from './db/database.ts';
+
+export type Area = 'graphql' | 'api_v3' | 'api_v2' | 'webhook' | 'docs' | 'health' | 'other';
+
+/** Which part of the product a request path belongs to (a bounded label). */
+export function areaOf(path: string, docsHost: boolean): Area {
+  if (docsHost || path === '/docs' || path.startsWith('/docs/')) return 'docs';
+  if (path === '/graphql' || path.startsWith('/graphql/')) return 'graphql';
+  if (path.startsWith('/api/v2/webhook/')) return 'webhook';
+  if (path.startsWith('/api/v3')) return 'api_v3';
+  if (path.startsWith('/api/v2')) return 'api_v2';
+  if (path === '/healthz' || path === '/readyz' || path === '/metrics') return 'health';
+  return 'other';
+}
+
+export interface Metrics {
+  registry: client.Registry;
+  /** Counts and times every request; `docsHost` says whether a request came to a docs host name. */
+  middleware(docsHost: (host: string) => boolean): RequestHandler;
+  handler: RequestHandler;
+}
+
+const RUNNING = ['cloning', 'installing', 'building'] as const;
+
+export function createMetrics(prisma: PrismaClient): Metrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+
+  const requests = new client.Counter({
+    name: 'lectern_http_requests_total',
+    help: 'HTTP requests answered, by part of the product, method and status class.',
+    labelNames: ['area', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new client.Histogram({
+    name: 'lectern_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by part of the product.',
+    labelNames: ['area'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  // Read from the database at scrape time: the queue is shared by every process.
+  new client.Gauge({
+    name: 'lectern_builds',
+    help: 'Builds not finished yet, by state (triggered = waiting for a worker).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await prisma.build.groupBy({ by: ['state'], where: { state: { not: 'finished' } }, _count: { _all: true } });
+      this.reset();
+      for (const state of ['triggered', ...RUNNING]) this.set({ state }, rows.find((r) => r.state === state)?._count._all ?? 0);
+    },
+  });
+  new client.Gauge({
+    name: 'lectern_build_queue_oldest_seconds',
+    help: 'How long the oldest waiting build has waited (0 when none waits).',
+    registers: [registry],
+    async collect() {
+      const oldest = await prisma.build.findFirst({ where: { state: 'triggered' }, orderBy: { createdAt: 'asc' }, select: { createdAt: true } });
+      this.set(oldest ? Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) : 0);
+    },
+  });
+
+  const methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+  return {
+    registry,
+    middleware: (docsHost) => (req, res, next) => {
+      const start = process.hrtime.bigint();
+      // Read now: mounted routers rewrite req.url while they handle the request.
+      const area = areaOf(req.path, docsHost(req.hostname ?? ''));
+      res.once('finish', () => {
+        requests.inc({ area, method: methods.has(req.method) ? req.method : 'OTHER', status: `${Math.floor(res.statusCode / 100)}xx` });
+        duration.observe({ area }, Number(process.hrtime.bigint() - start) / 1e9);
+      });
+      next();
+    },
+    handler: async (_req, res) => {
+      try {
+        const body = await registry.metrics();
+        res.set('Content-Type', registry.contentType).set('Cache-Control', 'no-store').send(body);
+      } catch {
+        // The database is unreachable: the process metrics still matter, the queue ones are missing.
+        res.status(503).set('Cache-Control', 'no-store').type('text/plain').send('# metrics unavailable: the database did not answer\n');
+      }
+    },
+  };
+}
