@@ -1,6 +1,10 @@
 // /metrics as a Prometheus server scrapes it: the process, requests by part of the product, and
 // the build queue read from the database; nothing in it names a project, a path or a token.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishBuild } from '../../src/builds/publish.ts';
 import { areaOf } from '../../src/metrics.ts';
 import { testApp, type TestApp } from '../helpers/app.ts';
 
@@ -61,6 +65,25 @@ describe('/metrics', () => {
     // Labels are fixed sets: no slug, path or token appears.
     expect(text).not.toContain('metered');
     expect(text).not.toContain(token);
+  });
+});
+
+describe('docs requests', () => {
+  it('are counted whether express or the fast path answers them', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-metrics-html-'));
+    writeFileSync(path.join(dir, 'index.html'), '<html><body><p>metered page</p></body></html>');
+    const version = await t.db.prisma.version.findFirstOrThrow({ where: { project: { slug: 'metered' }, slug: 'latest' } });
+    const build = await t.db.prisma.build.findFirstOrThrow({ where: { versionId: version.id } });
+    await publishBuild(t.db.prisma, t.storage, { projectSlug: 'metered', version, buildId: build.id, htmlDir: dir });
+    rmSync(dir, { recursive: true, force: true });
+    const docs = (s: string) => value(s, 'lectern_http_requests_total{area="docs",method="GET",status="2xx"}') ?? 0;
+    const before = docs(await scrape());
+    for (let i = 0; i < 3; i++) {
+      const res = await t.http.get('/docs/metered/en/latest/');
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('metered page');
+    }
+    expect(docs(await scrape()) - before).toBe(3);
   });
 });
 
