@@ -3,12 +3,12 @@
 // and HEAD, 304s), that it never answers what it must not (tokens, private versions), and that it
 // is no staler than the resolution cache (a publish at once, a write it never saw after the TTL).
 // Whether express saw a request is told by a spy on the app's handle().
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { events } from '../../src/domain/events.ts';
 import { publish, sphinxBuild } from '../helpers/publish.ts';
-import { makeWorld, type World } from './world.ts';
+import { makeWorld, rawRequest, type World } from './world.ts';
 
 const PAGE = '/docs/fixture/en/latest/guide/install.html';
 const GZIP = { 'accept-encoding': 'gzip, deflate, br' };
@@ -36,16 +36,7 @@ function serverOf(w: () => World) {
     // handle() is what express's app function calls; its typings do not list it.
     const handle = vi.spyOn(w().t.app as unknown as { handle: () => void }, 'handle');
     try {
-      const res = await new Promise<Omit<Raw, 'express'>>((resolve, reject) => {
-        const req = request(`${origin}${path}`, { method, headers, agent: false }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-          res.on('error', reject);
-        });
-        req.on('error', reject);
-        req.end();
-      });
+      const res = await rawRequest(`${origin}${path}`, headers, method);
       return { ...res, express: handle.mock.calls.length > 0 };
     } finally {
       handle.mockRestore();

@@ -2,12 +2,12 @@
 // roots, translations and subprojects at their canonical paths, who may read what (hidden,
 // inactive, private), and HTTP caching (ETag, Last-Modified, Cache-Control, compression, the gzip
 // copies kept of stored files).
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeProject, publish, sphinxBuild, mkdocsBuild } from '../helpers/publish.ts';
-import { makeWorld, type World } from './world.ts';
+import { makeWorld, rawRequest, type World } from './world.ts';
 
 let w: World;
 beforeAll(async () => {
@@ -268,17 +268,7 @@ describe('gzip copies', () => {
   });
   afterAll(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
 
-  const raw = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
-    new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      const req = request(`${origin}${path}`, { method, headers, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end();
-    });
+  const raw = (path: string, headers: Record<string, string> = {}, method = 'GET') => rawRequest(`${origin}${path}`, headers, method);
   const GZIP = { 'accept-encoding': 'gzip, deflate, br' };
   const PAGE = '/docs/fixture/en/latest/guide/install.html';
 

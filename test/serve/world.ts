@@ -3,6 +3,7 @@
 // published from real builder output. `alice` maintains every project; `bob` maintains none.
 import { testApp, type TestApp } from '../helpers/app.ts';
 import { makeProject, mkdocsBuild, publish, sphinxBuild } from '../helpers/publish.ts';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import type { Env } from '../../src/config.ts';
 
 export interface World {
@@ -43,4 +44,24 @@ export async function makeWorld(env: Partial<Record<keyof Env, string>> = {}): P
   await publish(t, { project: secret, version: 'latest', html: v1 });
 
   return { t, alice, bob, ids: { fixture: fixture.id, es: esProject.id, child: childProject.id, secret: secret.id } };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** One request on its own connection, the body kept as sent (no decompression, unlike supertest). */
+export function rawRequest(url: string, headers: Record<string, string | string[]> = {}, method = 'GET'): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
