@@ -8,12 +8,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Cipher } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
 import { expectGolden, pinTimes } from './golden.ts';
-import { CREATED, makeWorld, MODIFIED } from './world.ts';
+import { CREATED, makeWorld, resetWorld, MODIFIED } from './world.ts';
 
 let t: TestApp;
 const cipher = new Cipher(TEST_SECRET_KEY);
 
-const TABLES = ['BuildCommand', 'Build', 'Version', 'Redirect', 'EnvironmentVariable', 'Integration', 'ProjectRelationship', 'Project', 'ApiToken', 'User'];
 
 beforeAll(async () => {
   t = await testApp();
@@ -22,7 +21,7 @@ afterAll(async () => {
   await t?.close();
 });
 beforeEach(async () => {
-  await t.db.prisma.$executeRawUnsafe(`TRUNCATE ${TABLES.map((n) => `"${n}"`).join(', ')} RESTART IDENTITY CASCADE`);
+  await resetWorld(t.db.prisma);
   await makeWorld(t.db.prisma, (v) => cipher.encrypt(v));
 });
 

@@ -7,6 +7,13 @@ import { hashToken } from '../../src/secrets.ts';
 export const CREATED = new Date('2019-04-29T10:00:00Z');
 export const MODIFIED = new Date('2019-04-29T12:00:00Z');
 
+const TABLES = ['BuildCommand', 'Build', 'Version', 'Redirect', 'EnvironmentVariable', 'Integration', 'ProjectRelationship', 'Project', 'ApiToken', 'User'];
+
+/** Empties every table the world fills and restarts their ids, so each test sees the same ids. */
+export async function resetWorld(db: PrismaClient): Promise<void> {
+  await db.$executeRawUnsafe(`TRUNCATE ${TABLES.map((n) => `"${n}"`).join(', ')} RESTART IDENTITY CASCADE`);
+}
+
 export async function makeWorld(db: PrismaClient, encrypt: (value: string) => string): Promise<void> {
   const testuser = await db.user.create({ data: { id: 1, username: 'testuser' } });
   const other = await db.user.create({ data: { id: 2, username: 'other' } });
