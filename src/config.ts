@@ -1,6 +1,7 @@
 // Every setting Lectern reads from the environment, validated once at start-up so a typo fails
 // loudly with every bad key listed, instead of surfacing later as odd behaviour.
 // @see ../shared/spec/decisions.md §3
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -41,7 +42,43 @@ const schema = z.object({
     .optional(),
   /** Seconds the docs server keeps what a URL resolves to (project, redirects, version); `0` looks up every request. */
   LECTERN_SERVE_CACHE_SECONDS: intFrom(2, 0, 300),
+  /** Origins (`https://docs.example.com`, comma-separated) allowed to call /graphql and /api/v3 from a browser; unset: none. */
+  LECTERN_CORS_ORIGINS: z
+    .string()
+    .refine((v) => list(v).every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be comma-separated origins such as https://docs.example.com')
+    .optional(),
+  /** Proxies (IP addresses or CIDR ranges, comma-separated) whose X-Forwarded-For and X-Forwarded-Proto are believed; unset: none. */
+  LECTERN_TRUSTED_PROXIES: z.string().refine((v) => list(v).every(isCidr), 'must be comma-separated IP addresses or CIDR ranges').optional(),
+  /** Private IPv4 ranges (CIDR, comma-separated) that builds' network steps may reach; loopback, link-local and this machine's addresses never. */
+  LECTERN_BUILD_NETWORK_ALLOW: z.string().refine((v) => list(v).every(isCidr), 'must be comma-separated IPv4 CIDR ranges').optional(),
+  /** Output of one build command kept in its log, and of all of a build's commands together (bytes). */
+  LECTERN_BUILD_LOG_COMMAND_BYTES: intFrom(1_048_576, 1024, 1024 ** 3),
+  LECTERN_BUILD_LOG_BYTES: intFrom(10 * 1_048_576, 1024, 1024 ** 3),
+  /** What one build may publish: bytes and files. */
+  LECTERN_BUILD_MAX_PUBLISH_BYTES: intFrom(1024 ** 3, 1024, 1024 ** 4),
+  LECTERN_BUILD_MAX_PUBLISH_FILES: intFrom(50_000, 1, 10_000_000),
+  /** Disk a build may use while it runs (checkout, environment, output), in bytes. */
+  LECTERN_BUILD_MAX_DISK_BYTES: intFrom(5 * 1024 ** 3, 1_048_576, 1024 ** 4),
+  /** Memory of a build's sandbox (bytes) and processes it may run at once. */
+  LECTERN_BUILD_MAX_MEMORY_BYTES: intFrom(4 * 1024 ** 3, 64 * 1_048_576, 1024 ** 4),
+  LECTERN_BUILD_MAX_PROCESSES: intFrom(512, 16, 100_000),
+  /** First of the user ids builds run as when Lectern runs as root (build N runs as base + N mod 100000). */
+  LECTERN_BUILD_UID_BASE: intFrom(1_500_000_000, 1000, 4_000_000_000),
+  /** Longest one SQL statement may run (ms) on either database; 0: no limit. */
+  LECTERN_DB_STATEMENT_TIMEOUT_MS: intFrom(10_000, 0, 3_600_000),
 });
+
+function list(v: string): string[] {
+  return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function isCidr(v: string): boolean {
+  const [addr, bits, ...rest] = v.split('/');
+  if (rest.length || !addr) return false;
+  const kind = isIP(addr);
+  if (!kind) return false;
+  return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (kind === 4 ? 32 : 128));
+}
 
 export type Env = z.input<typeof schema>;
 
@@ -65,6 +102,43 @@ export interface Config {
   serveXAccel: string | undefined;
   /** How long the docs server may answer from what it looked up before (other processes' writes show after this); 0: no cache. */
   serveCacheSeconds: number;
+  /** Origins allowed to call /graphql and /api/v3 from a browser (empty: none). */
+  corsOrigins: string[];
+  /** Proxies (addresses or CIDR ranges) whose X-Forwarded-* headers are believed (empty: none). */
+  trustedProxies: string[];
+  build: BuildLimits;
+  /** Longest one SQL statement may run, ms (0: no limit). */
+  dbStatementTimeoutMs: number;
+}
+
+/** What a build may use and reach. @see README "Security model" */
+export interface BuildLimits {
+  /** Private IPv4 CIDR ranges network steps may reach besides the public internet. */
+  networkAllow: string[];
+  logCommandBytes: number;
+  logBytes: number;
+  maxPublishBytes: number;
+  maxPublishFiles: number;
+  maxDiskBytes: number;
+  maxMemoryBytes: number;
+  maxProcesses: number;
+  uidBase: number;
+}
+
+export const DEFAULT_BUILD_LIMITS: BuildLimits = buildLimits(schema.parse({}));
+
+function buildLimits(e: z.infer<typeof schema>): BuildLimits {
+  return {
+    networkAllow: list(e.LECTERN_BUILD_NETWORK_ALLOW ?? ''),
+    logCommandBytes: e.LECTERN_BUILD_LOG_COMMAND_BYTES,
+    logBytes: e.LECTERN_BUILD_LOG_BYTES,
+    maxPublishBytes: e.LECTERN_BUILD_MAX_PUBLISH_BYTES,
+    maxPublishFiles: e.LECTERN_BUILD_MAX_PUBLISH_FILES,
+    maxDiskBytes: e.LECTERN_BUILD_MAX_DISK_BYTES,
+    maxMemoryBytes: e.LECTERN_BUILD_MAX_MEMORY_BYTES,
+    maxProcesses: e.LECTERN_BUILD_MAX_PROCESSES,
+    uidBase: e.LECTERN_BUILD_UID_BASE,
+  };
 }
 
 export class ConfigError extends Error {
@@ -107,5 +181,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiThrottle: e.LECTERN_API_THROTTLE,
     serveXAccel: e.LECTERN_SERVE_X_ACCEL,
     serveCacheSeconds: e.LECTERN_SERVE_CACHE_SECONDS,
+    corsOrigins: list(e.LECTERN_CORS_ORIGINS ?? ''),
+    trustedProxies: list(e.LECTERN_TRUSTED_PROXIES ?? ''),
+    build: buildLimits(e),
+    dbStatementTimeoutMs: e.LECTERN_DB_STATEMENT_TIMEOUT_MS,
   };
 }

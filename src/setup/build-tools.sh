@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a Lectern build runs, when they are missing: git, Python with venv,
-# pip and setuptools, Sphinx, MkDocs, and bubblewrap for the sandbox. `npm start` runs it, and the
+# pip and setuptools, Sphinx, MkDocs, and bubblewrap, slirp4netns and nftables for the sandbox. `npm start` runs it, and the
 # test setup too; on a machine where it cannot install (not root) it says what to install instead.
 # Usage: build-tools.sh [extra Debian packages to check by command: NAME=PACKAGE ...]
 set -euo pipefail
@@ -12,6 +12,11 @@ command -v mkdocs >/dev/null 2>&1 || missing+=(mkdocs)
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 /usr/bin/python3 -c 'import setuptools' >/dev/null 2>&1 || missing+=(python3-setuptools)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+# The network of install steps: a user-mode TCP/IP stack in the sandbox's own network namespace,
+# and a firewall there that keeps it off this machine and private ranges (README "Security model").
+command -v slirp4netns >/dev/null 2>&1 || missing+=(slirp4netns)
+[ -x /usr/sbin/nft ] || missing+=(nftables)
+command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 # More packages the caller needs, named by the command that shows them installed.
 for pair in "$@"; do
   cmd=${pair%%=*}
