@@ -1,8 +1,27 @@
-// The walls around a build's commands, with bubblewrap when the machine has it: the system
-// read-only, only the build's own directory writable, Lectern's data dir (database, secret key,
-// other builds) not there at all, no capabilities, and no network while building.
-// @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/toolchain.md "Sandboxing"
-import { execFileSync } from 'node:child_process';
+// The walls around every command that touches a repository (git included), with bubblewrap:
+// - the system read-only, only the build's own directory writable, Lectern's data dir (database,
+//   secret key, other builds), its file storage and its user's home not there at all;
+// - a user id of its own when Lectern runs as root (build N runs as uidBase + N mod 100000), no
+//   capabilities, no new privileges, so it reads only what any user may;
+// - bounds: processes (RLIMIT_NPROC for that user, and a pids cgroup where one can be made),
+//   memory (a memory cgroup, else RLIMIT_AS per process), file size (RLIMIT_FSIZE) and disk used
+//   under the build's directory (watched while it runs);
+// - no network, or for the steps that need it (clone, install) a network of its own: a user-mode
+//   TCP/IP stack (slirp4netns) attached to the sandbox's own network namespace, and a firewall in
+//   that namespace (nftables) that refuses loopback, link-local, this machine's own addresses and
+//   private ranges not allowed by LECTERN_BUILD_NETWORK_ALLOW. slirp4netns rather than pasta: it is
+//   what rootless container engines used for years, Debian's build of it has
+//   --disable-host-loopback, and the firewall sees the real destination of every packet because
+//   slirp4netns terminates connections on the host side only after they leave the namespace.
+// Without slirp4netns or nft, network steps run with no network at all (fail closed).
+// @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/toolchain.md "Sandboxing", README "Security model"
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { BuildLimits } from '../config.ts';
 
 let available: boolean | undefined;
 
@@ -18,31 +37,393 @@ export function bwrapAvailable(): boolean {
   return available;
 }
 
+const which = (cmd: string, places: string[]) => places.map((d) => path.join(d, cmd)).find((p) => existsSync(p)) ?? null;
+const tools = {
+  get slirp() {
+    return which('slirp4netns', ['/usr/bin', '/usr/local/bin', '/bin']);
+  },
+  get nft() {
+    return which('nft', ['/usr/sbin', '/sbin', '/usr/bin', '/usr/local/sbin']);
+  },
+  get nsenter() {
+    return which('nsenter', ['/usr/bin', '/bin']);
+  },
+  get setpriv() {
+    return which('setpriv', ['/usr/bin', '/bin']);
+  },
+  get prlimit() {
+    return which('prlimit', ['/usr/bin', '/bin']);
+  },
+};
+
+/** Whether network steps can have a filtered network here (else they run with none). */
+export function filteredNetworkAvailable(): boolean {
+  return Boolean(tools.slirp && tools.nft && tools.nsenter);
+}
+
+/** The environment every git command gets: no prompts, and only network transports (no file://, no ext::). */
+export const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '/bin/true', GIT_ALLOW_PROTOCOL: 'http:https:git:ssh' };
+
+export const isRoot = () => process.getuid?.() === 0;
+
 export interface SandboxOptions {
-  /** The only writable directory. */
+  /** The only writable directory (its owner must be `uid`). */
   workdir: string;
   /** Directories to hide entirely (Lectern's data dir). */
   hide: string[];
   cwd: string;
+  /** No network (false), or the filtered outside network (true). */
   network: boolean;
+  /** Run as this user id (only when Lectern runs as root); null: as Lectern's user. */
+  uid: number | null;
+  limits: BuildLimits;
 }
 
-export function sandboxed(argv: string[], o: SandboxOptions): string[] {
-  return [
+/** The user id build `buildId` runs as when Lectern runs as root; null otherwise. */
+export function buildUid(limits: BuildLimits, buildId: number): number | null {
+  return isRoot() ? limits.uidBase + (buildId % 100_000) : null;
+}
+
+/** Why a sandboxed command was stopped by a bound, for the build's log. */
+export type LimitHit = { kind: 'disk' | 'memory' | 'processes'; message: string };
+
+/** A prepared sandbox: argv to spawn (with fds 3 and 4 for bubblewrap), then `start` with the child. */
+export interface SandboxRun {
+  argv: string[];
+  /** Called right after spawn: joins cgroups, sets up the network, then lets the command run. */
+  start(child: ChildProcess): Promise<void>;
+  /** Called when the command has ended: stops the network helper, removes cgroups; says which bound it hit. */
+  stop(): Promise<LimitHit | null>;
+  /** Lines for the log about how this sandbox is weaker than asked (no filtered network here). */
+  notes: string[];
+  /** Called every few seconds while running; returns a hit when the command must be killed. */
+  watch(): Promise<LimitHit | null>;
+}
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+export const formatBytes = (n: number) => (n >= GiB ? `${+(n / GiB).toFixed(1)} GiB` : n >= MiB ? `${+(n / MiB).toFixed(1)} MiB` : `${Math.round(n / 1024)} KiB`);
+
+let sequence = 0;
+
+export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
+  const network = o.network && filteredNetworkAvailable();
+  const notes = o.network && !network ? ['slirp4netns or nftables is not installed: this step runs without network.'] : [];
+  const root = isRoot();
+  const id = `${process.pid}-${++sequence}`;
+  // The sandbox's own /etc/resolv.conf: slirp4netns answers DNS at 10.0.2.3 and forwards it.
+  const resolv = path.join(o.workdir, '.resolv.conf');
+  if (network) writeFileSync(resolv, 'nameserver 10.0.2.3\n');
+  const tmp = path.join(o.workdir, '.tmp');
+  mkdirSync(tmp, { recursive: true });
+
+  const cgroups = root ? makeCgroups(`lectern-${id}`, o.limits) : null;
+  const rlimits = [
+    `--nproc=${o.limits.maxProcesses}`,
+    `--fsize=${o.limits.maxDiskBytes}`,
+    `--core=0`,
+    ...(cgroups?.memory ? [] : [`--as=${o.limits.maxMemoryBytes}`]),
+  ];
+  const dropUser =
+    o.uid !== null && root && tools.setpriv
+      ? [tools.setpriv, `--reuid=${o.uid}`, `--regid=${o.uid}`, '--clear-groups', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--']
+      : [];
+  const full = [
     'bwrap',
     '--ro-bind', '/', '/',
     '--dev', '/dev',
     '--proc', '/proc',
-    '--tmpfs', '/tmp',
     // Parents before children: a hidden directory inside another is mounted over the first one's tmpfs.
     ...[...new Set(o.hide)].sort((a, b) => a.length - b.length).flatMap((d) => ['--tmpfs', d]),
     '--bind', o.workdir, o.workdir,
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
-    ...(o.network ? [] : ['--unshare-net']),
+    // /tmp is on the build's disk, counted with it.
+    '--bind', tmp, '/tmp',
+    ...(network ? ['--ro-bind', resolv, '/etc/resolv.conf'] : []),
+    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--unshare-net',
     '--die-with-parent', '--new-session',
     '--cap-drop', 'ALL',
-    '--chdir', o.cwd,
+    ...(dropUser.length ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP'] : []),
+    '--info-fd', '3',
+    '--block-fd', '4',
+    // The build's directories are its user's (mode 700): it enters them itself, after dropping root.
+    '--chdir', dropUser.length ? '/' : o.cwd,
     '--',
+    ...(tools.prlimit ? [tools.prlimit, ...rlimits, '--'] : []),
+    ...dropUser,
+    ...(dropUser.length ? ['/usr/bin/env', `--chdir=${o.cwd}`, '--'] : []),
     ...argv,
   ];
+
+  let slirp: ChildProcess | null = null;
+  return {
+    argv: full,
+    notes,
+    async start(child) {
+      const info = child.stdio[3] as Readable;
+      const block = child.stdio[4] as Writable;
+      const pid = await readChildPid(info, child);
+      cgroups?.add(pid);
+      if (network) slirp = await connectNetwork(pid, o.limits.networkAllow);
+      block.end('1');
+    },
+    async stop() {
+      if (slirp && slirp.exitCode === null) {
+        slirp.kill('SIGKILL');
+      }
+      const disk = await this.watch();
+      const hit: LimitHit | null = cgroups?.oomKilled()
+        ? { kind: 'memory', message: `the build's memory limit of ${formatBytes(o.limits.maxMemoryBytes)} was reached (LECTERN_BUILD_MAX_MEMORY_BYTES)` }
+        : cgroups?.pidsMaxed()
+          ? { kind: 'processes', message: `the build reached its limit of ${o.limits.maxProcesses} processes (LECTERN_BUILD_MAX_PROCESSES)` }
+          : disk;
+      cgroups?.remove();
+      return hit;
+    },
+    async watch() {
+      const used = await diskUsage(o.workdir, o.limits.maxDiskBytes);
+      // A file as large as the whole limit was stopped by RLIMIT_FSIZE: that is the limit reached too.
+      return used >= o.limits.maxDiskBytes
+        ? { kind: 'disk', message: `the build used more than its disk limit of ${formatBytes(o.limits.maxDiskBytes)} (LECTERN_BUILD_MAX_DISK_BYTES)` }
+        : null;
+    },
+  };
+}
+
+/** bubblewrap writes `{"child-pid": N}` on its info fd once the namespaces exist. */
+function readChildPid(info: Readable, child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const done = (e?: Error, pid?: number) => {
+      info.off('data', onData);
+      child.off('exit', onExit);
+      if (e) reject(e);
+      else resolve(pid!);
+    };
+    const onData = (b: Buffer) => {
+      text += b.toString();
+      const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+      if (m) done(undefined, Number(m[1]));
+    };
+    const onExit = () => done(new Error(`bubblewrap exited before the sandbox was ready`));
+    info.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+/** IPv4 ranges no network step reaches, whatever is allowed. */
+const NEVER = ['0.0.0.0/8', '127.0.0.0/8', '169.254.0.0/16', '10.0.2.0/24', '224.0.0.0/4', '240.0.0.0/4', '255.255.255.255/32'];
+/** Private and shared ranges, reached only when LECTERN_BUILD_NETWORK_ALLOW names them. */
+const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '192.0.0.0/24', '198.18.0.0/15'];
+
+/** This machine's own addresses (what a build could otherwise reach Lectern and its database on). */
+export function ownAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .filter((a): a is NonNullable<typeof a> => Boolean(a) && a!.family === 'IPv4')
+    .map((a) => a.address);
+}
+
+/** The firewall of a network step's namespace, in nft's language. */
+export function firewallRules(allow: string[], own = ownAddresses()): string {
+  const reject = (cidr: string) => `    ip daddr ${cidr} reject with icmp type admin-prohibited`;
+  return [
+    'table ip lectern {',
+    '  chain out {',
+    '    type filter hook output priority 0; policy accept;',
+    '    oifname "lo" accept',
+    '    ip daddr 10.0.2.3 udp dport 53 accept',
+    '    ip daddr 10.0.2.3 tcp dport 53 accept',
+    ...[...NEVER, ...own.map((a) => `${a}/32`)].map(reject),
+    ...allow.map((cidr) => `    ip daddr ${cidr} accept`),
+    ...PRIVATE.map(reject),
+    '  }',
+    '}',
+    'table ip6 lectern6 {',
+    '  chain out {',
+    '    type filter hook output priority 0; policy drop;',
+    '    oifname "lo" accept',
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+}
+
+async function connectNetwork(pid: number, allow: string[]): Promise<ChildProcess> {
+  const nsArgs = isRoot() ? [`--net=/proc/${pid}/ns/net`] : [`--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, '--preserve-credentials'];
+  // The firewall first: nothing leaves before it holds.
+  await new Promise<void>((resolve, reject) => {
+    const nft = spawn(tools.nsenter!, [...nsArgs, tools.nft!, '-f', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let err = '';
+    nft.stderr!.on('data', (b: Buffer) => (err += b.toString()));
+    nft.once('error', reject);
+    nft.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`the build network's firewall could not be set up: ${err.trim()}`))));
+    nft.stdin!.end(firewallRules(allow));
+  });
+  const slirp = spawn(
+    tools.slirp!,
+    ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', ...(isRoot() ? [] : [`--userns-path=/proc/${pid}/ns/user`]), String(pid), 'tap0'],
+    { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
+  );
+  let err = '';
+  slirp.stderr!.on('data', (b: Buffer) => (err = (err + b.toString()).slice(-2000)));
+  await new Promise<void>((resolve, reject) => {
+    const ready = slirp.stdio[3] as Readable;
+    ready.once('data', () => resolve());
+    slirp.once('error', reject);
+    slirp.once('exit', () => reject(new Error(`slirp4netns stopped before the network was up: ${err.trim()}`)));
+  });
+  slirp.removeAllListeners('exit');
+  return slirp;
+}
+
+// ---------------------------------------------------------------------------------------------
+// cgroups: memory and pids of one sandbox, v1 (a controller per hierarchy) or v2 (unified), made
+// under Lectern's own cgroup. Where they can't be made, rlimits stand alone.
+
+interface Cgroups {
+  memory: boolean;
+  add(pid: number): void;
+  oomKilled(): boolean;
+  pidsMaxed(): boolean;
+  remove(): void;
+}
+
+function ownCgroup(controller: string | null): string | null {
+  try {
+    for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
+      const [, ctrls, p] = line.split(':');
+      if (p === undefined) continue;
+      if (controller === null ? ctrls === '' : ctrls!.split(',').includes(controller)) return p;
+    }
+  } catch {}
+  return null;
+}
+
+function makeCgroups(name: string, limits: BuildLimits): Cgroups | null {
+  const dirs: string[] = [];
+  let memoryDir: string | null = null;
+  let pidsDir: string | null = null;
+  let v2 = false;
+  const tryMake = (dir: string, files: [string, string][]) => {
+    try {
+      mkdirSync(dir);
+      for (const [f, v] of files) writeFileSync(path.join(dir, f), v);
+      dirs.push(dir);
+      return true;
+    } catch {
+      try {
+        rmdirSync(dir);
+      } catch {}
+      return false;
+    }
+  };
+  const memV1 = ownCgroup('memory');
+  if (memV1 !== null && existsSync('/sys/fs/cgroup/memory/memory.limit_in_bytes')) {
+    const dir = path.join('/sys/fs/cgroup/memory', memV1, name);
+    const swap = existsSync(path.join('/sys/fs/cgroup/memory', memV1, 'memory.memsw.limit_in_bytes'));
+    if (tryMake(dir, [['memory.limit_in_bytes', String(limits.maxMemoryBytes)], ...(swap ? ([['memory.memsw.limit_in_bytes', String(limits.maxMemoryBytes)]] as [string, string][]) : [])])) memoryDir = dir;
+    const pidsV1 = ownCgroup('pids');
+    const pids = pidsV1 !== null && existsSync('/sys/fs/cgroup/pids') ? path.join('/sys/fs/cgroup/pids', pidsV1, name) : null;
+    if (pids && tryMake(pids, [['pids.max', String(limits.maxProcesses)]])) pidsDir = pids;
+  } else {
+    const unified = ownCgroup(null);
+    if (unified !== null && existsSync('/sys/fs/cgroup/cgroup.controllers')) {
+      const dir = path.join('/sys/fs/cgroup', unified, name);
+      if (tryMake(dir, [['memory.max', String(limits.maxMemoryBytes)], ['memory.swap.max', '0'], ['pids.max', String(limits.maxProcesses)]])) {
+        memoryDir = dir;
+        pidsDir = dir;
+        v2 = true;
+      }
+    }
+  }
+  if (!dirs.length) return null;
+  return {
+    memory: memoryDir !== null,
+    add(pid) {
+      for (const d of dirs) writeFileSync(path.join(d, 'cgroup.procs'), String(pid));
+    },
+    oomKilled() {
+      if (!memoryDir) return false;
+      try {
+        if (v2) return /oom_kill [1-9]/.test(readFileSync(path.join(memoryDir, 'memory.events'), 'utf8'));
+        const oom = readFileSync(path.join(memoryDir, 'memory.oom_control'), 'utf8');
+        if (/oom_kill [1-9]/.test(oom)) return true;
+        return Number(readFileSync(path.join(memoryDir, 'memory.failcnt'), 'utf8')) > 0 && /under_oom 1/.test(oom);
+      } catch {
+        return false;
+      }
+    },
+    pidsMaxed() {
+      try {
+        return pidsDir !== null && /max [1-9]/.test(readFileSync(path.join(pidsDir, 'pids.events'), 'utf8'));
+      } catch {
+        return false;
+      }
+    },
+    remove() {
+      for (const d of dirs.reverse()) {
+        for (let i = 0; i < 20; i++) {
+          try {
+            rmdirSync(d);
+            break;
+          } catch {
+            // Its last processes are still exiting.
+            execFileSync('sleep', ['0.05']);
+          }
+        }
+      }
+    },
+  };
+}
+
+/** Bytes used under `dir` (allocated blocks), stopping early once past `stopAt`. */
+export async function diskUsage(dir: string, stopAt = Infinity): Promise<number> {
+  let total = 0;
+  const seen = new Set<string>();
+  const walk = async (d: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (total > stopAt) return;
+      const p = path.join(d, e.name);
+      try {
+        const st = await lstat(p, { bigint: false });
+        const key = `${st.dev}:${st.ino}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        total += Math.max(st.blocks * 512, 0);
+        if (st.isDirectory()) await walk(p);
+      } catch {}
+    }
+  };
+  await walk(dir);
+  return total;
+}
+
+/**
+ * Runs one command that touches a remote or repository outside a build (`git ls-remote` for
+ * version sync) in a sandbox of its own, with the filtered network, as a build user, in a
+ * throwaway directory under `scratch`.
+ */
+export async function runSandboxedOnce(
+  argv: string[],
+  o: { scratch: string; hide: string[]; limits: BuildLimits; env: Record<string, string>; timeoutMs: number },
+): Promise<{ exitCode: number; output: string; timedOut: boolean }> {
+  const { mkdtemp, chown, rm, mkdir } = await import('node:fs/promises');
+  const { runCommand } = await import('./subprocess.ts');
+  await mkdir(o.scratch, { recursive: true, mode: 0o700 });
+  const workdir = await mkdtemp(path.join(o.scratch, 'once-'));
+  const uid = isRoot() ? o.limits.uidBase + 99_999 : null;
+  try {
+    if (uid !== null) await chown(workdir, uid, uid);
+    const box = prepareSandbox(argv, { workdir, hide: o.hide, cwd: workdir, network: true, uid, limits: o.limits });
+    const r = await runCommand(argv, { cwd: workdir, env: { ...o.env, HOME: workdir, TMPDIR: '/tmp' }, timeoutMs: o.timeoutMs, sandbox: box, maxOutputBytes: 64 * MiB });
+    return { exitCode: r.exitCode, output: r.output, timedOut: r.timedOut };
+  } finally {
+    await rm(workdir, { recursive: true, force: true }).catch(() => {});
+  }
 }

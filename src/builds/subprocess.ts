@@ -1,6 +1,7 @@
 // Runs one build command: its output captured (bounded) and streamed to a callback as it comes,
 // a time limit, and an AbortSignal that kills the whole process group.
 import { spawn } from 'node:child_process';
+import type { LimitHit, SandboxRun } from './sandbox.ts';
 
 export interface RunOptions {
   cwd: string;
@@ -10,6 +11,8 @@ export interface RunOptions {
   /** Output kept at most (the tail is kept when it is longer). */
   maxOutputBytes?: number;
   onOutput?: (chunk: string) => void;
+  /** Run inside this prepared sandbox (its argv replaces `argv`'s spawn; `argv` is what runs inside). */
+  sandbox?: SandboxRun;
 }
 
 export interface RunResult {
@@ -17,14 +20,25 @@ export interface RunResult {
   output: string;
   timedOut: boolean;
   aborted: boolean;
+  /** A bound of the sandbox that stopped the command. */
+  limit?: LimitHit | null;
 }
 
 const DEFAULT_MAX_OUTPUT = 2 * 1024 * 1024;
 
 export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const [cmd, ...args] = argv;
-    const child = spawn(cmd!, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const box = opts.sandbox;
+    const [cmd, ...args] = box ? box.argv : argv;
+    const child = spawn(cmd!, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      detached: true,
+      stdio: box ? ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
+    });
+    let limit: LimitHit | null = null;
+    let setupError: string | null = null;
+    let watching: NodeJS.Timeout | undefined;
     const max = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
     let output = '';
     let truncated = false;
@@ -46,8 +60,27 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
       }
       opts.onOutput?.(text);
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    if (box) {
+      for (const note of box.notes) onData(Buffer.from(`[Lectern: ${note}]\n`));
+      box.start(child).then(
+        () => {
+          const check = async () => {
+            const hit = await box.watch().catch(() => null);
+            if (hit && !limit) {
+              limit = hit;
+              kill();
+            } else if (child.exitCode === null && child.signalCode === null) watching = setTimeout(check, 1000);
+          };
+          watching = setTimeout(check, 1000);
+        },
+        (e: Error) => {
+          setupError = e.message;
+          kill();
+        },
+      );
+    }
     const timer = setTimeout(() => {
       timedOut = true;
       kill();
@@ -64,12 +97,22 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
         resolve({ exitCode: 127, output: `${cmd}: command not found\n`, timedOut: false, aborted: false });
       } else reject(e);
     });
-    child.once('close', (code, signal) => {
+    child.once('close', async (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(watching);
       opts.signal?.removeEventListener('abort', onAbort);
+      const stopped = box ? await box.stop().catch(() => null) : null;
+      limit ??= stopped;
       if (truncated) output = `[output truncated to its last ${max} bytes]\n${output}`;
-      if (timedOut) output += `\n[killed: the command ran longer than ${Math.round(opts.timeoutMs / 1000)} s]\n`;
-      resolve({ exitCode: code ?? (signal ? 128 + 9 : 1), output, timedOut, aborted });
+      const note = (text: string) => {
+        output += `\n${text}\n`;
+        opts.onOutput?.(`\n${text}\n`);
+      };
+      if (timedOut) note(`[killed: the command ran longer than ${Math.round(opts.timeoutMs / 1000)} s]`);
+      if (limit) note(`[Lectern stopped this command: ${limit.message}]`);
+      if (setupError) note(`[Lectern could not set up the sandbox: ${setupError}]`);
+      const exitCode = setupError ? 125 : code ?? (signal ? 128 + 9 : 1);
+      resolve({ exitCode: limit && exitCode === 0 ? 137 : exitCode, output, timedOut, aborted, limit });
     });
   });
 }

@@ -1,8 +1,9 @@
 // What Lectern asks a git remote without cloning it: its branches, tags and default branch.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import os from 'node:os';
+import path from 'node:path';
+import { bwrapAvailable, GIT_ENV, runSandboxedOnce } from '../builds/sandbox.ts';
+import { services } from '../services.ts';
+import { fileStorageDir } from '../storage/index.ts';
 
 export interface RemoteRefs {
   branches: { name: string; commit: string }[];
@@ -39,17 +40,26 @@ export function parseLsRemote(output: string): RemoteRefs {
   return { branches: list(branches), tags: list(tags), head };
 }
 
+/**
+ * The remote's refs, asked by `git ls-remote` in the build sandbox with its filtered network: the
+ * URL is the project's, so it must reach no more than a build's clone may (never this machine,
+ * loopback, link-local or private ranges not allowed).
+ */
 export async function lsRemote(url: string, timeoutMs = 60_000): Promise<RemoteRefs> {
-  try {
-    const { stdout } = await run('git', ['ls-remote', '--symref', url, 'HEAD', 'refs/heads/*', 'refs/tags/*'], {
-      timeout: timeoutMs,
-      maxBuffer: 64 * 1024 * 1024,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', HOME: '/nonexistent' },
-    });
-    return parseLsRemote(stdout);
-  } catch (e) {
-    const err = e as { stderr?: string; code?: unknown; killed?: boolean };
-    const why = err.killed ? `timed out after ${timeoutMs / 1000}s` : (err.stderr ?? String(e)).trim().split('\n').slice(-2).join(' ');
+  const { config } = services();
+  const home = os.homedir();
+  const hide = [config.dataDir, ...[fileStorageDir(config.storage)].filter((d): d is string => d !== null), ...(home !== '/' && path.isAbsolute(home) ? [home] : [])];
+  if (!bwrapAvailable()) throw new GitError(`git ls-remote ${url} failed: bubblewrap (bwrap) is not installed, and Lectern asks no remote outside its sandbox`);
+  const r = await runSandboxedOnce(['git', 'ls-remote', '--symref', '--', url, 'HEAD', 'refs/heads/*', 'refs/tags/*'], {
+    scratch: path.join(config.dataDir, 'builds'),
+    hide,
+    limits: config.build,
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...GIT_ENV },
+    timeoutMs,
+  });
+  if (r.exitCode !== 0) {
+    const why = r.timedOut ? `timed out after ${timeoutMs / 1000}s` : r.output.trim().split('\n').slice(-2).join(' ');
     throw new GitError(`git ls-remote ${url} failed: ${why}`);
   }
+  return parseLsRemote(r.output);
 }

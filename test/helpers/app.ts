@@ -8,6 +8,7 @@ import type { Storage } from '../../src/storage/index.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
 import { testDatabase, type TestDatabase } from './db.ts';
+import { TEST_NETWORK } from './git.ts';
 
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef0123456789';
 
@@ -42,6 +43,8 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
     LECTERN_PUBLIC_URL: 'http://lectern.test',
     LECTERN_LOG_LEVEL: 'silent',
     LECTERN_API_THROTTLE: '0',
+    // Builds may reach the test host that serves git (test/helpers/git.ts), as an operator allows an internal git server.
+    LECTERN_BUILD_NETWORK_ALLOW: TEST_NETWORK,
     ...env,
   });
   const { app, handler, storage } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from './net.ts';
+import { TEST_NETWORK } from './git.ts';
 
 export const root = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(root, 'src/bin.js');
@@ -16,6 +17,8 @@ export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessE
     if (k.startsWith('LECTERN_') || ['DATABASE_URL', 'PORT', 'HOST'].includes(k)) continue;
     out[k] = v;
   }
+  // Builds may reach the test host that serves git (test/helpers/git.ts).
+  out.LECTERN_BUILD_NETWORK_ALLOW = TEST_NETWORK;
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) delete out[k];
     else out[k] = v;

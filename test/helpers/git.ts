@@ -1,9 +1,72 @@
-// Real git repositories for tests, served over a real protocol: `git daemon` on 127.0.0.1.
+// Real git repositories for tests, served over a real protocol: `git daemon` on a test host of its
+// own, a network namespace (`lectern-test`) joined to this machine by a veth pair. Builds may never
+// reach this machine's addresses or loopback, so the repositories live at TEST_HOST, in the private
+// range TEST_NETWORK that the tests allow (LECTERN_BUILD_NETWORK_ALLOW), as an operator would allow
+// an internal git server.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './net.ts';
+
+/** The test host's network, allowed to builds in tests; the host side of the link is 10.213.0.1. */
+export const TEST_NETWORK = '10.213.0.0/24';
+export const TEST_HOST = '10.213.0.2';
+export const TEST_NETNS = 'lectern-test';
+
+/** Makes the test host's namespace once per machine (idempotent, safe across test processes). */
+export function ensureTestHost(): void {
+  const ready = () => {
+    try {
+      return execFileSync('ip', ['-n', TEST_NETNS, '-4', 'addr', 'show', 'dev', 'veth-lt1'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes(TEST_HOST);
+    } catch {
+      return false;
+    }
+  };
+  if (ready()) return;
+  if (process.getuid?.() !== 0) throw new Error('the build tests serve git from a network namespace, which needs root (ip netns add)');
+  const lock = path.join(os.tmpdir(), 'lectern-test-netns.lock');
+  const until = Date.now() + 20_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (ready()) return;
+      if (Date.now() > until) rmSync(lock, { recursive: true, force: true });
+      execFileSync('sleep', ['0.1']);
+    }
+  }
+  try {
+    if (ready()) return;
+    const ip = (...args: string[]) => execFileSync('ip', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      ip('netns', 'del', TEST_NETNS);
+    } catch {}
+    try {
+      ip('link', 'del', 'veth-lt0');
+    } catch {}
+    ip('netns', 'add', TEST_NETNS);
+    ip('link', 'add', 'veth-lt0', 'type', 'veth', 'peer', 'name', 'veth-lt1');
+    ip('link', 'set', 'veth-lt1', 'netns', TEST_NETNS);
+    ip('addr', 'add', '10.213.0.1/24', 'dev', 'veth-lt0');
+    ip('link', 'set', 'veth-lt0', 'up');
+    ip('-n', TEST_NETNS, 'addr', 'add', `${TEST_HOST}/24`, 'dev', 'veth-lt1');
+    ip('-n', TEST_NETNS, 'link', 'set', 'veth-lt1', 'up');
+    ip('-n', TEST_NETNS, 'link', 'set', 'lo', 'up');
+  } catch (e) {
+    throw new Error(`could not make the test host's network namespace (needs iproute2 and root): ${(e as { stderr?: Buffer }).stderr?.toString() ?? e}`);
+  } finally {
+    try {
+      rmdirSync(lock);
+    } catch {}
+  }
+}
+
+/** Runs a server program on the test host. */
+export function spawnOnTestHost(cmd: string, args: string[], opts: Parameters<typeof spawn>[2] = {}): ChildProcess {
+  ensureTestHost();
+  return spawn('ip', ['netns', 'exec', TEST_NETNS, cmd, ...args], opts);
+}
 
 const env = {
   ...process.env,
@@ -26,7 +89,7 @@ export function git(cwd: string, ...args: string[]): string {
 
 
 export interface GitServer {
-  /** Base URL: `git://127.0.0.1:<port>`. */
+  /** Base URL: `git://10.213.0.2:<port>`. */
   url: string;
   root: string;
   /** A work tree whose pushes land in the served bare repository `name`; returns its clone URL. */
@@ -38,30 +101,38 @@ export async function startGitServer(): Promise<GitServer> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'lectern-git-'));
   const served = path.join(root, 'served');
   mkdirSync(served);
-  const port = await freePort();
-  let daemon: ChildProcess;
-  try {
-    daemon = spawn('git', ['daemon', '--export-all', '--reuseaddr', `--base-path=${served}`, '--listen=127.0.0.1', `--port=${port}`, '--enable=receive-pack', served], {
+  if (!existsSync('/usr/bin/git')) throw new Error('git is not installed: these tests need it (apt-get install -y git)');
+  let daemon!: ChildProcess;
+  let port = 0;
+  // A port free on the test host: git daemon says when it can't bind, and another is tried.
+  for (let attempt = 0; attempt < 20 && !port; attempt++) {
+    const candidate = 20_000 + Math.floor(Math.random() * 40_000);
+    daemon = spawnOnTestHost('git', ['daemon', '--export-all', '--reuseaddr', `--base-path=${served}`, `--listen=${TEST_HOST}`, `--port=${candidate}`, '--enable=receive-pack', served], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env,
     });
-  } catch {
-    throw new Error('git daemon could not start: these tests need git (apt-get install -y git)');
-  }
-  // Wait until it accepts connections.
-  const started = Date.now();
-  for (;;) {
-    try {
-      git(root, 'ls-remote', `git://127.0.0.1:${port}/none`);
-    } catch (e) {
-      if (!String(e).includes('Connection refused') && !String(e).includes('unable to connect')) break;
-      if (Date.now() - started > 10_000) throw new Error('git daemon did not start within 10 s');
-      await new Promise((r) => setTimeout(r, 50));
-      continue;
+    let failed = false;
+    daemon.once('exit', () => (failed = true));
+    const started = Date.now();
+    for (;;) {
+      if (failed) break;
+      try {
+        git(root, 'ls-remote', `git://${TEST_HOST}:${candidate}/none`);
+      } catch (e) {
+        if (!String(e).includes('Connection refused') && !String(e).includes('unable to connect')) {
+          port = candidate;
+          break;
+        }
+        if (Date.now() - started > 10_000) throw new Error('git daemon did not start within 10 s');
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      port = candidate;
+      break;
     }
-    break;
   }
-  const url = `git://127.0.0.1:${port}`;
+  if (!port) throw new Error('git daemon could not start on the test host');
+  const url = `git://${TEST_HOST}:${port}`;
   return {
     url,
     root,
