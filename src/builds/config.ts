@@ -3,9 +3,10 @@
 // The file comes from an untrusted repository: every path it names must stay inside the checkout.
 // @see ../shared/spec/decisions.md §4, ../shared/reference/rtd-behavior.md §9.1–§9.2
 import type { Dirent } from 'node:fs';
-import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument, isScalar, type Document } from 'yaml';
+import { OutputDir, OutputRefused } from './output.ts';
 
 export type OfflineFormat = 'htmlzip' | 'pdf' | 'epub';
 export type SphinxBuilder = 'sphinx' | 'sphinx_htmldir' | 'sphinx_singlehtml';
@@ -189,6 +190,38 @@ async function findConfigFile(root: string, yamlPath: string | null): Promise<st
   return null;
 }
 
+/**
+ * Reads `file` (relative to the checkout, as found by locate) the way Lectern reads anything a build
+ * controls (src/builds/output.ts): the file it really is (through links that stay inside the
+ * checkout) is opened from the checkout without following any link, and must be a regular file
+ * with one name at that moment, so a link or fifo swapped in after locate() is refused.
+ */
+async function readRepositoryFile(root: string, file: string, maxBytes: number): Promise<string> {
+  const where = await locate(root, file);
+  checkIsFile(where, file, file);
+  if (where.kind !== 'found') throw new BuildConfigError(`${file} was removed while it was being read.`, file);
+  const real = path.relative(root, where.real).split(path.sep).join('/');
+  const checkout = await OutputDir.open(root, { label: '', reads: 'Lectern reads only regular files inside the repository' });
+  try {
+    const opened = await checkout.openFile(real);
+    try {
+      if (opened.size > maxBytes) {
+        throw new BuildConfigError(`${file} is ${opened.size} bytes; a build configuration may be at most 1 MB.`, file);
+      }
+      return await opened.handle.readFile('utf8');
+    } finally {
+      await opened.handle.close();
+    }
+  } catch (e) {
+    if (e instanceof OutputRefused) {
+      throw new BuildConfigError(`${real === file ? '' : `${file} (a link to ${real}) cannot be read: `}${e.message}.`, file);
+    }
+    throw e;
+  } finally {
+    await checkout.close();
+  }
+}
+
 function checkIsFile(where: Location, file: string, what: string): void {
   if (where.kind === 'outside') throw new BuildConfigError(`${what} is a symbolic link that points outside the repository.`, file);
   if (where.kind === 'broken') throw new BuildConfigError(`${what} is a symbolic link that points nowhere.`, file);
@@ -196,12 +229,7 @@ function checkIsFile(where: Location, file: string, what: string): void {
 }
 
 async function readConfigFile(root: string, file: string): Promise<{ raw: Mapping; doc: Document }> {
-  const real = await realpath(path.join(root, file));
-  const { size } = await stat(real);
-  if (size > MAX_CONFIG_BYTES) {
-    throw new BuildConfigError(`${file} is ${size} bytes; a build configuration may be at most 1 MB.`, file);
-  }
-  const text = await readFile(real, 'utf8');
+  const text = await readRepositoryFile(root, file, MAX_CONFIG_BYTES);
   // YAML 1.2 (where `path: .` stays a string), with PyYAML's `<<` merges; see also bool().
   const doc = parseDocument(text, { merge: true, uniqueKeys: true, prettyErrors: true, logLevel: 'error' });
   if (doc.errors.length > 0) {

@@ -2,11 +2,19 @@
 // update of Version.publishedBuildId makes the new set the served one, so readers never see a mix
 // of two builds; the replaced build's files are removed after. The pipeline and the tests that
 // publish builder output use this one piece.
-import { createReadStream } from 'node:fs';
+//
+// Everything is read through ./output.ts: only the build's own regular files are published (a
+// symbolic link, hard link, fifo, socket or device anywhere in the HTML or as a download raises
+// OutputRefused, whose message is for the build's log), within the build's limits of files and
+// bytes, checked before anything is uploaded and again as files are read. On any failure nothing
+// is published: the version keeps the build it served, and what went up is removed.
+import path from 'node:path';
+import { DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
 import type { PutDirectoryResult, Storage } from '../storage/index.ts';
 import { events } from '../domain/events.ts';
 import { artifactPrefix, buildPrefix, downloadKey } from './artifacts.ts';
+import { OutputDir, PublishBudget, checkLimits, type OutputLimits } from './output.ts';
 
 export type DownloadFormat = 'pdf' | 'htmlzip' | 'epub';
 
@@ -19,25 +27,95 @@ export interface PublishInput {
   /** The single file of each offline format made. */
   downloads?: Partial<Record<DownloadFormat, string>>;
   documentationType?: string;
+  /**
+   * The build's output directory ($READTHEDOCS_OUTPUT), which htmlDir and the downloads lie in: each
+   * is reached from it without following any link (so `html` or `epub` themselves may not be links
+   * either), and messages name files relative to its parent (`_readthedocs/epub/x.epub`). Without
+   * it, htmlDir and each download's directory are the roots. A download outside it is checked under
+   * its own directory (a file Lectern made elsewhere, such as the htmlzip).
+   */
+  outputDir?: string;
+  /** What one build may publish, HTML and downloads together; DEFAULT_BUILD_LIMITS' by default. */
+  limits?: OutputLimits;
 }
 
 export interface PublishResult {
   /** False when a newer build of the version was published meanwhile: nothing of this one is served. */
   published: boolean;
-  /** What the HTML upload stored and skipped (symlinks out of the output, …). */
+  /** What the HTML upload stored, and skipped (names that cannot be storage keys). */
   upload: PutDirectoryResult;
   /** Removing files no longer served failed (they are only wasted space; the caller logs it). */
   cleanupError?: unknown;
 }
 
-/** Uploads, then switches the version to this build, then removes the files no longer served. */
+/**
+ * Checks the whole output against the limits, uploads it, then switches the version to this build,
+ * then removes the files no longer served.
+ * @throws OutputRefused (src/builds/output.ts) when the output holds anything but the build's own
+ *   regular files, or more than the limits; nothing is published then.
+ */
 export async function publishBuild(prisma: PrismaClient, storage: Storage, input: PublishInput): Promise<PublishResult> {
   const { projectSlug, version, buildId } = input;
-  const upload = await storage.putDirectory(input.htmlDir, artifactPrefix(projectSlug, version.slug, buildId, 'html'));
+  const limits = input.limits ?? { maxBytes: DEFAULT_BUILD_LIMITS.maxPublishBytes, maxFiles: DEFAULT_BUILD_LIMITS.maxPublishFiles };
   const downloads = input.downloads ?? {};
-  for (const [format, file] of Object.entries(downloads) as [DownloadFormat, string][]) {
-    await storage.put(downloadKey(projectSlug, version.slug, buildId, format), createReadStream(file));
+  const opened: OutputDir[] = [];
+  const open = async (dir: string) => {
+    const d = await OutputDir.open(dir);
+    opened.push(d);
+    return d;
+  };
+  let uploaded = false;
+  let upload: PutDirectoryResult;
+  try {
+    const root = input.outputDir === undefined ? undefined : await open(input.outputDir);
+    const inRoot = (p: string) => {
+      if (!root || input.outputDir === undefined) return null;
+      const rel = path.relative(path.resolve(input.outputDir), path.resolve(p));
+      return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : null;
+    };
+    const subdir = async (dir: string) => {
+      const rel = inRoot(dir);
+      if (rel === null) return open(dir);
+      const d = await root!.subdir(rel);
+      opened.push(d);
+      return d;
+    };
+    // Each download as a file below a directory held open: the output's, or its own.
+    const files: { format: DownloadFormat; dir: OutputDir; rel: string }[] = [];
+    for (const [format, file] of Object.entries(downloads) as [DownloadFormat, string][]) {
+      const rel = inRoot(file);
+      if (rel !== null) files.push({ format, dir: root!, rel });
+      else files.push({ format, dir: await open(path.dirname(file)), rel: path.basename(file) });
+    }
+    const html = await subdir(input.htmlDir);
+
+    // 1. Everything is walked and counted before anything goes up.
+    const walked = new PublishBudget(limits);
+    for (const f of files) walked.add((await f.dir.entry(f.rel)).size);
+    const htmlEntries = await html.list({ limits: walked.remaining() });
+    checkLimits(limits, walked.files + htmlEntries.length, walked.bytes + htmlEntries.reduce((n, e) => n + e.size, 0));
+
+    // 2. Uploaded, each file checked again as it is read, and counted as read.
+    uploaded = true;
+    const read = new PublishBudget(limits);
+    for (const f of files) {
+      const { stream, size } = await f.dir.openStream(f.rel);
+      try {
+        read.add(size);
+      } catch (e) {
+        stream.destroy();
+        throw e;
+      }
+      await storage.put(downloadKey(projectSlug, version.slug, buildId, f.format), stream);
+    }
+    upload = await storage.putDirectory(html, artifactPrefix(projectSlug, version.slug, buildId, 'html'), { limits: read.remaining() });
+  } catch (e) {
+    if (uploaded) await removeUnpublished(prisma, storage, input).catch(() => {});
+    throw e;
+  } finally {
+    await Promise.all(opened.map((d) => d.close().catch(() => {})));
   }
+
   const previous = await prisma.$transaction(async (tx) => {
     const current = await tx.version.findUniqueOrThrow({ where: { id: version.id }, select: { publishedBuildId: true } });
     if (current.publishedBuildId && current.publishedBuildId > buildId) return undefined;
@@ -59,4 +137,11 @@ export async function publishBuild(prisma: PrismaClient, storage: Storage, input
   let cleanupError: unknown;
   if (stale !== null) await storage.deletePrefix(buildPrefix(projectSlug, version.slug, stale)).catch((e: unknown) => (cleanupError = e));
   return { published: previous !== undefined, upload, cleanupError };
+}
+
+/** Removes what a failed publish uploaded, unless the version serves this very build (a retry of a published one). */
+async function removeUnpublished(prisma: PrismaClient, storage: Storage, input: PublishInput): Promise<void> {
+  const current = await prisma.version.findUnique({ where: { id: input.version.id }, select: { publishedBuildId: true } });
+  if (current?.publishedBuildId === input.buildId) return;
+  await storage.deletePrefix(buildPrefix(input.projectSlug, input.version.slug, input.buildId));
 }

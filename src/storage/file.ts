@@ -22,10 +22,12 @@ import {
   uploadDirectory,
   type NotModified,
   type ObjectInfo,
+  type PutDirectoryOptions,
   type PutDirectoryResult,
   type Storage,
   type StoredObject,
 } from './storage.ts';
+import type { OutputDir } from '../builds/output.ts';
 
 /** Temp files older than this are left-overs of a crashed process, removed when the storage opens. */
 const STALE_TMP_MS = 24 * 60 * 60 * 1000;
@@ -84,8 +86,8 @@ export class FileStorage implements Storage {
     }
   }
 
-  putDirectory(localDir: string, prefix: string): Promise<PutDirectoryResult> {
-    return uploadDirectory(localDir, prefix, (key, body, _size, contentType) => this.put(key, body, { contentType }));
+  putDirectory(localDir: string | OutputDir, prefix: string, opts: PutDirectoryOptions = {}): Promise<PutDirectoryResult> {
+    return uploadDirectory(localDir, prefix, opts, (key, body, _size, contentType) => this.put(key, body, { contentType }));
   }
 
   async get(key: string, opts: { ifNoneMatch?: string } = {}): Promise<StoredObject | NotModified | null> {

@@ -21,10 +21,12 @@ import {
   uploadDirectory,
   type NotModified,
   type ObjectInfo,
+  type PutDirectoryOptions,
   type PutDirectoryResult,
   type Storage,
   type StoredObject,
 } from './storage.ts';
+import type { OutputDir } from '../builds/output.ts';
 
 /** Above this a body of known length goes up in parts (a single PUT is limited to 5 GB). */
 const MULTIPART_FROM = 64 * 1024 * 1024;
@@ -86,8 +88,8 @@ export class S3Storage implements Storage {
     await upload.done();
   }
 
-  putDirectory(localDir: string, prefix: string): Promise<PutDirectoryResult> {
-    return uploadDirectory(localDir, prefix, async (key, body, size, contentType) => {
+  putDirectory(localDir: string | OutputDir, prefix: string, opts: PutDirectoryOptions = {}): Promise<PutDirectoryResult> {
+    return uploadDirectory(localDir, prefix, opts, async (key, body, size, contentType) => {
       if (Buffer.isBuffer(body) || size <= MULTIPART_FROM) {
         await this.client.send(
           new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentLength: size, ContentType: contentType }),

@@ -1,13 +1,12 @@
 // The one interface every part of Lectern uses to keep build artifacts (HTML, PDF, ePub, zip),
 // so the local-disk and S3 backends are interchangeable (LECTERN_STORAGE), plus the rules both
-// backends share: which keys are allowed, content types, and reading a build's output directory
-// without following a hostile build's symlinks out of it.
+// backends share: which keys are allowed, content types, and uploading a build's output directory
+// (read through src/builds/output.ts, which refuses anything but the build's own regular files).
 // @see ../../../shared/spec/decisions.md §3
-import { constants } from 'node:fs';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import mime from 'mime-types';
+import { OutputDir, PublishBudget, useOutputDir, type OutputLimits } from '../builds/output.ts';
 
 /** What `head` says about an object. `etag` is a quoted HTTP entity tag, usable as the ETag header. */
 export interface ObjectInfo {
@@ -32,15 +31,27 @@ export interface NotModified {
 export interface PutDirectoryResult {
   files: number;
   bytes: number;
-  /** Entries not uploaded, relative to the directory: symlinks out of it, directory symlinks, fifos… */
+  /** Files not uploaded because their names cannot be keys (a backslash…), relative to the directory. */
   skipped: { path: string; reason: string }[];
+}
+
+export interface PutDirectoryOptions {
+  /** At most this many files and bytes, else OutputRefused before anything is uploaded. */
+  limits?: OutputLimits;
 }
 
 export interface Storage {
   /** Writes one object, replacing any previous one whole (readers see the old or the new body, never a mix). */
   put(key: string, body: Buffer | Readable, opts?: { contentType?: string }): Promise<void>;
-  /** Uploads every file under localDir to prefix/relative/path (content types from the extension), with bounded concurrency. */
-  putDirectory(localDir: string, prefix: string): Promise<PutDirectoryResult>;
+  /**
+   * Uploads every file under localDir (a path, or an OutputDir already open) to prefix/relative/path
+   * (content types from the extension), with bounded concurrency. The directory is a build's output:
+   * anything in it but regular files with a single name (a symbolic link, hard link, fifo, socket,
+   * device) raises OutputRefused (src/builds/output.ts), as do counts over `opts.limits`, before
+   * anything is uploaded; a refusal found while reading stops the upload (the caller removes what
+   * went up).
+   */
+  putDirectory(localDir: string | OutputDir, prefix: string, opts?: PutDirectoryOptions): Promise<PutDirectoryResult>;
   /** null when missing; `{ notModified: true }` when `ifNoneMatch` (an If-None-Match header value) matches. */
   get(key: string, opts?: { ifNoneMatch?: string }): Promise<StoredObject | NotModified | null>;
   head(key: string): Promise<ObjectInfo | null>;
@@ -139,71 +150,6 @@ export async function mapLimit<T>(items: readonly T[], limit: number, fn: (item:
   if (failure) throw failure.error;
 }
 
-/** A file found under a build's output directory, identified by device and inode as seen by the walk. */
-export interface LocalFile {
-  rel: string;
-  path: string;
-  dev: number;
-  ino: number;
-}
-
-/**
- * Every regular file under `dir`, as `/`-separated relative paths. A build may be hostile, so this
- * never leaves `dir`: symlinks are followed only to regular files inside it (directory symlinks
- * are never followed, so there are no loops); anything else is reported as skipped.
- */
-export async function walkLocalDir(dir: string): Promise<{ files: LocalFile[]; skipped: PutDirectoryResult['skipped'] }> {
-  const root = await fs.realpath(dir);
-  const files: LocalFile[] = [];
-  const skipped: PutDirectoryResult['skipped'] = [];
-  const inside = (p: string) => p === root || p.startsWith(root + path.sep);
-  const walk = async (abs: string, rel: string): Promise<void> => {
-    for (const entry of await fs.readdir(abs, { withFileTypes: true })) {
-      const childRel = rel ? `${rel}/${entry.name}` : entry.name;
-      const childAbs = path.join(abs, entry.name);
-      try {
-        assertKey(childRel);
-      } catch {
-        skipped.push({ path: childRel, reason: 'name cannot be a storage key' });
-        continue;
-      }
-      const st = await fs.lstat(childAbs);
-      if (st.isDirectory()) await walk(childAbs, childRel);
-      else if (st.isFile()) files.push({ rel: childRel, path: childAbs, dev: st.dev, ino: st.ino });
-      else if (st.isSymbolicLink()) {
-        const target = await fs.realpath(childAbs).catch(() => undefined);
-        if (!target) skipped.push({ path: childRel, reason: 'broken symlink' });
-        else if (!inside(target)) skipped.push({ path: childRel, reason: 'symlink points outside the directory' });
-        else {
-          const ts = await fs.stat(target);
-          if (ts.isFile()) files.push({ rel: childRel, path: target, dev: ts.dev, ino: ts.ino });
-          else skipped.push({ path: childRel, reason: ts.isDirectory() ? 'directory symlink (not followed)' : 'symlink to a special file' });
-        }
-      } else skipped.push({ path: childRel, reason: 'not a regular file' });
-    }
-  };
-  await walk(root, '');
-  return { files, skipped };
-}
-
-/**
- * Opens a file found by walkLocalDir, refusing it if it was swapped since the walk (for a symlink
- * out of the directory, or a fifo that would block): O_NOFOLLOW plus the same device and inode.
- */
-export async function openLocalFile(file: LocalFile): Promise<{ handle: fs.FileHandle; size: number }> {
-  const handle = await fs.open(file.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  try {
-    const st = await handle.stat();
-    if (!st.isFile() || st.dev !== file.dev || st.ino !== file.ino) {
-      throw new Error(`${file.rel} changed while its directory was being uploaded`);
-    }
-    return { handle, size: st.size };
-  } catch (e) {
-    await handle.close();
-    throw e;
-  }
-}
-
 /** Files up to this size are read whole (one simple request on S3); larger ones are streamed. */
 export const SMALL_FILE = 1024 * 1024;
 /** Tries for one streamed (large) file in putDirectory. */
@@ -212,51 +158,68 @@ const STREAM_ATTEMPTS = 3;
 export const UPLOAD_CONCURRENCY = 8;
 
 /**
- * putDirectory for any backend, given how it stores a body of known length.
+ * putDirectory for any backend, given how it stores a body of known length. The directory is a
+ * build's output, so it is read through src/builds/output.ts: the walk refuses (OutputRefused)
+ * anything but regular files with one name, and any count over `opts.limits`, before anything is
+ * uploaded; each file is then opened without following links and checked again on its descriptor,
+ * and the bytes read are counted against the limits again (a file may grow after the walk).
  * @param putSized stores `body` (exactly `size` bytes) under `key`.
  */
 export async function uploadDirectory(
-  localDir: string,
+  localDir: string | OutputDir,
   prefix: string,
+  opts: PutDirectoryOptions,
   putSized: (key: string, body: Buffer | Readable, size: number, contentType: string) => Promise<void>,
 ): Promise<PutDirectoryResult> {
   assertPrefix(prefix);
-  const { files, skipped } = await walkLocalDir(localDir);
-  let count = 0;
-  let bytes = 0;
-  await mapLimit(files, UPLOAD_CONCURRENCY, async (file) => {
-    const key = joinKey(prefix, file.rel);
-    const { handle, size } = await openLocalFile(file);
-    try {
-      const contentType = contentTypeFor(file.rel);
-      if (size <= SMALL_FILE) {
-        const buf = Buffer.alloc(size);
-        let read = 0;
-        while (read < size) {
-          const { bytesRead } = await handle.read(buf, read, size - read, read);
-          if (bytesRead === 0) throw new Error(`${file.rel} shrank while it was being uploaded`);
-          read += bytesRead;
-        }
-        await putSized(key, buf, size, contentType);
-      } else {
-        // A stream cannot be replayed by the S3 client's own retries: a new one per attempt.
-        for (let attempt = 1; ; attempt++) {
-          // Exactly `size` bytes even if the file grows meanwhile, so a known length stays true.
-          const stream = handle.createReadStream({ start: 0, end: size - 1, autoClose: false });
-          try {
-            await putSized(key, stream, size, contentType);
-            break;
-          } catch (e) {
-            stream.destroy();
-            if (attempt >= STREAM_ATTEMPTS) throw e;
+  const { dir, close } = await useOutputDir(localDir);
+  try {
+    const skipped: PutDirectoryResult['skipped'] = [];
+    const files = (await dir.list({ limits: opts.limits })).filter((entry) => {
+      try {
+        assertKey(entry.relPath);
+        return true;
+      } catch {
+        skipped.push({ path: entry.relPath, reason: 'name cannot be a storage key' });
+        return false;
+      }
+    });
+    const budget = new PublishBudget(opts.limits);
+    await mapLimit(files, UPLOAD_CONCURRENCY, async (entry) => {
+      const key = joinKey(prefix, entry.relPath);
+      const { handle, size } = await dir.openFile(entry.relPath);
+      try {
+        budget.add(size);
+        const contentType = contentTypeFor(entry.relPath);
+        if (size <= SMALL_FILE) {
+          const buf = Buffer.alloc(size);
+          let read = 0;
+          while (read < size) {
+            const { bytesRead } = await handle.read(buf, read, size - read, read);
+            if (bytesRead === 0) throw new Error(`${dir.name(entry.relPath)} shrank while it was being uploaded`);
+            read += bytesRead;
+          }
+          await putSized(key, buf, size, contentType);
+        } else {
+          // A stream cannot be replayed by the S3 client's own retries: a new one per attempt.
+          for (let attempt = 1; ; attempt++) {
+            // Exactly `size` bytes even if the file grows meanwhile, so a known length stays true.
+            const stream = handle.createReadStream({ start: 0, end: size - 1, autoClose: false });
+            try {
+              await putSized(key, stream, size, contentType);
+              break;
+            } catch (e) {
+              stream.destroy();
+              if (attempt >= STREAM_ATTEMPTS) throw e;
+            }
           }
         }
+      } finally {
+        await handle.close();
       }
-      count += 1;
-      bytes += size;
-    } finally {
-      await handle.close();
-    }
-  });
-  return { files: count, bytes, skipped };
+    });
+    return { files: budget.files, bytes: budget.bytes, skipped };
+  } finally {
+    await close();
+  }
 }
