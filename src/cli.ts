@@ -67,6 +67,8 @@ async function serve(config: Config): Promise<void> {
  * is cut off after a minute.
  */
 function stopOnSignals(log: Logger, message: string, shutdown: () => Promise<void>): void {
+  // What one build or request left unhandled is logged; the process serves everyone else on.
+  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -95,6 +97,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
       hidden: [fileStorageDir(config.storage)].filter((d): d is string => d !== null),
       publicUrl: config.publicUrl,
       syncVersions: syncProjectVersions,
+      limits: config.build,
     },
     { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl, leaseSeconds: config.buildLeaseSeconds },
   );

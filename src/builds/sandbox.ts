@@ -161,6 +161,9 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     async start(child) {
       const info = child.stdio[3] as Readable;
       const block = child.stdio[4] as Writable;
+      // bubblewrap may be gone already (a bad mount, a killed build): its pipes must not throw.
+      info.on('error', () => {});
+      block.on('error', () => {});
       const pid = await readChildPid(info, child);
       cgroups?.add(pid);
       if (network) slirp = await connectNetwork(pid, o.limits.networkAllow);
@@ -273,6 +276,7 @@ async function connectNetwork(pid: number, allow: string[]): Promise<ChildProces
     slirp.once('exit', () => reject(new Error(`slirp4netns stopped before the network was up: ${err.trim()}`)));
   });
   slirp.removeAllListeners('exit');
+  slirp.on('error', () => {});
   return slirp;
 }
 
