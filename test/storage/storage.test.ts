@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { FileStorage } from '../../src/storage/file.ts';
 import { openStorage } from '../../src/storage/index.ts';
+import { OutputRefused } from '../../src/builds/output.ts';
 import { S3Storage } from '../../src/storage/s3.ts';
 import { mapLimit, StorageKeyError, type NotModified, type Storage, type StoredObject } from '../../src/storage/storage.ts';
 import { startS3, type S3Server } from '../setup/s3.ts';
@@ -222,16 +223,14 @@ describe.each(Object.keys(backends))('contract: %s backend', (backend) => {
     }
     const site = await tmpDir('bad-prefix');
     await expect(storage.putDirectory(site, '../up')).rejects.toThrow(StorageKeyError);
-    await expect(storage.putDirectory(path.join(site, 'missing'), 'up')).rejects.toThrow(/ENOENT/);
+    await expect(storage.putDirectory(path.join(site, 'missing'), 'up')).rejects.toThrow(
+      "missing is missing (or was removed while it was being read): Lectern publishes only regular files inside the build's output",
+    );
   });
 
-  test('putDirectory uploads a build output with types and sizes, and skips symlinks out of it', async () => {
-    const root = await tmpDir('site');
-    const site = path.join(root, 'html');
-    const outside = path.join(root, 'outside');
+  test('putDirectory uploads a build output with types and sizes', async () => {
+    const site = path.join(await tmpDir('site'), 'html');
     await fs.mkdir(path.join(site, '_static/js'), { recursive: true });
-    await fs.mkdir(outside);
-    await fs.writeFile(path.join(outside, 'secret.txt'), 'SECRET');
     const big = Buffer.alloc(3 * 1024 * 1024 + 5, 7); // above the size read whole: streamed
     const files: Record<string, Buffer> = {
       'index.html': Buffer.from('<h1>docs</h1>'),
@@ -242,31 +241,13 @@ describe.each(Object.keys(backends))('contract: %s backend', (backend) => {
       'objects.inv': Buffer.from('inv'),
     };
     for (const [rel, body] of Object.entries(files)) await fs.writeFile(path.join(site, rel), body);
-    await fs.symlink('index.html', path.join(site, 'alias.html')); // inside: uploaded with the target's body
-    await fs.symlink(path.join(outside, 'secret.txt'), path.join(site, 'leak.txt'));
-    await fs.symlink('../../outside/secret.txt', path.join(site, '_static/relative-leak.txt'));
-    await fs.symlink(outside, path.join(site, 'leak-dir'));
-    await fs.symlink('.', path.join(site, 'loop'));
-    await fs.symlink('nonexistent', path.join(site, 'broken'));
-    execFileSync('mkfifo', [path.join(site, 'pipe')]);
 
     const result = await storage.putDirectory(site, 'p/builds/7/html');
-    expect(result.files).toBe(7);
-    expect(result.bytes).toBe(Object.values(files).reduce((n, b) => n + b.length, 0) + files['index.html'].length);
-    expect(Object.fromEntries(result.skipped.map((s) => [s.path, s.reason]))).toEqual({
-      'leak.txt': 'symlink points outside the directory',
-      '_static/relative-leak.txt': 'symlink points outside the directory',
-      'leak-dir': 'symlink points outside the directory',
-      loop: 'directory symlink (not followed)',
-      broken: 'broken symlink',
-      pipe: 'not a regular file',
-    });
+    expect(result).toEqual({ files: 6, bytes: Object.values(files).reduce((n, b) => n + b.length, 0), skipped: [] });
     expect(await storage.list('p/builds/7/')).toEqual(
-      ['_static/js/app.js', '_static/style.css', 'alias.html', 'empty.txt', 'index.html', 'manual.pdf', 'objects.inv'].map(
-        (k) => `p/builds/7/html/${k}`,
-      ),
+      ['_static/js/app.js', '_static/style.css', 'empty.txt', 'index.html', 'manual.pdf', 'objects.inv'].map((k) => `p/builds/7/html/${k}`),
     );
-    for (const [rel, body] of Object.entries({ ...files, 'alias.html': files['index.html'] })) {
+    for (const [rel, body] of Object.entries(files)) {
       const got = await storage.get(`p/builds/7/html/${rel}`);
       isObject(got);
       expect(sha(await readAll(got.body)), rel).toBe(sha(body));
@@ -277,6 +258,73 @@ describe.each(Object.keys(backends))('contract: %s backend', (backend) => {
     expect(await types('_static/style.css')).toBe('text/css; charset=utf-8');
     expect(await types('manual.pdf')).toBe('application/pdf');
     expect(await types('objects.inv')).toBe('application/octet-stream');
+  });
+
+  // A hostile build leaves one of these beside ordinary pages: the upload is refused whole, with a
+  // message for the build's log, and nothing reaches storage (not even the ordinary pages).
+  const hostile: Record<string, { plant: (site: string, outside: string) => Promise<void>; message: string }> = {
+    'a symlink to a file outside': {
+      plant: (site, outside) => fs.symlink(path.join(outside, 'secret.txt'), path.join(site, 'leak.txt')),
+      message: 'html/leak.txt is a symbolic link',
+    },
+    'a relative symlink climbing out': {
+      plant: (site) => fs.symlink('../../outside/secret.txt', path.join(site, '_static/leak.txt')),
+      message: 'html/_static/leak.txt is a symbolic link',
+    },
+    'a symlink to a file inside': {
+      plant: (site) => fs.symlink('index.html', path.join(site, 'alias.html')),
+      message: 'html/alias.html is a symbolic link',
+    },
+    'a symlink to a directory': {
+      plant: (site, outside) => fs.symlink(outside, path.join(site, 'leak-dir')),
+      message: 'html/leak-dir is a symbolic link',
+    },
+    'a symlink to /proc/self/environ': {
+      plant: (site) => fs.symlink('/proc/self/environ', path.join(site, 'env.txt')),
+      message: 'html/env.txt is a symbolic link',
+    },
+    'a hard link to a file outside': {
+      plant: (site, outside) => fs.link(path.join(outside, 'secret.txt'), path.join(site, 'hard.txt')),
+      message: 'html/hard.txt is a hard link (the file has 2 names)',
+    },
+    'a fifo': {
+      plant: async (site) => void execFileSync('mkfifo', [path.join(site, 'pipe')]),
+      message: 'html/pipe is a named pipe (fifo)',
+    },
+    'a device node': {
+      plant: async (site) => void execFileSync('mknod', [path.join(site, 'null'), 'c', '1', '3']),
+      message: 'html/null is a device',
+    },
+  };
+  test.each(Object.keys(hostile))('putDirectory refuses %s and uploads nothing', async (name) => {
+    const root = await tmpDir('hostile');
+    const site = path.join(root, 'html');
+    const outside = path.join(root, 'outside');
+    await fs.mkdir(path.join(site, '_static'), { recursive: true });
+    await fs.mkdir(outside);
+    await fs.writeFile(path.join(outside, 'secret.txt'), 'SECRET');
+    await fs.writeFile(path.join(site, 'index.html'), '<h1>docs</h1>');
+    await fs.writeFile(path.join(site, '_static/style.css'), 'body{}');
+    await hostile[name].plant(site, outside);
+    const prefix = `hostile/${name.replaceAll(' ', '-').replaceAll('/', '_')}/html`;
+    const refused = storage.putDirectory(site, prefix);
+    await expect(refused).rejects.toThrow(OutputRefused);
+    await expect(refused).rejects.toThrow(`${hostile[name].message}: Lectern publishes only regular files inside the build's output`);
+    expect(await storage.list(`${prefix}/`)).toEqual([]);
+  });
+
+  test('putDirectory refuses an output over its limits of files or bytes before uploading any of it', async () => {
+    const site = await tmpDir('limits');
+    for (let i = 0; i < 5; i++) await fs.writeFile(path.join(site, `p${i}.html`), Buffer.alloc(100, 65));
+    await expect(storage.putDirectory(site, 'limited/a', { limits: { maxFiles: 4, maxBytes: 1_000_000 } })).rejects.toThrow(
+      "The build's output has more than 4 files, the most one build may publish (LECTERN_BUILD_MAX_PUBLISH_FILES)",
+    );
+    await expect(storage.putDirectory(site, 'limited/b', { limits: { maxFiles: 100, maxBytes: 499 } })).rejects.toThrow(
+      "The build's output is larger than 499 bytes (499 bytes), the most one build may publish (LECTERN_BUILD_MAX_PUBLISH_BYTES)",
+    );
+    expect(await storage.list('limited/')).toEqual([]);
+    expect(await storage.putDirectory(site, 'limited/c', { limits: { maxFiles: 5, maxBytes: 500 } })).toEqual({ files: 5, bytes: 500, skipped: [] });
+    expect(await storage.deletePrefix('limited/')).toBe(5);
   });
 
   test('putDirectory: hundreds of files, with a prefix ending in "/"', async () => {
