@@ -27,11 +27,58 @@ export function shellQuote(value: string): string {
 function checkName(name: string | null | undefined): string | undefined {
   const basic = checkString(name, { max: 128, required: true });
   if (basic) return basic;
-  const n = name!;
-  if (n.startsWith('__')) return "Variable name can't start with __ (double underscore)";
-  if (n.toUpperCase().startsWith('READTHEDOCS')) return "Variable name can't start with READTHEDOCS";
-  if (!/^[a-zA-Z0-9_]+$/.test(n)) return 'Only letters, numbers and underscore are allowed';
-  return undefined;
+  return forbiddenVariableName(name!) ?? undefined;
+}
+
+/**
+ * Names a project may not give a variable, because they change how the build's programs load or
+ * run (or where their traffic goes), or because Lectern sets them itself. Compared ignoring case:
+ * some programs read these names in any case (Python's urllib reads `https_proxy` and
+ * `HTTPS_PROXY` alike), and a lower-case twin is never what a project means.
+ *
+ * Left allowed on purpose: `PIP_*` (projects set their index this way), `LANG`/`LC_*` and `TZ`
+ * (text and dates only), `SSL_CERT_*`/`REQUESTS_CA_BUNDLE` (they only change whom the project's
+ * own downloads trust), `NPM_CONFIG_*`, `USER`.
+ */
+const RESERVED: { names?: string[]; prefixes?: string[]; suffixes?: string[]; why: string }[] = [
+  { names: ['PATH', 'HOME', 'TMPDIR', 'TMP', 'TEMP'], why: 'Lectern sets it for the build (it decides where programs and files are found)' },
+  {
+    names: ['SHELL', 'ENV', 'IFS', 'CDPATH', 'GLOBIGNORE', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'PROMPT_COMMAND'],
+    prefixes: ['BASH_'],
+    why: 'the shell reads it (start-up code, options, how commands are split)',
+  },
+  {
+    names: ['GCONV_PATH', 'GLIBC_TUNABLES', 'HOSTALIASES', 'LOCPATH', 'NLSPATH', 'RESOLV_HOST_CONF', 'RES_OPTIONS', 'LOCALDOMAIN', 'TZDIR'],
+    prefixes: ['LD_', 'DYLD_', 'MALLOC_'],
+    why: "the program loader or the C library reads it (it can load other code into every program)",
+  },
+  { prefixes: ['GIT_'], why: 'git reads it (configuration, hooks and helper programs)' },
+  { prefixes: ['PYTHON'], why: 'Python reads it at start-up (module paths, start-up scripts)' },
+  { names: ['NODE_OPTIONS', 'NODE_PATH'], why: 'Node.js reads it at start-up' },
+  { names: ['PERL5LIB', 'PERLLIB', 'PERL5OPT', 'PERL5DB', 'RUBYOPT', 'RUBYLIB'], why: 'Perl or Ruby reads it at start-up' },
+  { names: ['JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS'], why: 'Java reads it at start-up' },
+  { names: ['OPENSSL_CONF', 'OPENSSL_ENGINES', 'OPENSSL_MODULES', 'SSH_ASKPASS'], why: 'it makes programs load or run other code' },
+  { prefixes: ['XDG_'], why: 'programs read their configuration from where it points' },
+  { names: ['NO_PROXY'], suffixes: ['_PROXY'], why: "it would route the build's network traffic" },
+  { prefixes: ['LECTERN'], why: 'Lectern reserves these names' },
+];
+
+/**
+ * Why a project may not have an environment variable of this name, or null when it may. Checked
+ * when a variable is created; builds leave out (and report) older rows with such names.
+ */
+export function forbiddenVariableName(name: string): string | null {
+  if (name.startsWith('__')) return "Variable name can't start with __ (double underscore)";
+  const upper = name.toUpperCase();
+  if (upper.startsWith('READTHEDOCS')) return "Variable name can't start with READTHEDOCS";
+  if (!/^[a-zA-Z0-9_]+$/.test(name)) return 'Only letters, numbers and underscore are allowed';
+  for (const rule of RESERVED) {
+    const prefix = rule.prefixes?.find((p) => upper.startsWith(p));
+    const suffix = rule.suffixes?.find((x) => upper.endsWith(x));
+    const what = rule.names?.includes(upper) ? `be ${upper}` : prefix ? `start with ${prefix}` : suffix ? `end with ${suffix}` : null;
+    if (what) return `Variable name can't ${what} (in any case): ${rule.why}`;
+  }
+  return null;
 }
 
 export async function createEnvironmentVariable(ctx: Context, projectSlug: string, input: EnvironmentVariableInput) {

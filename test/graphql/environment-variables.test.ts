@@ -209,6 +209,61 @@ describe('createEnvironmentVariable', () => {
       expect(await created('other', { name, value: 'v' })).toMatchObject({ name });
     });
 
+    // Names that change how the build's programs load or run (or route its traffic): each family
+    // once, in the case a project might write it, with the rule named.
+    const LECTERN_SETS = 'Lectern sets it for the build (it decides where programs and files are found)';
+    const SHELL = 'the shell reads it (start-up code, options, how commands are split)';
+    const LOADER = 'the program loader or the C library reads it (it can load other code into every program)';
+    const PROXY = "it would route the build's network traffic";
+    it.each([
+      ['PATH', `Variable name can't be PATH (in any case): ${LECTERN_SETS}`],
+      ['path', `Variable name can't be PATH (in any case): ${LECTERN_SETS}`],
+      ['HOME', `Variable name can't be HOME (in any case): ${LECTERN_SETS}`],
+      ['TMPDIR', `Variable name can't be TMPDIR (in any case): ${LECTERN_SETS}`],
+      ['SHELL', `Variable name can't be SHELL (in any case): ${SHELL}`],
+      ['IFS', `Variable name can't be IFS (in any case): ${SHELL}`],
+      ['ENV', `Variable name can't be ENV (in any case): ${SHELL}`],
+      ['BASH_ENV', `Variable name can't start with BASH_ (in any case): ${SHELL}`],
+      ['BASH_FUNC_ls', `Variable name can't start with BASH_ (in any case): ${SHELL}`],
+      ['LD_PRELOAD', `Variable name can't start with LD_ (in any case): ${LOADER}`],
+      ['ld_library_path', `Variable name can't start with LD_ (in any case): ${LOADER}`],
+      ['GCONV_PATH', `Variable name can't be GCONV_PATH (in any case): ${LOADER}`],
+      ['GLIBC_TUNABLES', `Variable name can't be GLIBC_TUNABLES (in any case): ${LOADER}`],
+      ['HOSTALIASES', `Variable name can't be HOSTALIASES (in any case): ${LOADER}`],
+      ['LOCPATH', `Variable name can't be LOCPATH (in any case): ${LOADER}`],
+      ['MALLOC_CHECK_', `Variable name can't start with MALLOC_ (in any case): ${LOADER}`],
+      ['TZDIR', `Variable name can't be TZDIR (in any case): ${LOADER}`],
+      ['GIT_CONFIG_COUNT', "Variable name can't start with GIT_ (in any case): git reads it (configuration, hooks and helper programs)"],
+      ['GIT_SSH_COMMAND', "Variable name can't start with GIT_ (in any case): git reads it (configuration, hooks and helper programs)"],
+      ['PYTHONPATH', "Variable name can't start with PYTHON (in any case): Python reads it at start-up (module paths, start-up scripts)"],
+      ['PYTHONSTARTUP', "Variable name can't start with PYTHON (in any case): Python reads it at start-up (module paths, start-up scripts)"],
+      ['PYTHONHOME', "Variable name can't start with PYTHON (in any case): Python reads it at start-up (module paths, start-up scripts)"],
+      ['NODE_OPTIONS', "Variable name can't be NODE_OPTIONS (in any case): Node.js reads it at start-up"],
+      ['NODE_PATH', "Variable name can't be NODE_PATH (in any case): Node.js reads it at start-up"],
+      ['PERL5LIB', "Variable name can't be PERL5LIB (in any case): Perl or Ruby reads it at start-up"],
+      ['PERL5OPT', "Variable name can't be PERL5OPT (in any case): Perl or Ruby reads it at start-up"],
+      ['RUBYOPT', "Variable name can't be RUBYOPT (in any case): Perl or Ruby reads it at start-up"],
+      ['RUBYLIB', "Variable name can't be RUBYLIB (in any case): Perl or Ruby reads it at start-up"],
+      ['JAVA_TOOL_OPTIONS', "Variable name can't be JAVA_TOOL_OPTIONS (in any case): Java reads it at start-up"],
+      ['_JAVA_OPTIONS', "Variable name can't be _JAVA_OPTIONS (in any case): Java reads it at start-up"],
+      ['OPENSSL_CONF', "Variable name can't be OPENSSL_CONF (in any case): it makes programs load or run other code"],
+      ['XDG_CONFIG_HOME', "Variable name can't start with XDG_ (in any case): programs read their configuration from where it points"],
+      ['http_proxy', `Variable name can't end with _PROXY (in any case): ${PROXY}`],
+      ['HTTPS_PROXY', `Variable name can't end with _PROXY (in any case): ${PROXY}`],
+      ['All_Proxy', `Variable name can't end with _PROXY (in any case): ${PROXY}`],
+      ['no_proxy', `Variable name can't be NO_PROXY (in any case): ${PROXY}`],
+      ['LECTERN_SECRET_KEY', "Variable name can't start with LECTERN (in any case): Lectern reserves these names"],
+    ])('refuses %j, naming the rule, and creates nothing', async (name, message) => {
+      expect(await refused('docs', { name, value: 'v' })).toEqual(nameError(message));
+    });
+
+    it.each(['PIP_INDEX_URL', 'PIP_EXTRA_INDEX_URL', 'LANG', 'LC_ALL', 'TZ', 'SSL_CERT_FILE', 'GITHUB_TOKEN', 'MY_PATH', 'SPHINX_THEME'])(
+      'accepts %j: it changes what a build does, not how its programs load',
+      async (name) => {
+        expect(await created('other', { name, value: 'v' })).toMatchObject({ name });
+      },
+    );
+
     it('refuses a name the project already has, but not one another project has', async () => {
       expect(await refused('docs', { name: 'API_TOKEN', value: 'again' })).toEqual(nameError('There is already a variable with this name for this project'));
       expect(await created('other', { name: 'API_TOKEN', value: 'again' })).toMatchObject({ name: 'API_TOKEN', project: { slug: 'other' } });

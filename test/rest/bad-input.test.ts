@@ -157,6 +157,29 @@ describe('fields of the wrong type', () => {
     });
   });
 
+  it.each([
+    ['PATH', "Variable name can't be PATH (in any case): Lectern sets it for the build (it decides where programs and files are found)"],
+    ['HOME', "Variable name can't be HOME (in any case): Lectern sets it for the build (it decides where programs and files are found)"],
+    ['BASH_ENV', "Variable name can't start with BASH_ (in any case): the shell reads it (start-up code, options, how commands are split)"],
+    ['ENV', "Variable name can't be ENV (in any case): the shell reads it (start-up code, options, how commands are split)"],
+    ['LD_PRELOAD', "Variable name can't start with LD_ (in any case): the program loader or the C library reads it (it can load other code into every program)"],
+    ['GCONV_PATH', "Variable name can't be GCONV_PATH (in any case): the program loader or the C library reads it (it can load other code into every program)"],
+    ['GIT_CONFIG_PARAMETERS', "Variable name can't start with GIT_ (in any case): git reads it (configuration, hooks and helper programs)"],
+    ['PYTHONPATH', "Variable name can't start with PYTHON (in any case): Python reads it at start-up (module paths, start-up scripts)"],
+    ['NODE_OPTIONS', "Variable name can't be NODE_OPTIONS (in any case): Node.js reads it at start-up"],
+    ['PERL5OPT', "Variable name can't be PERL5OPT (in any case): Perl or Ruby reads it at start-up"],
+    ['JAVA_TOOL_OPTIONS', "Variable name can't be JAVA_TOOL_OPTIONS (in any case): Java reads it at start-up"],
+    ['OPENSSL_CONF', "Variable name can't be OPENSSL_CONF (in any case): it makes programs load or run other code"],
+    ['XDG_CONFIG_HOME', "Variable name can't start with XDG_ (in any case): programs read their configuration from where it points"],
+    ['https_proxy', "Variable name can't end with _PROXY (in any case): it would route the build's network traffic"],
+    ['READTHEDOCS_OUTPUT', "Variable name can't start with READTHEDOCS"],
+    ['LECTERN_DATA_DIR', "Variable name can't start with LECTERN (in any case): Lectern reserves these names"],
+  ])('environment variable named %j: 400 naming the rule, nothing created', async (name, message) => {
+    const res = await refused('POST', '/projects/project/environmentvariables/', { name, value: 'x' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ name: [message] });
+  });
+
   it('a deeply nested value is refused without recursing into it', async () => {
     const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
     const choice = await refused('POST', '/projects/project/redirects/', `{"from_url": "/a/", "to_url": "/b/", "type": ${deep}}`);
