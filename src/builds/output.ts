@@ -111,7 +111,8 @@ export class OutputDir {
     try {
       handle = await fs.open(root, DIR_OPEN_FLAGS);
     } catch (e) {
-      throw OutputDir.refusal(e, label, reads) ?? e;
+      const link = code(e) === 'ENOTDIR' && (await isLink(root));
+      throw (link ? OutputDir.refusal({ code: 'ELOOP' }, label, reads) : OutputDir.refusal(e, label, reads)) ?? e;
     }
     try {
       return new OutputDir(handle, await fs.readlink(fdPath(handle)), label, reads);
@@ -174,7 +175,7 @@ export class OutputDir {
           try {
             child = await fs.open(fdPath(dir, name), DIR_OPEN_FLAGS);
           } catch (e) {
-            throw this.refusal(e, childRel) ?? e;
+            throw (await this.dirRefusal(e, fdPath(dir, name), childRel)) ?? e;
           }
           try {
             await walk(child, childRel);
@@ -270,6 +271,15 @@ export class OutputDir {
     throw this.refuse(rel, 'not-regular', 'is not a regular file');
   }
 
+  /**
+   * The refusal a failed directory open stands for: with O_DIRECTORY, Linux answers ENOTDIR (not
+   * ELOOP) for a symbolic link, so what is there is looked at to say which.
+   */
+  private async dirRefusal(e: unknown, at: string, rel: string): Promise<OutputRefused | undefined> {
+    if (code(e) === 'ENOTDIR' && (await isLink(at))) return this.refuse(rel, 'symlink', 'is a symbolic link');
+    return this.refusal(e, rel);
+  }
+
   /** The refusal an open/lstat error stands for, or undefined for a real I/O error. */
   private refusal(e: unknown, rel: string): OutputRefused | undefined {
     return OutputDir.refusal(e, this.label, this.reads, rel);
@@ -308,8 +318,9 @@ export class OutputDir {
       try {
         next = await fs.open(fdPath(dir, segments[i]), DIR_OPEN_FLAGS);
       } catch (e) {
+        const refused = await this.dirRefusal(e, fdPath(dir, segments[i]), segments.slice(0, i + 1).join('/'));
         if (dir !== this.handle) await dir.close();
-        throw this.refusal(e, segments.slice(0, i + 1).join('/')) ?? e;
+        throw refused ?? e;
       }
       if (dir !== this.handle) await dir.close();
       dir = next;
@@ -318,9 +329,16 @@ export class OutputDir {
   }
 }
 
+async function isLink(p: string): Promise<boolean> {
+  return fs.lstat(p).then(
+    (st) => st.isSymbolicLink(),
+    () => false,
+  );
+}
+
 function tooManyFiles(limits: OutputLimits, what: 'files' | 'directories'): OutputRefused {
   return new OutputRefused(
-    `The build's output has more than ${limits.maxFiles} ${what}, the most one build may publish (LECTERN_BUILD_MAX_PUBLISH_FILES)`,
+    `The build's output has more than ${limits.maxFiles} ${limits.maxFiles === 1 ? what.replace(/ies$/, 'y').replace(/s$/, '') : what}, the most one build may publish (LECTERN_BUILD_MAX_PUBLISH_FILES)`,
     null,
     'max-files',
   );
@@ -359,9 +377,9 @@ export class PublishBudget {
     this.bytes += size;
     if (this.limits) checkLimits(this.limits, this.files, this.bytes);
   }
-  /** What is left for more files (for a second walk that must fit beside what was counted). */
-  remaining(): OutputLimits | undefined {
-    return this.limits && { maxBytes: this.limits.maxBytes - this.bytes, maxFiles: this.limits.maxFiles - this.files };
+  /** Refuses `files` more files of `bytes` bytes beside what was counted, without counting them. */
+  check(files: number, bytes: number): void {
+    if (this.limits) checkLimits(this.limits, this.files + files, this.bytes + bytes);
   }
 }
 
@@ -456,8 +474,9 @@ export async function zipDirectory(
 async function createNew(file: string): Promise<FileHandle> {
   const parentPath = path.dirname(file);
   await fs.mkdir(parentPath, { recursive: true });
-  const parent = await fs.open(parentPath, DIR_OPEN_FLAGS).catch((e: unknown) => {
-    throw code(e) === 'ELOOP' ? new OutputRefused(`${parentPath} is a symbolic link: Lectern writes only inside the build's output`, parentPath, 'symlink') : e;
+  const parent = await fs.open(parentPath, DIR_OPEN_FLAGS).catch(async (e: unknown) => {
+    const link = code(e) === 'ELOOP' || (code(e) === 'ENOTDIR' && (await isLink(parentPath)));
+    throw link ? new OutputRefused(`${parentPath} is a symbolic link: Lectern writes only inside the build's output`, parentPath, 'symlink') : e;
   });
   try {
     return await fs.open(fdPath(parent, path.basename(file)), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);

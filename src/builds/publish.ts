@@ -14,7 +14,7 @@ import type { PrismaClient } from '../db/database.ts';
 import type { PutDirectoryResult, Storage } from '../storage/index.ts';
 import { events } from '../domain/events.ts';
 import { artifactPrefix, buildPrefix, downloadKey } from './artifacts.ts';
-import { OutputDir, PublishBudget, checkLimits, type OutputLimits } from './output.ts';
+import { OutputDir, PublishBudget, type OutputLimits } from './output.ts';
 
 export type DownloadFormat = 'pdf' | 'htmlzip' | 'epub';
 
@@ -92,8 +92,8 @@ export async function publishBuild(prisma: PrismaClient, storage: Storage, input
     // 1. Everything is walked and counted before anything goes up.
     const walked = new PublishBudget(limits);
     for (const f of files) walked.add((await f.dir.entry(f.rel)).size);
-    const htmlEntries = await html.list({ limits: walked.remaining() });
-    checkLimits(limits, walked.files + htmlEntries.length, walked.bytes + htmlEntries.reduce((n, e) => n + e.size, 0));
+    const htmlEntries = await html.list({ limits });
+    walked.check(htmlEntries.length, htmlEntries.reduce((n, e) => n + e.size, 0));
 
     // 2. Uploaded, each file checked again as it is read, and counted as read.
     uploaded = true;
@@ -108,7 +108,7 @@ export async function publishBuild(prisma: PrismaClient, storage: Storage, input
       }
       await storage.put(downloadKey(projectSlug, version.slug, buildId, f.format), stream);
     }
-    upload = await storage.putDirectory(html, artifactPrefix(projectSlug, version.slug, buildId, 'html'), { limits: read.remaining() });
+    upload = await storage.putDirectory(html, artifactPrefix(projectSlug, version.slug, buildId, 'html'), { budget: read });
   } catch (e) {
     if (uploaded) await removeUnpublished(prisma, storage, input).catch(() => {});
     throw e;

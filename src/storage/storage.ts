@@ -38,6 +38,8 @@ export interface PutDirectoryResult {
 export interface PutDirectoryOptions {
   /** At most this many files and bytes, else OutputRefused before anything is uploaded. */
   limits?: OutputLimits;
+  /** Counts shared with other uploads of the same build (its downloads), whose limits then apply to the sum. */
+  budget?: PublishBudget;
 }
 
 export interface Storage {
@@ -175,7 +177,8 @@ export async function uploadDirectory(
   const { dir, close } = await useOutputDir(localDir);
   try {
     const skipped: PutDirectoryResult['skipped'] = [];
-    const files = (await dir.list({ limits: opts.limits })).filter((entry) => {
+    const budget = opts.budget ?? new PublishBudget(opts.limits);
+    const files = (await dir.list({ limits: budget.limits })).filter((entry) => {
       try {
         assertKey(entry.relPath);
         return true;
@@ -184,7 +187,8 @@ export async function uploadDirectory(
         return false;
       }
     });
-    const budget = new PublishBudget(opts.limits);
+    budget.check(files.length, files.reduce((n, f) => n + f.size, 0));
+    const before = { files: budget.files, bytes: budget.bytes };
     await mapLimit(files, UPLOAD_CONCURRENCY, async (entry) => {
       const key = joinKey(prefix, entry.relPath);
       const { handle, size } = await dir.openFile(entry.relPath);
@@ -218,7 +222,7 @@ export async function uploadDirectory(
         await handle.close();
       }
     });
-    return { files: budget.files, bytes: budget.bytes, skipped };
+    return { files: budget.files - before.files, bytes: budget.bytes - before.bytes, skipped };
   } finally {
     await close();
   }
