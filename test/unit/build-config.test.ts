@@ -1,7 +1,9 @@
 // The build configuration: finding `.readthedocs.yaml`, its version 2 keys with every default filled
 // in (rtd-behavior §9.1–§9.2, decisions §4), the fallbacks without a file, and paths from an
 // untrusted repository kept inside the checkout.
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { link, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -222,6 +224,43 @@ describe('finding the file', () => {
     await expect(loadBuildConfig(dir)).rejects.toThrow('.readthedocs.yaml is a symbolic link that points nowhere.');
     const other = await checkout({ '.readthedocs.yaml/x': '' });
     await expect(loadBuildConfig(other)).rejects.toThrow('.readthedocs.yaml is not a file.');
+  });
+
+  it('refuses a configuration file linked to the server\'s environment', async () => {
+    const dir = await checkout({ 'docs/conf.py': '' });
+    await symlink('/proc/self/environ', path.join(dir, '.readthedocs.yaml'));
+    await expect(loadBuildConfig(dir)).rejects.toThrow('.readthedocs.yaml is a symbolic link that points outside the repository.');
+  });
+
+  it('refuses a configuration file that is a hard link to a file outside the checkout', async () => {
+    const outside = await checkout({ 'secret.yaml': 'version: 2\nformats: all\n' });
+    const dir = await checkout({ 'docs/conf.py': '' });
+    await link(path.join(outside, 'secret.yaml'), path.join(dir, '.readthedocs.yaml'));
+    const error = await failure(loadBuildConfig(dir));
+    expect(error.message).toBe('.readthedocs.yaml is a hard link (the file has 2 names): Lectern reads only regular files inside the repository.');
+    expect(error.file).toBe('.readthedocs.yaml');
+    // Through a link that stays inside, the message names both (the secret has 3 names by now).
+    const linked = await checkout({ 'docs/conf.py': '' });
+    await mkdir(path.join(linked, 'ci'));
+    await link(path.join(outside, 'secret.yaml'), path.join(linked, 'ci/rtd.yaml'));
+    await symlink('ci/rtd.yaml', path.join(linked, '.readthedocs.yaml'));
+    await expect(loadBuildConfig(linked)).rejects.toThrow(
+      '.readthedocs.yaml (a link to ci/rtd.yaml) cannot be read: ci/rtd.yaml is a hard link (the file has 3 names): Lectern reads only regular files inside the repository.',
+    );
+  });
+
+  it('refuses a fifo or a socket in place of the file, without waiting on it', async () => {
+    const dir = await checkout({ 'docs/conf.py': '' });
+    execFileSync('mkfifo', [path.join(dir, '.readthedocs.yaml')]);
+    await expect(loadBuildConfig(dir)).rejects.toThrow('.readthedocs.yaml is not a file.');
+    const other = await checkout({ 'docs/conf.py': '' });
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(other, '.readthedocs.yaml'), resolve));
+    try {
+      await expect(loadBuildConfig(other)).rejects.toThrow('.readthedocs.yaml is not a file.');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('works from a checkout path that is itself a symbolic link', async () => {
