@@ -2,12 +2,12 @@
 // sources in test/fixtures/serve/, and publishes the result with the build pipeline's own step 5
 // (src/builds/publish.ts).
 import { execFile } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ZipArchive } from 'archiver';
+import { zipDirectory } from '../../src/builds/output.ts';
 import { publishBuild } from '../../src/builds/publish.ts';
 import type { PrivacyLevel } from '../../src/generated/prisma/client.ts';
 import type { TestApp } from './app.ts';
@@ -58,19 +58,11 @@ export function mkdocsBuild(fixture: string): Promise<string> {
   });
 }
 
-/** The HTML output zipped under one top folder, as the pipeline makes the htmlzip download. */
+/** The HTML output zipped under one top folder, with the zipDirectory the pipeline makes the htmlzip download with. */
 export function htmlZip(htmlDir: string, name: string): Promise<string> {
   return cached(`zip:${htmlDir}`, async () => {
     const target = path.join(await tmp('zip'), `${name}.zip`);
-    await new Promise<void>((resolve, reject) => {
-      const out = createWriteStream(target);
-      const zip = new ZipArchive({ zlib: { level: 6 } });
-      out.on('close', () => resolve());
-      zip.on('error', reject);
-      zip.pipe(out);
-      zip.directory(htmlDir, name);
-      void zip.finalize();
-    });
+    await zipDirectory(htmlDir, target, name);
     return target;
   });
 }
