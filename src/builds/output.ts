@@ -43,6 +43,7 @@ export type RefusalRule =
   | 'not-directory'
   | 'missing'
   | 'moved'
+  | 'too-deep'
   | 'max-bytes'
   | 'max-files';
 
@@ -67,6 +68,8 @@ export interface OutputOptions {
 }
 
 const PUBLISHES = "Lectern publishes only regular files inside the build's output";
+/** Directories nested deeper than this are refused (each level holds a descriptor while it is walked). */
+export const MAX_DEPTH = 64;
 
 /** A regular file found by a walk: its path relative to the root (`/`-separated) and its size then. */
 export interface OutputEntry {
@@ -159,7 +162,8 @@ export class OutputDir {
     let bytes = 0;
     let directories = 0;
     const limits = opts.limits;
-    const walk = async (dir: FileHandle, rel: string): Promise<void> => {
+    const walk = async (dir: FileHandle, rel: string, depth: number): Promise<void> => {
+      if (depth > MAX_DEPTH) throw this.refuse(rel, 'too-deep', `is nested more than ${MAX_DEPTH} directories deep`);
       const names = (await fs.readdir(fdPath(dir))).sort();
       for (const name of names) {
         const childRel = rel ? `${rel}/${name}` : name;
@@ -178,7 +182,7 @@ export class OutputDir {
             throw (await this.dirRefusal(e, fdPath(dir, name), childRel)) ?? e;
           }
           try {
-            await walk(child, childRel);
+            await walk(child, childRel, depth + 1);
           } finally {
             await child.close();
           }
@@ -190,7 +194,7 @@ export class OutputDir {
         if (limits) checkLimits(limits, entries.length, bytes);
       }
     };
-    await walk(this.handle, '');
+    await walk(this.handle, '', 0);
     return entries;
   }
 

@@ -13,6 +13,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPrefix } from '../../src/builds/artifacts.ts';
 import {
+  MAX_DEPTH,
   OutputDir,
   OutputRefused,
   PublishBudget,
@@ -163,6 +164,15 @@ describe('walking the output', () => {
     // Directories count too, so an output of empty directories cannot be walked forever.
     for (let i = 0; i < 3; i++) await fs.mkdir(path.join(html, `d${i}`));
     expect((await refusal(listOutput(html, { limits: { maxFiles: 3, maxBytes: 1000 } }))).message).toMatch(/more than 3 directories/);
+  });
+
+  it('refuses directories nested deeper than it walks', async () => {
+    const { html } = await output();
+    const deep = Array.from({ length: MAX_DEPTH + 1 }, (_, i) => `d${i}`).join('/');
+    await fs.mkdir(path.join(html, deep), { recursive: true });
+    const e = await refusal(listOutput(html));
+    expect(e.rule).toBe('too-deep');
+    expect(e.message).toBe(`html/${deep} is nested more than ${MAX_DEPTH} directories deep: ${RULE}`);
   });
 
   it('counts bytes again as files are read: a file that grew after the walk is refused', async () => {
