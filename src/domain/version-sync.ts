@@ -39,6 +39,9 @@ export interface SyncResult {
 
 /** Brings the versions of `projectId` in line with `refs`, in one transaction. */
 export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Promise<SyncResult> {
+  const project = await tx.project.findUniqueOrThrow({ where: { id: projectId } });
+  // A version is born as private as its project: a private project's new branch is never public.
+  const privacyLevel = project.privacyLevel;
   const existing = await tx.version.findMany({ where: { projectId, type: { not: 'external' } } });
   const remote = [
     ...refs.branches.map((b) => ({ name: b.name, identifier: b.name, type: 'branch' as const })),
@@ -67,7 +70,7 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
     const slug = versionSlug(ref.name, taken);
     taken.add(slug);
     const created = await tx.version.create({
-      data: { projectId, slug, verboseName: ref.name, identifier: ref.identifier, type: ref.type, active: false },
+      data: { projectId, slug, verboseName: ref.name, identifier: ref.identifier, type: ref.type, active: false, privacyLevel },
     });
     existing.push(created);
     seen.add(created.id);
@@ -88,7 +91,6 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
     }
   }
 
-  const project = await tx.project.findUniqueOrThrow({ where: { id: projectId } });
   const latest = existing.find((v) => v.slug === 'latest');
   const head = project.defaultBranch ?? refs.head;
   if (latest?.machine && head && latest.identifier !== head) {
@@ -101,7 +103,7 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
   if (candidate) {
     if (!stable) {
       const created = await tx.version.create({
-        data: { projectId, slug: 'stable', verboseName: 'stable', machine: true, active: true, type: candidate.type, identifier: candidate.identifier },
+        data: { projectId, slug: 'stable', verboseName: 'stable', machine: true, active: true, type: candidate.type, identifier: candidate.identifier, privacyLevel },
       });
       result.added.push('stable');
       result.toBuild.push(created);

@@ -19,10 +19,10 @@ afterAll(async () => {
   await t.close();
 });
 
-async function importProject(name: string, url: string) {
+async function importProject(name: string, url: string, privacyLevel?: 'public' | 'private') {
   const res = await t.gql(
     `mutation($input: ImportProjectInput!) { importProject(input: $input) { ... on MutationImportProjectSuccess { data { id slug } } ... on Error { message } } }`,
-    { input: { name, repository: { url } } },
+    { input: { name, repository: { url }, ...(privacyLevel ? { privacyLevel } : {}) } },
     token,
   );
   return res.data.importProject.data as { id: number; slug: string };
@@ -131,5 +131,33 @@ describe('syncing versions', () => {
     const res = await t.http.post(`/api/v3/projects/${p.slug}/sync-versions/`).set('authorization', `Token ${token}`);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ triggered: false });
+  });
+
+  it('creates the versions of a private project private, and those of a public project public', async () => {
+    const repo = server.repo('sync-private');
+    git(repo.work, 'branch', 'secret-feature');
+    git(repo.work, 'tag', '1.0');
+    git(repo.work, 'push', '--quiet', 'origin', 'secret-feature', '--tags');
+    const p = await importProject('Sync Private', repo.url, 'private');
+    await syncProjectVersions(p.id, repo.url);
+    const privacy = async () => {
+      const res = await t.gql(`query($slug: String!) { project(slug: $slug) { versions(limit: 100) { nodes { slug privacyLevel } } } }`, { slug: p.slug }, token);
+      expect(res.errors).toBeUndefined();
+      return Object.fromEntries(res.data.project.versions.nodes.map((v: { slug: string; privacyLevel: string }) => [v.slug, v.privacyLevel]));
+    };
+    expect(await privacy()).toEqual({ latest: 'private', main: 'private', 'secret-feature': 'private', '1.0': 'private', stable: 'private' });
+
+    // Made public later: what existed stays as it was (the maintainer opens versions one by one);
+    // a branch created from then on is public like its project.
+    const made = await t.gql(
+      `mutation($slug: String!) { updateProject(slug: $slug, input: { privacyLevel: public }) { __typename ... on Error { message } } }`,
+      { slug: p.slug },
+      token,
+    );
+    expect(made.errors, JSON.stringify(made)).toBeUndefined();
+    git(repo.work, 'branch', 'open-feature');
+    git(repo.work, 'push', '--quiet', 'origin', 'open-feature');
+    await syncProjectVersions(p.id, repo.url);
+    expect(await privacy()).toMatchObject({ 'secret-feature': 'private', 'open-feature': 'public' });
   });
 });
