@@ -5,20 +5,22 @@
 // storage.
 // @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/rtd-behavior.md §9.3
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chown, lstat, mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ZipArchive } from 'archiver';
 import type { PrismaClient } from '../db/database.ts';
 import type { Build, Project, Version } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
 import type { Cipher } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
+import { DEFAULT_BUILD_LIMITS, type BuildLimits } from '../config.ts';
+import { forbiddenVariableName } from '../domain/environment-variables.ts';
 import { BuildConfigError, loadBuildConfig, type BuildConfig } from './config.ts';
+import { OutputRefused, zipDirectory } from './output.ts';
 import { publishBuild } from './publish.ts';
 import { Recorder } from './record.ts';
-import { bwrapAvailable, sandboxed } from './sandbox.ts';
+import { buildUid, bwrapAvailable, GIT_ENV, prepareSandbox } from './sandbox.ts';
 
 export interface PipelineDeps {
   prisma: PrismaClient;
@@ -31,7 +33,10 @@ export interface PipelineDeps {
   hidden?: string[];
   /** Called after the clone, with the repository URL (syncs versions from the remote). */
   syncVersions?: (projectId: number, repositoryUrl: string) => Promise<unknown>;
+  /** Bounds and network of builds (LECTERN_BUILD_*); defaults when absent. */
+  limits?: BuildLimits;
 }
+
 
 const DEFAULT_TIME_LIMIT_S = 900;
 const FORMAT_EXT = { htmlzip: '.zip', epub: '.epub', pdf: '.pdf' } as const;
@@ -59,36 +64,53 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   };
   if (!version) return finish({ success: false, error: 'The version of this build was deleted before it started.' });
 
+  const limits = deps.limits ?? DEFAULT_BUILD_LIMITS;
   const variables = await prisma.environmentVariable.findMany({ where: { projectId: project.id } });
-  const env = Object.fromEntries(variables.map((v) => [v.name, deps.cipher.decrypt(v.valueEncrypted)]));
+  // Names that change how programs load or run are refused when created; rows made before that
+  // rule are left out of the build, and the log says so.
+  const ignored = variables.map((v) => [v.name, forbiddenVariableName(v.name)] as const).filter((e): e is [string, string] => e[1] !== null);
+  const env = Object.fromEntries(
+    variables.filter((v) => forbiddenVariableName(v.name) === null).map((v) => [v.name, deps.cipher.decrypt(v.valueEncrypted)]),
+  );
   const workdir = path.join(deps.dataDir, 'builds', String(build.id));
   const checkout = path.join(workdir, 'checkout');
   const venv = path.join(workdir, 'venv');
   const home = path.join(workdir, 'home');
   const output = path.join(checkout, '_readthedocs');
-  const recorder = new Recorder(prisma, build.id, Object.values(env), [
-    [`${venv}/bin/`, ''],
-    [venv, '$READTHEDOCS_VIRTUALENV_PATH'],
-    [`${checkout}/`, ''],
-    [checkout, '.'],
-  ]);
+  /** Lectern's own files of this build (the htmlzip it makes), outside the build's reach. */
+  const artifacts = path.join(deps.dataDir, 'builds', `${build.id}.lectern`);
+  const recorder = new Recorder(
+    prisma,
+    build.id,
+    Object.values(env),
+    [
+      [`${venv}/bin/`, ''],
+      [venv, '$READTHEDOCS_VIRTUALENV_PATH'],
+      [`${checkout}/`, ''],
+      [checkout, '.'],
+    ],
+    { maxCommandBytes: limits.logCommandBytes, maxBuildBytes: limits.logBytes },
+  );
   const deadline = started + (project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S) * 1000;
   // Lectern's own files (database, storage, secret key, other builds) and the home of the user
   // Lectern runs as (its credentials, caches) are not there at all inside the sandbox.
   const lecternHome = os.homedir();
   const hide = [deps.dataDir, ...(deps.hidden ?? []), ...(lecternHome !== '/' && path.isAbsolute(lecternHome) ? [lecternHome] : [])];
   const sandbox = bwrapAvailable();
+  // Builds run as a user of their own when Lectern runs as root: their directory is theirs alone.
+  const uid = buildUid(limits, build.id);
 
-  await rm(workdir, { recursive: true, force: true });
-  await mkdir(home, { recursive: true });
 
   const baseEnv: Record<string, string> = {
     PATH: `${venv}/bin:/usr/local/bin:/usr/bin:/bin`,
     HOME: home,
+    USER: 'docs',
+    LOGNAME: 'docs',
+    TMPDIR: '/tmp',
     LANG: 'C.UTF-8',
     NO_COLOR: '1',
     PIP_DISABLE_PIP_VERSION_CHECK: '1',
-    GIT_TERMINAL_PROMPT: '0',
+    ...GIT_ENV,
     // The machine's own pip configuration (index, wheels, certificates) reaches pip in the build.
     ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('PIP_') && e[1] !== undefined)),
   };
@@ -109,39 +131,92 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   };
 
   /** Runs a recorded command; a non-zero exit fails the step. */
-  const run = async (step: string, description: string, argv: string[], opts: { cwd?: string; network?: boolean; sandbox?: boolean; allowFailure?: boolean } = {}) => {
+  // Every command runs in the sandbox, git included; only there do the project's variables reach it.
+  const run = async (step: string, description: string, argv: string[], opts: { cwd?: string; network?: boolean; allowFailure?: boolean } = {}) => {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new StepFailed(`The build ran longer than its time limit of ${project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S} s.`);
     const cwd = opts.cwd ?? checkout;
-    const wrap = sandbox && opts.sandbox !== false ? (a: string[]) => sandboxed(a, { workdir, hide, cwd, network: opts.network ?? false }) : undefined;
-    const r = await recorder.run(description, argv, { cwd, env: { ...baseEnv, ...rtdEnv, ...env }, timeoutMs: remaining, signal, wrap });
+    const box = prepareSandbox(argv, { workdir, hide, cwd, network: opts.network ?? false, uid, limits });
+    const r = await recorder.run(description, argv, { cwd: workdir, env: { ...baseEnv, ...rtdEnv, ...env }, timeoutMs: remaining, signal, sandbox: box });
     if (signal.aborted) throw new Aborted();
     if (r.exitCode !== 0 && !opts.allowFailure) {
-      const why = r.timedOut ? `was killed at the build's time limit` : r.exitCode === 183 ? 'asked to skip the build (exit code 183)' : `exited with code ${r.exitCode}`;
+      const why = r.timedOut
+        ? `was killed at the build's time limit`
+        : r.limit
+          ? `was stopped: ${r.limit.message}`
+          : r.exitCode === 183
+            ? 'asked to skip the build (exit code 183)'
+            : `exited with code ${r.exitCode}`;
       throw new StepFailed(`${step} failed: \`${recorder.display(argv)}\` ${why}.\n${tail(r.output)}`);
     }
     return r;
   };
+  /**
+   * Moves the one `ext` file of `dir` to `target`, inside the sandbox as the build's user: the
+   * output is the build's, and Lectern never follows its links with its own rights.
+   */
+  const moveSingle = async (step: string, dir: string, ext: string, target: string) => {
+    const argv = ['sh', '-c', MOVE_SINGLE, 'sh', dir, ext, target];
+    const r = await recorder.run('collect', argv, {
+      cwd: workdir,
+      env: baseEnv,
+      timeoutMs: 30_000,
+      signal,
+      sandbox: prepareSandbox(argv, { workdir, hide, cwd: checkout, network: false, uid, limits }),
+    });
+    await prisma.buildCommand.delete({ where: { id: r.commandId } }); // Lectern's own step, not the project's
+    if (r.exitCode !== 0) throw new StepFailed(`${step}: ${r.output.trim().split('\n').pop()}`);
+  };
+  /**
+   * The checkout is the build's own directory, not a link it left in its place (to another build's
+   * output, say): checked when no command of the build runs, before Lectern reads the output.
+   */
+  const checkoutIsReal = async () => {
+    const st = await lstat(checkout).catch(() => null);
+    if (!st?.isDirectory()) throw new StepFailed('Publishing failed: the checkout is no longer a directory (the build replaced it with a link or a file).');
+  };
   const setState = (state: 'installing' | 'building') => prisma.build.update({ where: { id: build.id }, data: { state } });
 
   try {
-    if (!sandbox) {
+    await rm(workdir, { recursive: true, force: true });
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    if (uid !== null) {
+      await chown(workdir, uid, uid);
+      await chown(home, uid, uid);
+    }
+    // No sandbox, no build: the project's code never runs unconfined.
+    if (!sandbox) throw new StepFailed('bubblewrap (bwrap) is not installed or cannot run on this machine: Lectern runs no build without its sandbox (apt-get install -y bubblewrap).');
+    if (ignored.length) {
       await prisma.buildCommand.create({
-        data: { buildId: build.id, description: 'sandbox', command: 'bwrap', output: 'bubblewrap (bwrap) is not installed: build commands run without a sandbox.\n', exitCode: 0, endTime: new Date() },
+        data: {
+          buildId: build.id,
+          description: 'environment variables',
+          command: 'environment variables',
+          output: ignored.map(([name, why]) => `The project's environment variable ${name} was left out of this build: ${why}\n`).join(''),
+          exitCode: 0,
+          startTime: new Date(),
+          endTime: new Date(),
+        },
       });
     }
     // 1. Clone.
     const url = project.repositoryUrl;
     const isTagCommit = version.type === 'tag' && version.machine; // machine `stable` on a tag: identifier is a commit
     const ref = version.type === 'tag' && !version.machine ? version.verboseName : version.type === 'branch' ? version.identifier : null;
-    await run('Cloning', 'git clone', ['git', 'clone', '--depth', '1', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url, checkout], { cwd: workdir, sandbox: false });
+    await run('Cloning', 'git clone', ['git', 'clone', '--depth', '1', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url, checkout], { cwd: workdir, network: true });
     if (isTagCommit && version.identifier) {
-      await run('Cloning', 'git fetch', ['git', 'fetch', '--depth', '1', 'origin', version.identifier], { sandbox: false });
-      await run('Cloning', 'git checkout', ['git', 'checkout', '--force', version.identifier], { sandbox: false });
+      await run('Cloning', 'git fetch', ['git', 'fetch', '--depth', '1', 'origin', version.identifier], { network: true });
+      await run('Cloning', 'git checkout', ['git', 'checkout', '--force', version.identifier]);
     }
-    const head = await recorder.run('git rev-parse', ['git', 'rev-parse', 'HEAD'], { cwd: checkout, env: baseEnv, timeoutMs: 30_000 });
+    const head = await recorder.run('git rev-parse', ['git', 'rev-parse', 'HEAD'], {
+      cwd: workdir,
+      env: baseEnv,
+      timeoutMs: 30_000,
+      sandbox: prepareSandbox(['git', 'rev-parse', 'HEAD'], { workdir, hide, cwd: checkout, network: false, uid, limits }),
+    });
     await prisma.buildCommand.delete({ where: { id: head.commandId } }); // not shown, as Read the Docs hides it
-    const commit = head.output.trim();
+    const commit = /^[0-9a-f]{40,64}$/m.exec(head.output)?.[0];
+    if (head.exitCode !== 0 || !commit) throw new StepFailed(`Cloning failed: the checked-out commit could not be read (git rev-parse HEAD exited with code ${head.exitCode}).`);
     await prisma.build.update({ where: { id: build.id }, data: { commit } });
     rtdEnv.READTHEDOCS_GIT_COMMIT_HASH = commit;
     if (deps.syncVersions) await deps.syncVersions(project.id, url).catch((e) => deps.log.warn({ err: (e as Error).message }, 'version sync after clone failed'));
@@ -155,12 +230,12 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       if (e instanceof BuildConfigError) throw new StepFailed(`Reading the build configuration failed: ${e.message}`);
       throw e;
     }
-    if (file) await run('Reading the configuration', 'cat', ['cat', file], { sandbox: false });
+    if (file) await run('Reading the configuration', 'cat', ['cat', '--', file]);
     await prisma.build.update({ where: { id: build.id }, data: { config: config as object, readthedocsYamlPath: file } });
     const submodules = config.submodules;
     if (submodules && (submodules.include === 'all' || (Array.isArray(submodules.include) && submodules.include.length > 0))) {
       const paths = submodules.include === 'all' ? [] : submodules.include;
-      await run('Cloning', 'git submodule', ['git', 'submodule', 'update', '--init', '--force', '--depth', '1', ...(submodules.recursive ? ['--recursive'] : []), '--', ...paths], { sandbox: false });
+      await run('Cloning', 'git submodule', ['git', 'submodule', 'update', '--init', '--force', '--depth', '1', ...(submodules.recursive ? ['--recursive'] : []), '--', ...paths], { network: true });
     }
     const jobs = config.build?.jobs;
     /** The commands of one `build.jobs` entry, each in bash, in order (rtd-behavior §9.3). */
@@ -238,18 +313,23 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
           const dir = path.join(output, `${format}-build`);
           if (own) {
             await runJob(`build.${format}`, own, false);
-            await moveSingle(path.join(output, format), FORMAT_EXT[format], path.join(output, format, `${project.slug}${FORMAT_EXT[format]}`));
+            await moveSingle(`build.${format}`, path.join(output, format), FORMAT_EXT[format], path.join(output, format, `${project.slug}${FORMAT_EXT[format]}`));
           } else if (format === 'htmlzip') {
             await run('Building htmlzip', 'sphinx-build -b singlehtml', sphinx('singlehtml', dir), { cwd: confDir });
-            await zipDirectory(dir, path.join(output, 'htmlzip', `${project.slug}.zip`), `${project.slug}-${version.slug}`);
+            // Written by Lectern into a directory of its own, never into one the build could have linked elsewhere.
+            await mkdir(artifacts, { recursive: true, mode: 0o700 });
+            await checkoutIsReal();
+            await zipDirectory(dir, path.join(artifacts, `${project.slug}.zip`), `${project.slug}-${version.slug}`, {
+              limits: { maxBytes: limits.maxPublishBytes, maxFiles: limits.maxPublishFiles },
+            });
           } else if (format === 'epub') {
             await run('Building epub', 'sphinx-build -b epub', sphinx('epub', dir), { cwd: confDir });
-            await moveSingle(dir, '.epub', path.join(output, 'epub', `${project.slug}.epub`));
+            await moveSingle('Building epub', dir, '.epub', path.join(output, 'epub', `${project.slug}.epub`));
           } else if (format === 'pdf') {
             if (!existsSync('/usr/bin/latexmk')) throw new StepFailed('PDF needs LaTeX, which is not installed on this build machine (latexmk not found).');
             await run('Building pdf', 'sphinx-build -b latex', sphinx('latex', dir), { cwd: confDir });
             await run('Building pdf', 'latexmk', ['latexmk', '-r', '/dev/null', '-pdf', '-f', '-dvi-', '-ps-', '-interaction=nonstopmode', '-quiet'], { cwd: dir, allowFailure: true });
-            await moveSingle(dir, '.pdf', path.join(output, 'pdf', `${project.slug}.pdf`));
+            await moveSingle('Building pdf', dir, '.pdf', path.join(output, 'pdf', `${project.slug}.pdf`));
           }
           formats[format] = true;
         } catch (e) {
@@ -268,10 +348,13 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       throw new StepFailed(`Building failed: the HTML output has no index.html at its root (${custom || jobs?.build.html ? '$READTHEDOCS_OUTPUT/html' : 'the builder\'s output'}).`);
     }
 
+    await checkoutIsReal();
     // 5. Publish: all files first, then one update makes them the served ones. The files no longer
     // served go before the build is reported finished, so a finished build leaves storage as it stays.
     const downloads = Object.fromEntries(
-      (Object.keys(FORMAT_EXT) as (keyof typeof FORMAT_EXT)[]).filter((f) => formats[f]).map((f) => [f, path.join(output, f, `${project.slug}${FORMAT_EXT[f]}`)]),
+      (Object.keys(FORMAT_EXT) as (keyof typeof FORMAT_EXT)[])
+        .filter((f) => formats[f])
+        .map((f) => [f, f === 'htmlzip' ? path.join(artifacts, `${project.slug}.zip`) : path.join(output, f, `${project.slug}${FORMAT_EXT[f]}`)]),
     );
     const published = await publishBuild(prisma, deps.storage, {
       projectSlug: project.slug,
@@ -280,6 +363,11 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       htmlDir: html,
       downloads,
       documentationType: config.doctype ?? 'sphinx',
+      outputDir: output,
+      limits: { maxBytes: limits.maxPublishBytes, maxFiles: limits.maxPublishFiles },
+    }).catch((e: unknown) => {
+      if (e instanceof OutputRefused) throw new StepFailed(`Publishing failed: ${e.message}`);
+      throw e;
     });
     if (published.cleanupError) deps.log.warn({ err: published.cleanupError, build: build.id }, 'could not delete the files of a replaced build');
     await finish({ success: true, error: null });
@@ -294,10 +382,15 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     await finish({ success: false, error: `Lectern could not run this build: ${(e as Error).message}` });
   } finally {
     await rm(workdir, { recursive: true, force: true }).catch(() => {});
+    await rm(artifacts, { recursive: true, force: true }).catch(() => {});
   }
 }
 
 export class Aborted extends Error {}
+
+const MOVE_SINGLE =
+  'dir=$1 ext=$2 target=$3; n=0; for f in "$dir"/*"$ext"; do if [ -e "$f" ] || [ -L "$f" ]; then n=$((n+1)); found=$f; fi; done; ' +
+  'if [ "$n" -ne 1 ]; then echo "expected one $ext file in the output, found $n"; exit 1; fi; mkdir -p -- "$(dirname -- "$target")" && mv -f -- "$found" "$target"';
 
 let systemPip: boolean | undefined;
 /** Whether the system Python has pip (Debian's python3-pip), checked once. */
@@ -311,26 +404,6 @@ function systemPipAvailable(): boolean {
     }
   }
   return systemPip;
-}
-
-async function zipDirectory(dir: string, target: string, root: string): Promise<void> {
-  await mkdir(path.dirname(target), { recursive: true });
-  await new Promise<void>((resolve, reject) => {
-    const out = createWriteStream(target);
-    const zip = new ZipArchive({ zlib: { level: 9 } });
-    out.on('close', () => resolve());
-    zip.on('error', reject);
-    zip.pipe(out);
-    zip.directory(dir, root);
-    void zip.finalize();
-  });
-}
-
-async function moveSingle(dir: string, ext: string, target: string): Promise<void> {
-  const found = (await readdir(dir)).filter((f) => f.endsWith(ext));
-  if (found.length !== 1) throw new StepFailed(`expected one ${ext} file in the output, found ${found.length}`);
-  await mkdir(path.dirname(target), { recursive: true });
-  await rename(path.join(dir, found[0]!), target);
 }
 
 export type { Project, Version };

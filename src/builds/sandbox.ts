@@ -133,11 +133,13 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     '--ro-bind', '/', '/',
     '--dev', '/dev',
     '--proc', '/proc',
-    // Parents before children: a hidden directory inside another is mounted over the first one's tmpfs.
-    ...[...new Set(o.hide)].sort((a, b) => a.length - b.length).flatMap((d) => ['--tmpfs', d]),
-    '--bind', o.workdir, o.workdir,
-    // /tmp is on the build's disk, counted with it.
+    // /tmp is on the build's disk, counted with it (first: the data dir may itself be under /tmp).
     '--bind', tmp, '/tmp',
+    // Parents before children: a hidden directory inside another is mounted over the first one's tmpfs.
+    // Directories bubblewrap makes for mount points inside a tmpfs are made traversable (0755) first.
+    ...[...new Set(o.hide)].sort((a, b) => a.length - b.length).flatMap((d) => [...parents(d), '--tmpfs', d]),
+    ...parents(o.workdir),
+    '--bind', o.workdir, o.workdir,
     ...(network ? ['--ro-bind', resolv, '/etc/resolv.conf'] : []),
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--unshare-net',
     '--die-with-parent', '--new-session',
@@ -190,6 +192,19 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
         : null;
     },
   };
+}
+
+/** `--dir` for each ancestor of `dir` (existing ones are left as they are). */
+function parents(dir: string): string[] {
+  const out: string[] = [];
+  let p = path.dirname(path.resolve(dir));
+  const chain: string[] = [];
+  while (p !== '/') {
+    chain.unshift(p);
+    p = path.dirname(p);
+  }
+  for (const c of chain) out.push('--perms', '0755', '--dir', c);
+  return out;
 }
 
 /** bubblewrap writes `{"child-pid": N}` on its info fd once the namespaces exist. */

@@ -18,6 +18,7 @@ export async function startTestWorker(t: TestApp, opts: { concurrency?: number; 
       hidden: [fileStorageDir(t.config.storage)].filter((d): d is string => d !== null),
       publicUrl: t.config.publicUrl,
       syncVersions: syncProjectVersions,
+      limits: t.config.build,
     },
     { concurrency: opts.concurrency ?? 1, databaseUrl: t.databaseUrl, leaseSeconds: opts.leaseSeconds },
   );

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Response } from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutputRefused } from '../../src/builds/output.ts';
 import { pageCache } from '../../src/embed/cache.ts';
 import { testApp, type TestApp } from '../helpers/app.ts';
 import { publishHtml, sphinxHtml, type Published } from '../helpers/publish-embed.ts';
@@ -19,7 +20,7 @@ const DOCS = 'http://lectern.test/docs/embed/en/latest';
 let t: TestApp;
 let html: string;
 let token: string;
-let linked: Published;
+let linkedRefusal: unknown;
 let hush: Published;
 const temps: string[] = [];
 
@@ -67,7 +68,7 @@ beforeAll(async () => {
   symlinkSync(path.join(outside, 'secret.html'), path.join(hostile, 'leak.html'));
   symlinkSync(outside, path.join(hostile, 'outdir'));
   symlinkSync(path.join(hostile, 'page.html'), path.join(hostile, 'alias.html'));
-  linked = await publish('embed', 'linked', hostile);
+  linkedRefusal = await publish('embed', 'linked', hostile).then(() => null, (e: unknown) => e);
 }, 120_000);
 
 afterAll(async () => {
@@ -363,15 +364,15 @@ describe('no parameter reads outside the version\'s output', () => {
     }
   });
 
-  it('symlinks out of the build output were never stored, so they cannot be embedded', async () => {
-    const skipped = Object.fromEntries(linked.upload.skipped.map((s) => [s.path, s.reason]));
-    expect(skipped).toEqual({ 'leak.html': 'symlink points outside the directory', outdir: 'symlink points outside the directory' });
-    expect(await t.storage.head(`${linked.prefix}/leak.html`)).toBeNull();
-    expect((await t.storage.list(`${linked.prefix}/outdir`)).length).toBe(0);
+  it('a build output holding symlinks is refused whole, so nothing of it can be embedded', async () => {
+    expect(linkedRefusal).toBeInstanceOf(OutputRefused);
+    expect((linkedRefusal as Error).message).toMatch(/is a symbolic link: Lectern publishes only regular files inside the build's output$/);
+    const version = await t.db.prisma.version.findFirstOrThrow({ where: { slug: 'linked', project: { slug: 'embed' } } });
+    expect(version.publishedBuildId).toBeNull();
     refused(await embed({ project: 'embed', version: 'linked', doc: 'leak', section: 's' }), 'doc=leak');
     refused(await embed({ project: 'embed', version: 'linked', doc: 'outdir/secret', section: 's' }), 'doc=outdir/secret');
-    // A symlink to a file inside the output was stored as that file.
-    expect(ok(await embed({ project: 'embed', version: 'linked', doc: 'alias', section: 'requirements' })).content[0]).toMatch(/^<section id="requirements">/);
+    // Even a link to a page inside the output is refused: the output holds only regular files.
+    refused(await embed({ project: 'embed', version: 'linked', doc: 'alias', section: 'requirements' }), 'doc=alias');
   });
 });
 
