@@ -1,5 +1,5 @@
 // Benchmark (not a test): what Lectern adds to a build. In one run, on the embedded database with
-// the worker in-process, a small Sphinx project served by git daemon on 127.0.0.1 is
+// the worker in-process, a small Sphinx project served by git daemon on the test host (test/helpers/git.ts) is
 //   built       triggered through the REST API and followed until finished (cold: the version's
 //               first build; warm: the next builds of the same version)
 //   sphinx      `python -m sphinx -T -b html` alone on a checkout of the same commit (cold: a new
@@ -21,21 +21,21 @@ import { createUser } from '../../src/domain/users.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { createLogger } from '../../src/log.ts';
 import { Cipher } from '../../src/secrets.ts';
-import { git, startGitServer } from '../helpers/git.ts';
+import { git, startGitServer, TEST_NETWORK } from '../helpers/git.ts';
 import { sphinxFiles } from '../helpers/builds.ts';
 
 const rounds = Number(process.argv[2] ?? 5);
 const SECRET = 'bench-secret-key-0123456789abcdef012345';
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-build-'));
 const db = await openDatabase({ dataDir });
-const config = loadConfig({ LECTERN_DATA_DIR: dataDir, LECTERN_LOG_LEVEL: 'silent', LECTERN_API_THROTTLE: '0' });
+const config = loadConfig({ LECTERN_DATA_DIR: dataDir, LECTERN_LOG_LEVEL: 'silent', LECTERN_API_THROTTLE: '0', LECTERN_BUILD_NETWORK_ALLOW: TEST_NETWORK });
 const log = createLogger('silent');
 const { app, storage } = buildApp({ config, db, log, secretKey: SECRET });
 const server = app.listen(0, '127.0.0.1');
 await new Promise((r) => server.once('listening', r));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const worker = new Worker(
-  { prisma: db.prisma, storage, cipher: new Cipher(SECRET), log, dataDir, publicUrl: config.publicUrl, syncVersions: syncProjectVersions },
+  { prisma: db.prisma, storage, cipher: new Cipher(SECRET), log, dataDir, publicUrl: config.publicUrl, syncVersions: syncProjectVersions, limits: config.build },
   { concurrency: 1 },
 );
 await worker.start();
