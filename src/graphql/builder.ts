@@ -2,7 +2,8 @@
 // before prisma, complexity last.
 // @see https://pothos-graphql.dev/docs/guide/app-layout
 import SchemaBuilder from '@pothos/core';
-import ComplexityPlugin from '@pothos/plugin-complexity';
+import ComplexityPlugin, { ComplexityErrorKind, type FieldComplexityValue } from '@pothos/plugin-complexity';
+import type { GraphQLField } from 'graphql';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
@@ -10,7 +11,75 @@ import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
 import { prisma, services } from '../services.ts';
 import type { Context } from './context.ts';
-import { ForbiddenError, LecternError, UnauthenticatedError } from './errors.ts';
+import { ForbiddenError, LecternError, QueryTooCostlyError, UnauthenticatedError } from './errors.ts';
+
+/**
+ * What a field that reads the database costs: a relation, a lookup of its own, a page, or a field
+ * whose selection joins a relation. About one SQL statement; a scalar costs 1.
+ */
+export const LOOKUP_COST = 10;
+/**
+ * What a root field costs (a lookup, a page, a mutation). More than a nested lookup: each one
+ * starts its own statements and its own resolver work at once, so aliasing root fields is the
+ * cheapest way to ask for many lookups; 20,000 (the default limit) allows about 200 of them.
+ */
+export const ROOT_COST = 100;
+
+const ROOT_KINDS = new Set(['Query', 'Mutation', 'Subscription']);
+/** The cost of a field that reads the database: ROOT_COST at the root, LOOKUP_COST below. */
+export const lookupCost = (field: { extensions?: unknown }) =>
+  ROOT_KINDS.has((field.extensions as FieldExtensions | undefined)?.pothosConfig?.kind ?? '') ? ROOT_COST : LOOKUP_COST;
+/** The multiplier of a list whose length the operation does not choose (a relation list). */
+const LIST_MULTIPLIER = 10;
+
+/**
+ * Operations Lectern builds itself (the REST adapters) rather than a client: their shape comes
+ * from a fixed route table and their size from the REST page limit, so the cost limit, which
+ * bounds operations a client shapes, does not apply to them. The depth limit still does.
+ */
+const ownOperations = new WeakSet<object>();
+export function exemptFromCostLimit(ctx: object): void {
+  ownOperations.add(ctx);
+}
+
+interface FieldExtensions {
+  pothosConfig?: { kind: string; type: { kind: string; ref?: unknown; type?: { ref?: unknown } } };
+  pothosPrismaRelationField?: unknown;
+  pothosPrismaSelect?: unknown;
+}
+
+const isPrismaModel = (ref: unknown) => typeof ref === 'object' && ref !== null && 'modelName' in ref;
+/** A `select` naming a relation (a nested object), which the parent's query then loads. */
+const selectsRelation = (select: unknown) =>
+  typeof select === 'object' && select !== null && Object.values(select).some((v) => typeof v === 'object' && v !== null);
+
+const costs = new WeakMap<object, FieldComplexityValue>();
+
+/**
+ * The cost of a field without a `complexity` of its own: ROOT_COST for a root field; LOOKUP_COST
+ * when it reads the database (on a model: a relation, a field returning a model, which looks it
+ * up, or a field selecting a relation); 1 otherwise; a list multiplies its selection by LIST_MULTIPLIER.
+ * Aliases are separate selections, so each alias costs again. Fields that read the database in a
+ * resolver of their own, and pages (multiplied by their limit), say so with `complexity`.
+ */
+function fieldCost(field: GraphQLField<unknown, unknown>): FieldComplexityValue {
+  const known = costs.get(field);
+  if (known !== undefined) return known;
+  const e = field.extensions as FieldExtensions;
+  const config = e.pothosConfig;
+  const list = config?.type.kind === 'List';
+  const returned = list ? config?.type.type?.ref : config?.type.ref;
+  const root = ROOT_KINDS.has(config?.kind ?? '');
+  const reads =
+    root ||
+    e.pothosPrismaRelationField !== undefined ||
+    (config?.kind === 'PrismaObject' && isPrismaModel(returned)) ||
+    selectsRelation(e.pothosPrismaSelect);
+  const cost = root ? ROOT_COST : reads ? LOOKUP_COST : 1;
+  const value = list ? { field: cost, multiplier: LIST_MULTIPLIER } : cost;
+  costs.set(field, value);
+  return value;
+}
 
 export const builder = new SchemaBuilder<{
   Context: Context;
@@ -40,12 +109,17 @@ export const builder = new SchemaBuilder<{
     filterConnectionTotalCount: true,
     onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'error',
   },
+  // Checked before the first root field resolves, so a refused operation sends no SQL at all.
   complexity: {
-    defaultComplexity: 1,
-    defaultListMultiplier: 10,
-    limit: () => {
+    fieldComplexity: (_args, _ctx, field) => fieldCost(field as GraphQLField<unknown, unknown>),
+    limit: (ctx) => {
       const { maxDepth, maxComplexity } = services().config.graphql;
-      return { depth: maxDepth, complexity: maxComplexity };
+      return ownOperations.has(ctx) ? { depth: maxDepth } : { depth: maxDepth, complexity: maxComplexity };
+    },
+    complexityError: (kind, r) => {
+      if (kind === ComplexityErrorKind.Complexity) return new QueryTooCostlyError('complexity', r.complexity, r.maxComplexity ?? 0);
+      if (kind === ComplexityErrorKind.Depth) return new QueryTooCostlyError('depth', r.depth, r.maxDepth ?? 0);
+      return new QueryTooCostlyError('breadth', r.breadth, r.maxBreadth ?? 0);
     },
   },
 });

@@ -11,6 +11,7 @@ export const ErrorCodes = {
   NOT_FOUND: 404,
   VALIDATION: 400,
   CONFLICT: 409,
+  QUERY_TOO_COSTLY: 400,
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;
 
@@ -64,5 +65,15 @@ export class ValidationError extends LecternError {
 
   static field(field: string, ...messages: string[]): ValidationError {
     return new ValidationError([{ field, messages }]);
+  }
+}
+
+/**
+ * An operation over the cost or depth limit, refused before any of it runs. The message keeps the
+ * wording clients already match (`Query exceeds maximum complexity (complexity: N, max: M)`).
+ */
+export class QueryTooCostlyError extends LecternError {
+  constructor(kind: 'complexity' | 'depth' | 'breadth', value: number, max: number) {
+    super('QUERY_TOO_COSTLY', `Query exceeds maximum ${kind} (${kind}: ${value}, max: ${max})`, { [kind]: value, [`max${kind[0]!.toUpperCase()}${kind.slice(1)}`]: max });
   }
 }

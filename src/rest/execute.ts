@@ -4,6 +4,7 @@
 import type express from 'express';
 import type { DocumentNode, ExecutionResult, GraphQLError } from 'graphql';
 import type { Yoga } from '../app.ts';
+import { exemptFromCostLimit } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
 
 const MAX_CACHED = 2000;
@@ -51,6 +52,9 @@ export async function session(yoga: Yoga, req: express.Request, opts: { anonymou
     if ((e as GraphQLError).extensions?.code === 'UNAUTHENTICATED') throw new AuthenticationFailed(e as GraphQLError);
     throw e;
   }
+  // Operations made here come from the route table, sized by the REST page limit: not priced by
+  // the GraphQL cost limit, which bounds what a client shapes (the depth limit still applies).
+  exemptFromCostLimit(context);
   return {
     context,
     run: async (document, variables) =>

@@ -57,7 +57,9 @@ describe('query limits (depth 12, complexity 20000 by default)', () => {
   it('refuses a query above the complexity limit without running it', async () => {
     t.queries.length = 0;
     const res = await t.gql(`{ projects(limit: 100) { nodes { subprojects(limit: 100) { nodes { child { slug } } } } } }`);
-    expect(res.errors).toEqual([expect.objectContaining({ message: 'Query exceeds maximum complexity (complexity: 20101, max: 20000)' })]);
+    // 100 (a root page) + 100 rows × (10 (a page per row) + 100 rows × (10 (a relation) + 1)).
+    expect(res.errors).toEqual([expect.objectContaining({ message: 'Query exceeds maximum complexity (complexity: 111100, max: 20000)' })]);
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY', complexity: 111100, maxComplexity: 20000 });
     expect(res.data).toBeNull();
     expect(t.queries).toEqual([]);
   });
@@ -73,10 +75,108 @@ describe('query limits (depth 12, complexity 20000 by default)', () => {
     expect(t.queries).toEqual([]);
   });
 
+  it('refuses 10,000 aliased root lookups before any SQL runs, saying what they cost and what is allowed', async () => {
+    const query = `{ ${Array.from({ length: 10_000 }, (_, i) => `a${i}: project(slug: "root") { slug }`).join(' ')} }`;
+    t.queries.length = 0;
+    const res = await post(t, { query });
+    expect(res.status).toBe(400);
+    const errors = res.body.errors as { message: string; extensions: Record<string, unknown> }[];
+    // Each alias is a lookup of its own: 10,000 × (100 for a root field + 1 for its slug).
+    expect(errors[0]).toMatchObject({
+      message: 'Query exceeds maximum complexity (complexity: 1010000, max: 20000)',
+      extensions: { code: 'QUERY_TOO_COSTLY', complexity: 1010000, maxComplexity: 20000 },
+    });
+    for (const e of errors) expect(e.extensions.code).toBe('QUERY_TOO_COSTLY');
+    expect(Object.values(res.body.data ?? {}).filter((v) => v !== null)).toEqual([]);
+    expect(t.queries).toEqual([]);
+  });
+
+  it('counts every alias: 198 root lookups run, 199 are refused', async () => {
+    const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: project(slug: "root") { slug }`).join(' ')} }`;
+    const allowed = await t.gql(aliases(198));
+    expect(allowed.errors).toBeUndefined();
+    expect(Object.keys(allowed.data)).toHaveLength(198);
+    expect(allowed.data.a197).toEqual({ slug: 'root' });
+    t.queries.length = 0;
+    const refused = await t.gql(aliases(199));
+    expect(refused.errors?.[0]?.message).toBe('Query exceeds maximum complexity (complexity: 20099, max: 20000)');
+    expect(t.queries).toEqual([]);
+  });
+
+  it('runs the dashboard query at its largest page', async () => {
+    const res = await t.gql(`{ projects(limit: 100) { totalCount nodes { slug users { username } activeVersions { slug lastBuild { id state config } } } } }`);
+    expect(res.errors).toBeUndefined();
+    expect(res.data.projects.totalCount).toBe(2);
+  });
+
+  it('refuses lookups nested in a page once they add up', async () => {
+    const pages = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `p${i}: projects(limit: 100) { nodes { version(slug: "latest") { slug } } }`).join(' ')} }`;
+    // 100 + 100 rows × (10 for the lookup + 1): 1200 each.
+    expect((await t.gql(pages(16))).errors).toBeUndefined();
+    t.queries.length = 0;
+    const res = await t.gql(pages(17));
+    expect(res.errors?.[0]?.message).toBe('Query exceeds maximum complexity (complexity: 20400, max: 20000)');
+    expect(t.queries).toEqual([]);
+  });
+
   it('counts a page by its limit, clamped to 100', async () => {
     const res = await t.gql(`{ projects(limit: 100000) { totalCount nodes { slug } } }`);
     expect(res.errors).toBeUndefined();
     expect(res.data.projects).toEqual({ totalCount: 2, nodes: [{ slug: 'child' }, { slug: 'root' }] });
+  });
+});
+
+describe('what a field costs (limit 100)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ LECTERN_GRAPHQL_MAX_COMPLEXITY: '100' });
+  });
+  afterAll(() => t.close());
+
+  /** The cost of an operation, as the refusal names it. */
+  async function cost(query: string): Promise<number> {
+    const res = await t.gql(query);
+    const m = /\(complexity: (\d+), max: 100\)$/.exec(res.errors?.[0]?.message ?? '');
+    expect(m, JSON.stringify(res)).not.toBeNull();
+    return Number(m![1]);
+  }
+
+  it('a root field costs 100, a relation or a lookup 10, a scalar 1, each list its length', async () => {
+    expect(await cost('{ project(slug: "x") { slug name } }')).toBe(102);
+    expect(await cost('{ project(slug: "x") { slug users { username } } }')).toBe(100 + 1 + (10 + 10 * 1));
+    expect(await cost('{ project(slug: "x") { version(slug: "latest") { slug lastBuild { id } } } }')).toBe(100 + (10 + 1 + (10 + 1)));
+    expect(await cost('{ projects(limit: 3) { nodes { slug documentationUrl } } }')).toBe(100 + 3 * (1 + 10));
+    expect(await cost('{ a: viewer { id } b: viewer { id } }')).toBe(2 * 101);
+  });
+});
+
+describe("REST's own operations", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp();
+  });
+  afterAll(() => t.close());
+
+  it('run at the largest page with every expand, though the same selection over /graphql would be refused', async () => {
+    const token = await t.user('alice');
+    const user = await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'alice' } });
+    for (let i = 0; i < 3; i++) {
+      await t.db.prisma.project.create({ data: { name: `p${i}`, slug: `p${i}`, repositoryUrl: `https://x.org/p${i}`, users: { connect: { id: user.id } } } });
+    }
+    const res = await t.http.get('/api/v3/projects/?limit=100&expand=active_versions,permissions,organization').set('authorization', `Token ${token}`);
+    expect(res.status).toBe(200);
+    expect(res.body.count).toBe(3);
+    expect(res.body.results[0]).toMatchObject({ slug: 'p0', permissions: { admin: true } });
+    expect(res.body.results[0]).toHaveProperty('active_versions');
+    const versions = await t.http.get('/api/v3/projects/p0/versions/?limit=100&expand=last_build').set('authorization', `Token ${token}`);
+    expect(versions.status).toBe(200);
+
+    const gql = await t.gql(
+      `{ projects(limit: 100) { totalCount nodes { id name slug documentationUrl documentationType subprojectOf { slug } translationOf { slug } users { username } viewerIsMaintainer activeVersions { slug documentationUrl vcsUrl downloads { pdf } lastBuild { id } } } } }`,
+      {},
+      token,
+    );
+    expect(gql.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COSTLY');
   });
 });
 

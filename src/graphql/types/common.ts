@@ -1,7 +1,7 @@
 // Shapes shared by several types: the enums from the data model, `{code, name}` choices, and the
 // page of a list (limit/offset plus the total count the REST envelope needs).
 import { BuildState, IntegrationProvider, PrivacyLevel, RedirectType, VersionType } from '../../generated/prisma/enums.ts';
-import { builder } from '../builder.ts';
+import { builder, lookupCost } from '../builder.ts';
 import { ValidationError } from '../errors.ts';
 
 export const VersionTypeEnum = builder.enumType(VersionType, { name: 'VersionType' });
@@ -66,4 +66,8 @@ export function window(args: PageArgs): { take: number; skip: number } {
   return { take: Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT), skip: args.offset ?? 0 };
 }
 
-export const pageComplexity = (args: PageArgs) => ({ field: 1, multiplier: Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT) });
+/** A page reads the database (its rows and its count), and what it selects costs once per row it may hold. */
+export const pageComplexity = (args: PageArgs, _ctx: unknown, field: { extensions?: unknown }) => ({
+  field: lookupCost(field),
+  multiplier: Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
+});

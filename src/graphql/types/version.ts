@@ -7,7 +7,7 @@ import { documentationUrl, downloadUrl, repositoryWebUrl, servedProjectSelect } 
 import { requestVersionSync } from '../../domain/version-sync.ts';
 import { updateVersion } from '../../domain/versions.ts';
 import { prisma } from '../../services.ts';
-import { builder } from '../builder.ts';
+import { builder, LOOKUP_COST } from '../builder.ts';
 import { pageComplexity, pageOf, PrivacyLevelEnum, VersionTypeEnum, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
@@ -44,6 +44,7 @@ export const Version = builder.prismaObject('Version', {
     ref: t.string({
       nullable: true,
       description: 'For a machine-managed `stable`: the slug of the version it points to.',
+      complexity: LOOKUP_COST,
       resolve: async (v) => {
         if (!(v.machine && v.slug === 'stable' && v.identifier)) return null;
         const target = await prisma().version.findFirst({
