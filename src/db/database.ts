@@ -32,7 +32,14 @@ export interface OpenOptions {
   migrate?: boolean;
   /** Called with every SQL statement sent, for tests that count queries. */
   onQuery?: (sql: string) => void;
+  /**
+   * Longest one statement of the Prisma client may run, ms (LECTERN_DB_STATEMENT_TIMEOUT_MS);
+   * 0: no limit. Default 10 s. Migrations run without it.
+   */
+  statementTimeoutMs?: number;
 }
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
 
 /** Wraps a driver adapter factory so every statement is reported before it runs. */
 function observe(factory: SqlDriverAdapterFactory, onQuery: (sql: string) => void): SqlDriverAdapterFactory {
@@ -57,6 +64,49 @@ function observe(factory: SqlDriverAdapterFactory, onQuery: (sql: string) => voi
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (prop === 'connect') return async () => wrapQueryable(await value.call(target));
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The PGlite instance as the Prisma adapter sees it, taking turns with the rest of the process.
+ * PGlite runs each statement synchronously on this thread and resolves through promises only, so
+ * a queue of statements (one operation's many lookups) would run back to back without the event
+ * loop ever reading a socket: /healthz and docs would wait for all of it. Here statements outside
+ * a transaction run one at a time, each in a turn of its own (after a setImmediate, so pending I/O
+ * is handled between any two); a transaction's statements (PGlite holds the database for the
+ * transaction anyway) each wait for a turn too, without queueing behind the others.
+ * The adapter calls exactly `query`, `exec` and `transaction` (whose `tx` it calls `query` and
+ * `rollback` on).
+ */
+/** `tx.query`/`tx.exec`, each after a turn of the event loop. */
+function turnThen<T extends { query: PGlite['query']; exec: PGlite['exec'] }>(tx: T, prop: 'query' | 'exec') {
+  return async (...args: unknown[]) => {
+    await nextTurn();
+    return (tx[prop] as (...a: unknown[]) => Promise<unknown>)(...args);
+  };
+}
+
+function takingTurns(db: PGlite): PGlite {
+  let tail: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
+    const result = tail.then(nextTurn).then(fn);
+    tail = result.catch(() => {});
+    return result;
+  };
+  const turns = {
+    query: (...args: Parameters<PGlite['query']>) => inTurn(() => db.query(...args)),
+    exec: (...args: Parameters<PGlite['exec']>) => inTurn(() => db.exec(...args)),
+    transaction: <T>(fn: (tx: Parameters<Parameters<PGlite['transaction']>[0]>[0]) => Promise<T>) =>
+      db.transaction((tx) => fn(new Proxy(tx, { get: (t, prop) => (prop === 'query' || prop === 'exec' ? turnThen(t, prop) : Reflect.get(t, prop)) }))),
+  };
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop in turns) return turns[prop as keyof typeof turns];
+      const value = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
@@ -94,7 +144,10 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       }
     };
     const applied = shouldMigrate ? await withClient((r) => migrate(r)) : [];
-    let adapter: SqlDriverAdapterFactory = new PrismaPg({ connectionString: url });
+    // Sent as a startup parameter of every pooled connection: PostgreSQL cancels a statement that
+    // runs longer (SQLSTATE 57014, `canceling statement due to statement timeout`).
+    const timeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+    let adapter: SqlDriverAdapterFactory = new PrismaPg({ connectionString: url, ...(timeout > 0 ? { statement_timeout: timeout } : {}) });
     if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
     const prisma = new PrismaClient({ adapter });
     return {
@@ -114,7 +167,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const db = (opened = await PGlite.create(dir));
     const runner = pgliteRunner(db);
     const applied = shouldMigrate ? await migrate(runner) : [];
-    let adapter: SqlDriverAdapterFactory = new PrismaPGlite(db) as unknown as SqlDriverAdapterFactory;
+    // PGlite (PostgreSQL compiled to WASM) has no timer interrupts: `statement_timeout` is accepted
+    // and never fires, so none is set here (see README: the limit applies to PostgreSQL).
+    let adapter: SqlDriverAdapterFactory = new PrismaPGlite(takingTurns(db)) as unknown as SqlDriverAdapterFactory;
     if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
     const prisma = new PrismaClient({ adapter });
     return {
