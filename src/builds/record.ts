@@ -1,30 +1,118 @@
 // Records each build command as it runs: a BuildCommand row created before it starts, its output
 // written as it comes (at most once a second), its exit code and times at the end. Secret values
-// (the project's environment variables) are masked in what is stored. Each write is announced
-// (pg_notify, and in-process), and followBuild() turns those writes into a live log for readers,
-// which may run in another process than the worker: the database is the source of truth.
+// (the project's environment variables) are masked in what is stored, in the forms programs print
+// them too (JSON-escaped, URL-encoded, base64). What is kept is bounded per command and per build,
+// whatever a command prints: past its bound a command keeps its first part and its last few KiB,
+// and a line saying what was left out; the recorder's memory does not grow with the output. Each
+// write is announced (pg_notify, and in-process), and followBuild() turns those writes into a live
+// log for readers, which may run in another process than the worker: the database is the source
+// of truth.
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
+import { DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
 import type { Build, BuildCommand } from '../generated/prisma/client.ts';
+import type { Logger } from '../log.ts';
+import type { SandboxRun } from './sandbox.ts';
 import { runCommand, type RunResult } from './subprocess.ts';
 
 export const MASK = '*****';
 
+export interface RecorderLimits {
+  /** Output kept per command, in bytes (LECTERN_BUILD_LOG_COMMAND_BYTES). */
+  maxCommandBytes: number;
+  /** Output kept for the whole build, in bytes (LECTERN_BUILD_LOG_BYTES). */
+  maxBuildBytes: number;
+}
+
+/** The end of a command's output kept past its bound: at most this, and at most a quarter of the bound. */
+const TAIL_BYTES = 8 * 1024;
+/** Below this much room left in the build's log, a command keeps only its last words. */
+const MIN_COMMAND_BYTES = 1024;
+/** What a command keeps once the build's log is full: a note and this much of its end. */
+const LAST_WORDS_BYTES = 512;
+/** Encoded forms shorter than this are not masked (a 4-character value's base64 pieces would hit ordinary text). */
+const MIN_ENCODED_FORM = 6;
+
+export function formatSize(n: number): string {
+  if (n < 1024) return `${n} bytes`;
+  if (n < 1024 ** 2) return `${+(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${+(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${+(n / 1024 ** 3).toFixed(1)} GiB`;
+}
+
+/** The longest start of `s` that is at most `n` bytes of UTF-8, never half a character. */
+function prefixBytes(s: string, n: number): string {
+  if (s.length * 3 <= n) return s;
+  const { read } = new TextEncoder().encodeInto(s, new Uint8Array(Math.max(0, n)));
+  return s.slice(0, read);
+}
+
+/** The longest end of `s` that is at most `n` bytes of UTF-8, never half a character. */
+function suffixBytes(s: string, n: number): string {
+  if (s.length * 3 <= n) return s;
+  const buf = Buffer.from(s, 'utf8');
+  if (buf.length <= n) return s;
+  let start = buf.length - n;
+  while (start < buf.length && (buf[start]! & 0xc0) === 0x80) start++;
+  return buf.subarray(start).toString('utf8');
+}
+
+/**
+ * The forms a secret takes in what programs print: as it is, JSON-escaped, URL-encoded (as
+ * encodeURIComponent, with `+` for spaces, and as a form body), and base64, standard and URL-safe,
+ * at each of the three alignments it can have inside a longer encoded text (`user:secret` in an
+ * Authorization header): only the characters that depend on the value alone, without the edges
+ * its neighbours change.
+ */
+export function secretForms(value: string): string[] {
+  const forms = new Set<string>([value]);
+  if (value.length < 4) return [value];
+  forms.add(JSON.stringify(value).slice(1, -1));
+  const uri = encodeURIComponent(value);
+  forms.add(uri);
+  forms.add(uri.replace(/%20/g, '+'));
+  forms.add(new URLSearchParams({ v: value }).toString().slice(2));
+  const bytes = Buffer.from(value, 'utf8');
+  for (let k = 0; k < 3; k++) {
+    const b64 = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64');
+    // Character i holds bits 6i..6i+6; the value's bits are 8k..8(k+n).
+    const stable = b64.slice(Math.ceil((8 * k) / 6), Math.floor((8 * (k + bytes.length)) / 6));
+    if (stable.length >= MIN_ENCODED_FORM) {
+      forms.add(stable);
+      forms.add(stable.replace(/\+/g, '-').replace(/\//g, '_'));
+    }
+  }
+  return [...forms];
+}
+
 export class Recorder {
-  readonly #secrets: string[];
+  /** Every form of every secret, longest first; `word`: a very short value, masked only as a whole word. */
+  readonly #forms: { text: string; word: RegExp | null }[];
   readonly #replacements: [string, string][];
+  readonly #limits: RecorderLimits;
+  /** Bytes of the build's log used by the commands recorded (or reserved by those running). */
+  #used = 0;
   constructor(
     private readonly db: PrismaClient,
     private readonly buildId: number,
     secrets: string[],
     /** Long paths shown shorter: `[/x/venv/bin/, '']`. */
     replacements: [string, string][] = [],
+    limits?: RecorderLimits,
   ) {
     // Longest first, so a value containing another is masked whole. Very short values would
     // mask ordinary text; they are masked only as whole words.
-    this.#secrets = [...new Set(secrets.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
+    const forms = new Map<string, RegExp | null>();
+    for (const s of new Set(secrets.filter((x) => x.length > 0))) {
+      for (const f of secretForms(s)) {
+        if (s.length >= 4) forms.set(f, null);
+        else if (!forms.has(f)) forms.set(f, new RegExp(`(?<![\\w])${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w])`, 'g'));
+      }
+    }
+    this.#forms = [...forms].map(([text, word]) => ({ text, word })).sort((a, b) => b.text.length - a.text.length);
     this.#replacements = replacements;
+    this.#limits = limits ?? { maxCommandBytes: DEFAULT_BUILD_LIMITS.logCommandBytes, maxBuildBytes: DEFAULT_BUILD_LIMITS.logBytes };
   }
 
   /** Announces that this build's rows changed (see `announceProgress`). */
@@ -34,11 +122,11 @@ export class Recorder {
 
   /**
    * Length of the end of `text` that could be the first characters of a secret whose rest has not
-   * been written yet: held back from a partial write, or its start would be stored unmasked.
+   * been written yet (or was not kept): held back, or its start would be stored unmasked.
    */
-  #unsafeTail(text: string): number {
+  unsafeTail(text: string): number {
     let n = 0;
-    for (const s of this.#secrets) {
+    for (const { text: s } of this.#forms) {
       for (let k = Math.min(s.length - 1, text.length); k > n; k--) {
         if (text.endsWith(s.slice(0, k))) {
           n = k;
@@ -49,11 +137,25 @@ export class Recorder {
     return n;
   }
 
+  /** Length of the start of `text` that could be the last characters of a secret whose start was not kept. */
+  unsafeHead(text: string): number {
+    let n = 0;
+    for (const { text: s } of this.#forms) {
+      for (let k = Math.min(s.length - 1, text.length); k > n; k--) {
+        if (text.startsWith(s.slice(s.length - k))) {
+          n = k;
+          break;
+        }
+      }
+    }
+    return n;
+  }
+
   mask(text: string): string {
     let out = text;
-    for (const s of this.#secrets) {
-      if (s.length >= 4) out = out.split(s).join(MASK);
-      else out = out.replace(new RegExp(`(?<![\\w])${s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w])`, 'g'), MASK);
+    for (const { text: s, word } of this.#forms) {
+      if (!out.includes(s)) continue;
+      out = word ? out.replace(word, MASK) : out.split(s).join(MASK);
     }
     return out;
   }
@@ -67,21 +169,29 @@ export class Recorder {
   async run(
     description: string,
     argv: string[],
-    opts: { cwd: string; env: Record<string, string>; timeoutMs: number; signal?: AbortSignal; wrap?: (argv: string[]) => string[] },
+    opts: { cwd: string; env: Record<string, string>; timeoutMs: number; signal?: AbortSignal; sandbox?: SandboxRun },
   ): Promise<RunResult & { commandId: number }> {
     const row = await this.db.buildCommand.create({
       data: { buildId: this.buildId, description, command: this.display(argv), startTime: new Date() },
     });
     await announceProgress(this.db, this.buildId);
-    let pending = '';
-    let flushed = '';
+    // The room this command may use is taken from the build's at once (commands may overlap).
+    const { maxCommandBytes, maxBuildBytes } = this.#limits;
+    const room = Math.max(0, Math.min(maxCommandBytes, maxBuildBytes - this.#used));
+    this.#used += room;
+    const log = new BoundedLog(this, room, room < maxCommandBytes ? 'build' : 'command', this.#limits);
+    let written = '';
     let lastFlush = Date.now();
+    let timer: NodeJS.Timeout | undefined;
     let flushing: Promise<unknown> = Promise.resolve();
+    // At most one write a second, and output that came is written within a second even when
+    // nothing follows it for a while.
     const flush = () => {
-      flushed += pending;
-      pending = '';
-      const masked = this.mask(flushed);
-      const output = masked.slice(0, masked.length - this.#unsafeTail(masked));
+      timer = undefined;
+      lastFlush = Date.now();
+      const output = log.live();
+      if (output === written) return;
+      written = output;
       flushing = flushing.then(() =>
         this.db.buildCommand
           .update({ where: { id: row.id }, data: { output } })
@@ -89,24 +199,117 @@ export class Recorder {
           .catch(() => {}),
       );
     };
-    const result = await runCommand(opts.wrap ? opts.wrap(argv) : argv, {
-      cwd: opts.cwd,
-      env: opts.env,
-      timeoutMs: opts.timeoutMs,
-      signal: opts.signal,
-      onOutput: (chunk) => {
-        pending += chunk;
-        if (Date.now() - lastFlush > 1000 && flushed.length < 1_000_000) {
-          lastFlush = Date.now();
-          flush();
-        }
-      },
-    });
-    await flushing;
-    const output = this.mask(result.output);
+    let result: RunResult;
+    try {
+      result = await runCommand(argv, {
+        sandbox: opts.sandbox,
+        cwd: opts.cwd,
+        env: opts.env,
+        timeoutMs: opts.timeoutMs,
+        signal: opts.signal,
+        onOutput: (chunk) => {
+          log.push(chunk);
+          timer ??= setTimeout(flush, Math.max(0, lastFlush + 1000 - Date.now()));
+        },
+      });
+    } finally {
+      clearTimeout(timer);
+      await flushing;
+    }
+    // A command that could not start says so only in its result.
+    if (log.total === 0 && result.output) log.push(result.output);
+    const output = log.final();
+    // The notes about what was left out are not counted: only what was kept of the output.
+    this.#used += Math.min(room, Buffer.byteLength(output)) - room;
     await this.db.buildCommand.update({ where: { id: row.id }, data: { output, exitCode: result.exitCode, endTime: new Date() } });
     await announceProgress(this.db, this.buildId);
     return { ...result, output, commandId: row.id };
+  }
+}
+
+/**
+ * One command's output, kept within `room` bytes: the first part while it fits, then only the
+ * last few KiB (a moving window), and a count of everything. Masking happens on what is kept,
+ * and never leaves part of a secret where the kept text was cut.
+ */
+class BoundedLog {
+  /** Bytes of output seen. */
+  total = 0;
+  #head = '';
+  #headBytes = 0;
+  readonly #headLimit: number;
+  /** Once the head is full: its masked, final form. */
+  #frozen: string | null = null;
+  #tail = '';
+  readonly #tailLimit: number;
+
+  constructor(
+    private readonly recorder: Recorder,
+    private readonly room: number,
+    /** Which bound `room` comes from. */
+    private readonly bound: 'command' | 'build',
+    private readonly limits: RecorderLimits,
+  ) {
+    if (room < MIN_COMMAND_BYTES) {
+      this.#headLimit = 0;
+      this.#tailLimit = LAST_WORDS_BYTES;
+    } else {
+      this.#tailLimit = Math.min(TAIL_BYTES, Math.floor(room / 4));
+      this.#headLimit = room - this.#tailLimit;
+    }
+  }
+
+  push(chunk: string): void {
+    const bytes = Buffer.byteLength(chunk);
+    this.total += bytes;
+    if (this.#frozen === null) {
+      if (this.#headBytes + bytes <= this.#headLimit) {
+        this.#head += chunk;
+        this.#headBytes += bytes;
+        return;
+      }
+      const part = prefixBytes(chunk, this.#headLimit - this.#headBytes);
+      this.#head += part;
+      this.#headBytes += Buffer.byteLength(part);
+      const masked = this.recorder.mask(this.#head);
+      this.#frozen = masked.slice(0, masked.length - this.recorder.unsafeTail(masked));
+      chunk = chunk.slice(part.length);
+    }
+    // The window holds at most #tailLimit characters (so at most 3 bytes each); cut to bytes at the end.
+    const limit = this.#tailLimit;
+    this.#tail = chunk.length >= limit ? chunk.slice(-limit) : this.#tail.length + chunk.length > limit ? (this.#tail + chunk).slice(-limit) : this.#tail + chunk;
+  }
+
+  /** What is shown while the command runs: nothing that may be the start of a secret still to come. */
+  live(): string {
+    if (this.#frozen === null) {
+      const masked = this.recorder.mask(this.#head);
+      return masked.slice(0, masked.length - this.recorder.unsafeTail(masked));
+    }
+    return `${this.#lineEnd(this.#frozen)}[Lectern: output of this command past ${formatSize(this.#headBytes)} is not being kept; its last lines are shown when it ends]\n`;
+  }
+
+  final(): string {
+    if (this.#frozen === null) return this.recorder.mask(this.#head);
+    let tail = suffixBytes(this.#tail, this.#tailLimit);
+    const tailBytes = Buffer.byteLength(tail);
+    if (this.#headBytes + tailBytes === this.total) return this.recorder.mask(this.#head + tail); // nothing left out after all
+    tail = tail.slice(this.recorder.unsafeHead(tail));
+    if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1);
+    const why =
+      this.bound === 'command'
+        ? `a command's log is limited to ${formatSize(this.limits.maxCommandBytes)} (LECTERN_BUILD_LOG_COMMAND_BYTES)`
+        : `this build's log is limited to ${formatSize(this.limits.maxBuildBytes)} in all (LECTERN_BUILD_LOG_BYTES)`;
+    const dropped = this.total - this.#headBytes - tailBytes;
+    const note =
+      this.#headBytes === 0
+        ? `[Lectern: output of this command was not kept but for its last ${formatSize(tailBytes)} (${formatSize(dropped)} left out, ${formatSize(this.total)} in all): ${why}]`
+        : `[Lectern: output of this command past ${formatSize(this.#headBytes)} was not kept but for its last ${formatSize(tailBytes)} (${formatSize(dropped)} left out, ${formatSize(this.total)} in all): ${why}]`;
+    return `${this.#lineEnd(this.#frozen)}${note}\n${this.recorder.mask(tail)}`;
+  }
+
+  #lineEnd(text: string): string {
+    return text === '' || text.endsWith('\n') ? text : `${text}\n`;
   }
 }
 
@@ -117,7 +320,7 @@ export class Recorder {
 /** PostgreSQL channel of progress announcements; the payload is the build id. */
 export const PROGRESS_CHANNEL = 'lectern_build_progress';
 
-const progress = new EventEmitter<{ changed: [buildId: number] }>();
+const progress = new EventEmitter<{ changed: [buildId: number]; resync: [] }>();
 progress.setMaxListeners(0);
 
 /**
@@ -133,31 +336,135 @@ export async function announceProgress(db: PrismaClient, buildId: number): Promi
   );
 }
 
-/** One LISTEN connection per process and database, open while anyone follows a build. */
-const listeners = new Map<string, { client: pg.Client; users: number }>();
+export interface ListenerOptions {
+  /** Called with each notification's payload. */
+  onNotify: (payload: string) => void;
+  /** Called when listening again after the connection was lost: what was announced meanwhile is unknown. */
+  onReconnect?: () => void;
+  /** Told once per outage (warn) and when it ends (info). */
+  log?: Logger;
+  /** First and longest wait between attempts to reconnect (doubling in between). */
+  retryMs?: { min: number; max: number };
+}
 
-function listen(databaseUrl: string): () => void {
-  let entry = listeners.get(databaseUrl);
-  if (!entry) {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    const created = { client, users: 0 };
-    entry = created;
-    listeners.set(databaseUrl, created);
-    const drop = () => {
-      if (listeners.get(databaseUrl) === created) listeners.delete(databaseUrl);
+/**
+ * LISTEN on one PostgreSQL channel, on a connection of its own that comes back when it is lost
+ * (the database restarted, the backend was terminated, the network dropped): it retries with
+ * growing waits until `close()`. Notifications sent while it was away are lost, so `onReconnect`
+ * tells its user to look again.
+ */
+export class PgListener {
+  #client: pg.Client | null = null;
+  #closed = false;
+  #listening = false;
+  /** An outage is under way (and was logged). */
+  #down = false;
+  #delay: number;
+  #timer: NodeJS.Timeout | undefined;
+  /** Settles when the first attempt ends: true when it is listening. */
+  readonly ready: Promise<boolean>;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly channel: string,
+    private readonly opts: ListenerOptions,
+  ) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    this.#delay = opts.retryMs?.min ?? 250;
+    this.ready = this.#connect();
+  }
+
+  get listening(): boolean {
+    return this.#listening;
+  }
+
+  /** The logger used from now on (a later user may bring one when the first had none). */
+  set log(log: Logger | undefined) {
+    this.opts.log ??= log;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#listening = false;
+    clearTimeout(this.#timer);
+    const client = this.#client;
+    this.#client = null;
+    await client?.end().catch(() => {});
+  }
+
+  async #connect(): Promise<boolean> {
+    if (this.#closed) return false;
+    // keepAlive: a silent network drop is noticed too, not only a closed connection.
+    const client = new pg.Client({ connectionString: this.databaseUrl, keepAlive: true, connectionTimeoutMillis: 10_000 });
+    this.#client = client;
+    let lost = false;
+    const onLost = (err?: Error) => {
+      if (lost) return;
+      lost = true;
+      this.#listening = false;
+      if (this.#client === client) this.#client = null;
       client.end().catch(() => {});
+      if (this.#closed) return;
+      if (!this.#down) {
+        this.#down = true;
+        this.opts.log?.warn({ err: err?.message ?? 'connection closed', channel: this.channel }, 'LISTEN connection to the database lost; reconnecting (polling meanwhile)');
+      }
+      const max = this.opts.retryMs?.max ?? 30_000;
+      const wait = this.#delay * (0.75 + Math.random() / 2);
+      this.#delay = Math.min(max, this.#delay * 2);
+      this.#timer = setTimeout(() => void this.#connect(), wait);
+      this.#timer.unref();
     };
     client.on('notification', (n) => {
-      const id = Number(n.payload);
-      if (n.channel === PROGRESS_CHANNEL && Number.isInteger(id)) progress.emit('changed', id);
+      if (n.channel === this.channel) this.opts.onNotify(n.payload ?? '');
     });
-    // A lost connection is dropped (the next follower opens another); the poll covers the gap.
-    client.on('error', drop);
-    client
-      .connect()
-      .then(() => client.query(`LISTEN ${PROGRESS_CHANNEL}`))
-      .catch(drop);
+    client.on('error', onLost);
+    client.on('end', () => onLost());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${this.channel}`);
+    } catch (e) {
+      onLost(e as Error);
+      return false;
+    }
+    if (lost || this.#closed) {
+      if (this.#closed) await client.end().catch(() => {});
+      return false;
+    }
+    this.#listening = true;
+    this.#delay = this.opts.retryMs?.min ?? 250;
+    if (this.#down) {
+      this.#down = false;
+      this.opts.log?.info({ channel: this.channel }, 'LISTEN connection to the database is back');
+      this.opts.onReconnect?.();
+    }
+    return true;
   }
+}
+
+/** One LISTEN connection per process and database, open while anyone follows a build. */
+const listeners = new Map<string, { listener: PgListener; users: number }>();
+
+/** The current progress listener of a database, if anyone follows a build on it (for tests). */
+export function progressListener(databaseUrl: string): PgListener | undefined {
+  return listeners.get(databaseUrl)?.listener;
+}
+
+function listen(databaseUrl: string, log?: Logger): () => void {
+  let entry = listeners.get(databaseUrl);
+  if (!entry) {
+    const listener = new PgListener(databaseUrl, PROGRESS_CHANNEL, {
+      log,
+      onNotify: (payload) => {
+        const id = Number(payload);
+        if (Number.isInteger(id)) progress.emit('changed', id);
+      },
+      // Announcements made while the connection was away were missed: every reader looks again.
+      onReconnect: () => progress.emit('resync'),
+    });
+    entry = { listener, users: 0 };
+    listeners.set(databaseUrl, entry);
+  } else entry.listener.log = log;
   const used = entry;
   used.users++;
   let released = false;
@@ -166,7 +473,7 @@ function listen(databaseUrl: string): () => void {
     released = true;
     if (--used.users === 0 && listeners.get(databaseUrl) === used) {
       listeners.delete(databaseUrl);
-      used.client.end().catch(() => {});
+      void used.listener.close();
     }
   };
 }
@@ -193,6 +500,8 @@ export interface FollowOptions {
   pollMs?: number;
   /** PostgreSQL URL to LISTEN on; without it only this process's announcements wake the reader. */
   databaseUrl?: string;
+  /** Told when the LISTEN connection is lost and comes back. */
+  log?: Logger;
 }
 
 const commonPrefix = (a: string, b: string) => {
@@ -215,8 +524,13 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
     dirty = true;
     wake?.();
   };
+  const onResync = () => {
+    dirty = true;
+    wake?.();
+  };
   progress.on('changed', onChange);
-  const unlisten = opts.databaseUrl ? listen(opts.databaseUrl) : () => {};
+  progress.on('resync', onResync);
+  const unlisten = opts.databaseUrl ? listen(opts.databaseUrl, opts.log) : () => {};
   let lastState: string | null = null;
   const sent = new Map<number, string>(); // output already sent, per command still running
   const ended = new Set<number>();
@@ -278,6 +592,7 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
     }
   } finally {
     progress.off('changed', onChange);
+    progress.off('resync', onResync);
     unlisten();
   }
 }
