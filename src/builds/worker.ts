@@ -5,9 +5,9 @@
 // either lets running builds finish or returns them to the queue.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { events } from '../domain/events.ts';
 import { Aborted, runBuild, type PipelineDeps } from './pipeline.ts';
+import { PgListener } from './record.ts';
 import { claimBuild, heartbeat, reapExpired, releaseBuild } from './queue.ts';
 
 export interface WorkerOptions {
@@ -26,7 +26,7 @@ export class Worker {
   readonly #running = new Map<number, { controller: AbortController; done: Promise<void> }>();
   #stopping = false;
   #wake: (() => void) | null = null;
-  #listener: pg.Client | null = null;
+  #listener: PgListener | null = null;
   #loop: Promise<void> | null = null;
   readonly #leaseSeconds: number;
 
@@ -45,11 +45,9 @@ export class Worker {
     const onQueued = () => this.#wake?.();
     events.on('buildQueued', onQueued);
     if (this.opts.databaseUrl) {
-      this.#listener = new pg.Client({ connectionString: this.opts.databaseUrl });
-      this.#listener.on('notification', onQueued);
-      this.#listener.on('error', (e) => this.deps.log.warn({ err: e.message }, 'build notification connection failed; polling'));
-      await this.#listener.connect();
-      await this.#listener.query(`LISTEN ${NOTIFY_CHANNEL}`);
+      // It comes back by itself when the database does; builds queued meanwhile are looked for then.
+      this.#listener = new PgListener(this.opts.databaseUrl, NOTIFY_CHANNEL, { log: this.deps.log, onNotify: onQueued, onReconnect: onQueued });
+      await this.#listener.ready;
     }
     this.#loop = this.#run().finally(() => events.off('buildQueued', onQueued));
   }
@@ -121,6 +119,6 @@ export class Worker {
         await releaseBuild(this.deps.prisma, id, this.id);
       }
     }
-    await this.#listener?.end().catch(() => {});
+    await this.#listener?.close();
   }
 }
