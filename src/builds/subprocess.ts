@@ -40,7 +40,10 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
     let setupError: string | null = null;
     let watching: NodeJS.Timeout | undefined;
     const max = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-    let output = '';
+    // The tail kept as chunks with a running length: whole chunks leave from the front, and the
+    // text is joined once at the end, so a command printing gigabytes costs no copying per chunk.
+    const chunks: string[] = [];
+    let kept = 0;
     let truncated = false;
     let timedOut = false;
     let aborted = false;
@@ -51,17 +54,19 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
         child.kill('SIGKILL');
       }
     };
-    const onData = (buf: Buffer) => {
-      const text = buf.toString('utf8');
-      output += text;
-      if (output.length > max) {
-        output = output.slice(output.length - max);
+    const onData = (data: Buffer | string) => {
+      const text = typeof data === 'string' ? data : data.toString('utf8');
+      chunks.push(text);
+      kept += text.length;
+      while (kept - chunks[0]!.length >= max) {
+        kept -= chunks.shift()!.length;
         truncated = true;
       }
       opts.onOutput?.(text);
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    // Decoded by the streams, so a character split between two reads arrives whole.
+    child.stdout!.setEncoding('utf8').on('data', onData);
+    child.stderr!.setEncoding('utf8').on('data', onData);
     if (box) {
       for (const note of box.notes) onData(Buffer.from(`[Lectern: ${note}]\n`));
       box.start(child).then(
@@ -103,6 +108,11 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
       opts.signal?.removeEventListener('abort', onAbort);
       const stopped = box ? await box.stop().catch(() => null) : null;
       limit ??= stopped;
+      let output = chunks.join('');
+      if (output.length > max) {
+        output = output.slice(output.length - max);
+        truncated = true;
+      }
       if (truncated) output = `[output truncated to its last ${max} bytes]\n${output}`;
       const note = (text: string) => {
         output += `\n${text}\n`;
