@@ -73,7 +73,12 @@ export class ValidationError extends LecternError {
  * wording clients already match (`Query exceeds maximum complexity (complexity: N, max: M)`).
  */
 export class QueryTooCostlyError extends LecternError {
-  constructor(kind: 'complexity' | 'depth' | 'breadth', value: number, max: number) {
+  static readonly CODE = 'QUERY_TOO_COSTLY';
+  constructor(
+    readonly kind: 'complexity' | 'depth' | 'breadth',
+    readonly value: number,
+    readonly max: number,
+  ) {
     super('QUERY_TOO_COSTLY', `Query exceeds maximum ${kind} (${kind}: ${value}, max: ${max})`, { [kind]: value, [`max${kind[0]!.toUpperCase()}${kind.slice(1)}`]: max });
   }
 }
