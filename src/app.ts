@@ -47,6 +47,38 @@ function maskError(error: unknown, message: string): Error {
   return yogaMaskError(error, message, false);
 }
 
+/** What a browser may send across origins to the APIs: Lectern authenticates by header, never by cookie. */
+const CORS_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
+const CORS_HEADERS = 'Authorization, Content-Type, Accept';
+
+/**
+ * CORS for the APIs: off unless LECTERN_CORS_ORIGINS names origins. A listed Origin is answered
+ * with exactly itself (and `Vary: Origin`, so a cache keeps one answer per origin); any other
+ * gets no Access-Control-Allow-* header at all, and its preflight is left to the API (which grants
+ * nothing). Credentials are never allowed: there are no cookies to send, tokens go in a header.
+ */
+export function corsFor(origins: readonly string[]): express.RequestHandler {
+  const allowed = new Set(origins.map((o) => o.toLowerCase()));
+  return (req, res, next) => {
+    if (allowed.size === 0) return next();
+    res.vary('Origin');
+    const origin = req.get('origin');
+    if (!origin || !allowed.has(origin.toLowerCase())) return next();
+    res.set('Access-Control-Allow-Origin', origin);
+    if (req.method === 'OPTIONS' && req.get('access-control-request-method')) {
+      res
+        .set('Access-Control-Allow-Methods', CORS_METHODS)
+        .set('Access-Control-Allow-Headers', CORS_HEADERS)
+        .set('Access-Control-Max-Age', '600')
+        .status(204)
+        .end();
+      return;
+    }
+    res.set('Access-Control-Expose-Headers', 'Retry-After, Link');
+    next();
+  };
+}
+
 /** A request listener for node:http: what `lectern serve` listens with. */
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -64,6 +96,9 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     graphqlEndpoint: '/graphql',
     context: ({ request }) => createContext(request.headers.get('authorization')),
     maskedErrors: { maskError, isDev: false },
+    // Off here: yoga's own CORS answers any Origin with itself and credentials. corsFor() below
+    // answers the origins LECTERN_CORS_ORIGINS names, for /graphql and /api/v3 alike.
+    cors: false,
     graphiql: { title: 'Lectern GraphQL' },
     landingPage: false,
     logging: {
@@ -76,7 +111,10 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // X-Forwarded-For/-Proto/-Host are believed only from the proxies LECTERN_TRUSTED_PROXIES names
+  // (none by default, not even loopback): req.ip, req.protocol and req.hostname, and with them the
+  // live-log bound per client and the docs fast path (which asks this same function), follow one rule.
+  app.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
 
   // Every request counted and timed by part of the product (the docs fast path counts its own, below).
   const metrics = createMetrics(db.prisma);
@@ -104,6 +142,9 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
       ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy)
       : undefined;
   app.use(serveRouter({ config, storage, log, fast }));
+
+  const cors = corsFor(config.corsOrigins);
+  app.use([yoga.graphqlEndpoint, '/api/v3'], cors);
 
   // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
   // parsed here (so malformed JSON gets our 400); every other body yoga accepts
