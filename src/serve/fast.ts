@@ -194,6 +194,8 @@ export class FastPath {
     if (domain) {
       const label = docsHostLabel(domain, domain.includes(':') ? (asked.host ?? '') : this.#hostnameOf(asked, peer));
       if (label !== null) return `${label} ${path}`;
+      // With a docs domain, `/docs/…` on any other host is sent to the docs host (./router.ts): never a page.
+      return null;
     }
     return path === '/docs' || path.startsWith('/docs/') ? ` ${path}` : null;
   }

@@ -54,6 +54,11 @@ interface Scope {
   fresh: Freshness;
   /** The fast path's epoch() when the request began: an answer made across a change is not recorded. */
   epoch: number;
+  /**
+   * Something private went into the answer (a private project or version the reader may see):
+   * then no answer to it, redirect or 404 included, may be kept by a shared cache.
+   */
+  private: boolean;
 }
 
 const FORMATS = { pdf: 'pdf', htmlzip: 'zip', epub: 'epub' } as const;
@@ -74,13 +79,19 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   const anonymous = new Reader(anonymousContext());
   const domain = docsDomainOf(config.docsDomain);
 
-  const siteOf = (req: Request): Site | null => {
+  /**
+   * The docs site a request asks for; `elsewhere` when it asks for `/docs/…` on a host that serves
+   * no docs: with a docs domain set, projects' HTML runs only on their own `<project>.<domain>`
+   * origins, never on the API's, where it could call the API with a reader's browser.
+   */
+  const siteOf = (req: Request): Site | 'elsewhere' | null => {
     if (domain) {
       const label = docsHostLabel(domain, (domain.includes(':') ? req.get('host') : req.hostname) ?? '');
       if (label !== null) return { base: '', rest: req.path, hostLabel: label };
     }
     const p = req.path;
     if (p !== '/docs' && !p.startsWith('/docs/')) return null;
+    if (domain) return 'elsewhere';
     const m = /^\/docs\/([^/]+)(\/.*)?$/.exec(p);
     if (!m) return { base: '/docs', rest: '' };
     let slug: string;
@@ -117,8 +128,9 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const root = site.slug ? await resolve.projectBySlug(site.slug, fresh) : await resolve.projectByHostLabel(site.hostLabel!, fresh);
     // A private project reads as a missing one: its existence is not revealed.
     if (!root || !(await reader.canSeeProject(root))) return notFound(res);
+    let priv = root.privacyLevel !== 'public';
     const path = parseDocPath(site.rest);
-    if (!path) return notFound(res);
+    if (!path) return notFound(res, priv);
     let top = root;
     let { base } = site;
     let requestRoot = ownRootOf(root);
@@ -127,13 +139,14 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       const child = await resolve.subprojectByAlias(root.id, segments[1]!, fresh);
       if (child && (await reader.canSeeProject(child))) {
         top = child;
+        priv ||= child.privacyLevel !== 'public';
         base = `${base}/projects/${raw[1]}`;
         requestRoot = `${requestRoot}/projects/${segments[1]}`;
         segments = segments.slice(2);
         raw = raw.slice(2);
       }
     }
-    const scope: Scope = { req, res, reader, top, base, requestRoot, query: queryOf(req.originalUrl), fresh, epoch };
+    const scope: Scope = { req, res, reader, top, base, requestRoot, query: queryOf(req.originalUrl), fresh, epoch, private: priv };
     await serveUnder(scope, segments, raw, path.dir);
   };
 
@@ -165,6 +178,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       // Not a language of this project: only exact and prefix redirects can know the path.
       return missing(s, top, { path: decodedPath, filename: null, language: top.language, version: top.defaultVersion }, null);
     }
+    s.private ||= project.privacyLevel !== 'public';
     const canonical = rootFor(s, project);
     if (canonical !== s.base) return redirect(s, 302, `${canonical}/${raw.join('/')}${dir ? '/' : ''}`);
     if (segments.length === 1) return redirect(s, 302, `${s.base}/${raw[0]}/${encodeURIComponent(project.defaultVersion)}/`);
@@ -177,6 +191,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const row = fresh ? await resolve.freshVersionOf(project.id, versionSlug, s.fresh) : await resolve.versionOf(project.id, versionSlug, s.fresh);
     const version = await reader.readable(project, row);
     if (!version) return missing(s, project, rr, null);
+    s.private ||= version.privacyLevel !== 'public';
 
     const forced = matchRedirect(project.redirects, rr, (r) => r.force);
     if (forced) return userRedirect(s, forced);
@@ -185,7 +200,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
     const prefix = artifactPrefix(project.slug, version.slug, version.publishedBuildId, 'html');
     const key = file.length === 0 ? 'index.html' : `${file.join('/')}${dir ? '/index.html' : ''}`;
-    const isPrivate = project.privacyLevel !== 'public' || version.privacyLevel !== 'public';
+    const isPrivate = s.private;
     const tag = project.versionSwitcher
       ? switcherTag({ base: s.base, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
       : undefined;
@@ -219,16 +234,17 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   ): Promise<void> => {
     const hit = matchRedirect(project.redirects, rr, (r) => !r.force || current === null);
     if (hit) return userRedirect(s, hit);
-    const page = { status: 404 as const, cacheControl: 'no-cache' };
-    if (current && (await sender.send(s.req, s.res, `${current.prefix}/404.html`, page))) return;
+    // A private project's 404 page is its own HTML: never kept by a shared cache.
+    const page = (priv: boolean) => ({ status: 404 as const, cacheControl: priv ? 'private, no-cache' : 'no-cache' });
+    if (current && (await sender.send(s.req, s.res, `${current.prefix}/404.html`, page(s.private)))) return;
     if (current?.version.slug !== project.defaultVersion) {
       const fallback = await s.reader.readable(project, await resolve.versionOf(project.id, project.defaultVersion));
       if (fallback) {
         const prefix = artifactPrefix(project.slug, fallback.slug, fallback.publishedBuildId, 'html');
-        if (await sender.send(s.req, s.res, `${prefix}/404.html`, page)) return;
+        if (await sender.send(s.req, s.res, `${prefix}/404.html`, page(s.private || fallback.privacyLevel !== 'public'))) return;
       }
     }
-    notFound(s.res);
+    notFound(s.res, s.private);
   };
 
   /** `/_/versions/<lang>.json` (the switcher's data) and `/_/downloads/<lang>/<version>/<format>/`. */
@@ -240,33 +256,36 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       const [language, versionSlug, format] = segments.slice(1) as [string, string, string];
       if (Object.hasOwn(FORMATS, format)) return download(s, language, versionSlug, format as DownloadFormat);
     }
-    notFound(s.res);
+    notFound(s.res, s.private);
   };
 
   const download = async (s: Scope, language: string, versionSlug: string, format: DownloadFormat): Promise<void> => {
     // downloadUrl() names the project's own slug and language; a translation is also found under its main project.
     const project = await resolve.projectForLanguage(s.top, language);
-    if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res);
+    if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res, s.private);
+    s.private ||= project.privacyLevel !== 'public';
     const version = await s.reader.readable(project, await resolve.versionOf(project.id, versionSlug));
-    if (!version) return notFound(s.res);
+    if (!version) return notFound(s.res, s.private);
+    s.private ||= version.privacyLevel !== 'public';
     const has = { pdf: version.hasPdf, htmlzip: version.hasHtmlzip, epub: version.hasEpub }[format];
-    if (!has) return notFound(s.res);
-    const isPrivate = project.privacyLevel !== 'public' || version.privacyLevel !== 'public';
+    if (!has) return notFound(s.res, s.private);
+    const isPrivate = s.private;
     const sent = await sender.send(s.req, s.res, downloadKey(project.slug, version.slug, version.publishedBuildId, format), {
       cacheControl: isPrivate ? 'private, no-cache' : 'public, max-age=3600',
       downloadName: `${project.slug}-${version.slug}.${FORMATS[format]}`,
     });
-    if (!sent) notFound(s.res);
+    if (!sent) notFound(s.res, s.private);
   };
 
   const versionsJson = async (s: Scope, language: string): Promise<void> => {
     const project = await resolve.projectForLanguage(s.top, language);
-    if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res);
+    if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res, s.private);
+    s.private ||= project.privacyLevel !== 'public';
     const root = rootFor(s, project);
     // Copied before sorting: the cached list is shared.
     const versions = [...(await resolve.listedVersions(project.id))].sort((a, b) => compareVersions(a.slug, b.slug));
     const family = project.privacyLevel === 'public' ? await resolve.publicFamily(project) : [project];
-    s.res.set('Cache-Control', project.privacyLevel === 'public' ? 'public, max-age=60' : 'private, no-cache');
+    s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
     const body = {
       project: project.slug,
       language: project.language,
@@ -292,6 +311,25 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     redirect(s, m.status, `${s.base}${encodePath(p)}${tail}`);
   };
 
+  /**
+   * `/docs/<project>/<rest>` asked on the API's host while docs have a domain of their own: sent to
+   * `<project>.<domain>/<rest>`, as Read the Docs sends its old `/docs/<project>/` URLs to the
+   * project's subdomain. Nothing is looked up (a private project is not told apart from a missing
+   * one) and nothing of the project is served here.
+   */
+  const toDocsHost = (req: Request, res: Response): void => {
+    const m = /^\/docs\/([^/]+)(\/.*)?$/.exec(req.path);
+    let slug: string | undefined;
+    try {
+      slug = m ? decodeURIComponent(m[1]!) : undefined;
+    } catch {
+      slug = undefined;
+    }
+    if (!slug || !/^[a-z0-9][a-z0-9_-]*$/.test(slug)) return notFound(res);
+    const location = headerSafe(withQuery(`${docsRoot(slug)}${m![2] ?? '/'}`, queryOf(req.originalUrl)));
+    res.status(302).set('Location', location).set('Cache-Control', 'no-cache').type('text/plain').end(`Redirecting to ${location}`);
+  };
+
   return (req, res, next) => {
     const site = siteOf(req);
     if (!site) return next();
@@ -299,6 +337,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('Method not allowed.');
       return;
     }
+    if (site === 'elsewhere') return toDocsHost(req, res);
     handle(req, res, site).catch((err: unknown) => {
       // A key storage refuses is a path that names nothing: 404, never 500.
       if (err instanceof StorageKeyError) return notFound(res);
@@ -313,13 +352,15 @@ function redirect(s: Scope, status: 301 | 302, location: string): void {
   s.res
     .status(status)
     .set('Location', headerSafe(withQuery(location, s.query)))
-    .set('Cache-Control', status === 301 ? 'public, max-age=3600' : 'no-cache')
+    // A private project's redirect says where its pages are: for the reader who may see it only.
+    .set('Cache-Control', s.private ? 'private, no-cache' : status === 301 ? 'public, max-age=3600' : 'no-cache')
     .type('text/plain')
     .end(`Redirecting to ${headerSafe(withQuery(location, s.query))}`);
 }
 
-function notFound(res: Response): void {
-  res.status(404).set('Cache-Control', 'no-cache').type('html').send(NOT_FOUND_PAGE);
+/** `priv`: the reader was answered about something private (a private project it may see). */
+function notFound(res: Response, priv = false): void {
+  res.status(404).set('Cache-Control', priv ? 'private, no-cache' : 'no-cache').type('html').send(NOT_FOUND_PAGE);
 }
 
 /** HTML is revalidated on every view (a new build may have replaced it); other files are kept a while. */

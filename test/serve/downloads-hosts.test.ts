@@ -39,7 +39,7 @@ describe('downloads and host names (LECTERN_DOCS_DOMAIN=docs.test)', () => {
         ['epub', 'application/epub+zip', 'fixture-v2.0.epub', 'PK'],
       ] as const;
       for (const [format, type, name, magic] of cases) {
-        const res = await t.http.get(`/docs/fixture/_/downloads/en/v2.0/${format}/`).buffer(true).parse(binary);
+        const res = await host('fixture.docs.test', `/_/downloads/en/v2.0/${format}/`).buffer(true).parse(binary);
         expect([format, res.status, res.headers['content-type'], res.headers['content-disposition']]).toEqual([
           format,
           200,
@@ -50,25 +50,34 @@ describe('downloads and host names (LECTERN_DOCS_DOMAIN=docs.test)', () => {
       }
     });
 
-    it('is where downloadUrl() points, for a main project and for a translation', async () => {
-      for (const url of [downloadUrl('fixture', 'en', 'v2.0', 'pdf'), downloadUrl('fixture-es', 'es', 'latest', 'htmlzip')]) {
-        expect(url.startsWith('http://lectern.test/docs/')).toBe(true);
-        const res = await t.http.get(url.slice('http://lectern.test'.length)).buffer(true).parse(binary);
+    it('is where downloadUrl() points (through the docs host), for a main project and for a translation', async () => {
+      const cases = [
+        [downloadUrl('fixture', 'en', 'v2.0', 'pdf'), 'http://fixture.docs.test/_/downloads/en/v2.0/pdf/'],
+        [downloadUrl('fixture-es', 'es', 'latest', 'htmlzip'), 'http://fixture-es.docs.test/_/downloads/es/latest/htmlzip/'],
+      ] as const;
+      for (const [url, onDocsHost] of cases) {
+        // downloadUrl() names the main host, which serves no docs with a docs domain set: it sends the reader on.
+        const path = url.startsWith('http://lectern.test/docs/') ? url.slice('http://lectern.test'.length) : null;
+        const there = path ? await t.http.get(path) : null;
+        expect([url, there?.status ?? 302, there?.headers.location ?? url]).toEqual([url, 302, onDocsHost]);
+        const target = new URL(onDocsHost);
+        const res = await host(target.host, target.pathname).buffer(true).parse(binary);
         expect([url, res.status]).toEqual([url, 200]);
       }
       // The translation's download is also found under its main project.
-      const viaMain = await t.http.get('/docs/fixture/_/downloads/es/latest/htmlzip/').buffer(true).parse(binary);
+      const viaMain = await host('fixture.docs.test', '/_/downloads/es/latest/htmlzip/').buffer(true).parse(binary);
       expect(viaMain.headers['content-disposition']).toBe('attachment; filename="fixture-es-latest.zip"');
     });
 
     it('answers 404 for a format the version lacks, an unknown format, or a version the reader cannot see', async () => {
-      expect((await t.http.get('/docs/fixture/_/downloads/en/latest/pdf/')).status).toBe(404);
-      expect((await t.http.get('/docs/fixture/_/downloads/en/v2.0/exe/')).status).toBe(404);
-      expect((await t.http.get('/docs/fixture/_/downloads/en/internal/pdf/')).status).toBe(404);
-      const maintainer = await t.http.get('/docs/fixture/_/downloads/en/internal/pdf/').set('authorization', `Token ${w.alice}`).buffer(true).parse(binary);
+      const fixture = (p: string) => host('fixture.docs.test', p);
+      expect((await fixture('/_/downloads/en/latest/pdf/')).status).toBe(404);
+      expect((await fixture('/_/downloads/en/v2.0/exe/')).status).toBe(404);
+      expect((await fixture('/_/downloads/en/internal/pdf/')).status).toBe(404);
+      const maintainer = await fixture('/_/downloads/en/internal/pdf/').set('authorization', `Token ${w.alice}`).buffer(true).parse(binary);
       expect(maintainer.status).toBe(200);
       expect(maintainer.headers['cache-control']).toBe('private, no-cache');
-      expect((await t.http.get('/docs/secret/_/downloads/en/latest/pdf/')).status).toBe(404);
+      expect((await host('secret.docs.test', '/_/downloads/en/latest/pdf/')).status).toBe(404);
     });
   });
 
@@ -99,11 +108,13 @@ describe('downloads and host names (LECTERN_DOCS_DOMAIN=docs.test)', () => {
       expect((await host('under-score.docs.test', '/en/latest/')).status).toBe(200);
     });
 
-    it('answers 404 for an unknown or private project host, and still serves /docs paths and the API on the main host', async () => {
+    it('answers 404 for an unknown or private project host; the main host serves the API, and sends /docs paths to the docs host', async () => {
       expect((await host('nothing.docs.test', '/en/latest/')).status).toBe(404);
       expect((await host('secret.docs.test', '/en/latest/')).status).toBe(404);
       expect((await host('secret.docs.test', '/en/latest/').set('authorization', `Token ${w.alice}`)).status).toBe(200);
-      expect((await t.http.get('/docs/fixture/en/latest/')).status).toBe(200);
+      const moved = await t.http.get('/docs/fixture/en/latest/');
+      expect([moved.status, moved.headers.location]).toEqual([302, 'http://fixture.docs.test/en/latest/']);
+      expect(moved.text).not.toContain('Fixture');
       expect((await t.http.get('/healthz')).status).toBe(200);
       expect((await host('fixture.docs.test', '/_/switcher.js')).headers['content-type']).toBe('text/javascript; charset=utf-8');
     });

@@ -177,7 +177,8 @@ describe('with the default TTL', () => {
 describe('a docs host', () => {
   let w: World;
   beforeAll(async () => {
-    w = await makeWorld({ LECTERN_DOCS_DOMAIN: 'docs.test' });
+    // This test's requests come from loopback, named as a trusted proxy (none is by default).
+    w = await makeWorld({ LECTERN_DOCS_DOMAIN: 'docs.test', LECTERN_TRUSTED_PROXIES: '127.0.0.1,::1' });
   });
   afterAll(() => w?.t.close());
   const raw = serverOf(() => w);
@@ -192,12 +193,19 @@ describe('a docs host', () => {
     // Another host, the same path: not this page.
     expect((await raw('/en/latest/glossary.html', { host: 'other.docs.test' })).status).toBe(404);
     expect((await raw('/en/latest/glossary.html', { host: 'lectern.test' })).express).toBe(true);
-    // A forwarded host from a trusted proxy (loopback) is the host, as express reads it.
+    // A forwarded host from a trusted proxy (loopback, as configured) is the host, as express reads it.
     const forwarded = await raw('/en/latest/glossary.html', { host: 'lectern.test', 'x-forwarded-host': 'fixture.docs.test, proxy.test' });
     expect(forwarded.express).toBe(false);
     expect(comparable(forwarded)).toEqual(comparable(first));
     const elsewhere = await raw('/en/latest/glossary.html', { ...host, 'x-forwarded-host': 'other.docs.test' });
     expect([elsewhere.status, elsewhere.express]).toEqual([404, true]);
+  });
+
+  it('never answers /docs paths on the main host: express sends them to the docs host, every time', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await raw('/docs/fixture/en/latest/glossary.html', { host: 'lectern.test' });
+      expect([res.status, res.headers.location, res.express]).toEqual([302, 'http://fixture.docs.test/en/latest/glossary.html', true]);
+    }
   });
 });
 

@@ -30,17 +30,30 @@ afterAll(async () => {
   await w?.t.close();
 });
 
-function raw(pathname: string, host = `127.0.0.1:${port}`): Promise<{ status: number; body: string }> {
+function get(pathname: string, host: string): Promise<{ status: number; body: string; location?: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, path: pathname, method: 'GET', headers: { host } }, (res) => {
       let body = '';
       res.setEncoding('latin1');
       res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, location: res.headers.location }));
     });
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * `pathname` asked of `host`; on the main host, a `/docs/…` path is sent to the project's docs host
+ * (a docs domain is set): the redirect must stay on a docs host, and is followed once.
+ */
+async function raw(pathname: string, host = `127.0.0.1:${port}`): Promise<{ status: number; body: string }> {
+  const res = await get(pathname, host);
+  if (host.endsWith('.docs.test') || res.status !== 302) return res;
+  const to = /^http:\/\/([a-z0-9-]+\.docs\.test)(\/.*)$/.exec(res.location ?? '');
+  expect(to, `${pathname} sent to ${res.location}`).not.toBeNull();
+  expect(res.body).not.toContain(MARKER);
+  return get(to![2]!, to![1]!);
 }
 
 const attempts = [
