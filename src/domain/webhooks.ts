@@ -41,6 +41,9 @@ const INVALID_PAYLOAD: Record<IntegrationProvider, string> = {
   generic: PROJECT_NOT_FOUND,
 };
 const UNHANDLED = 'Unhandled webhook event';
+const ALREADY_PROCESSED = 'Delivery already processed';
+/** How long a delivery id is remembered: a replay within this time is answered without acting again. */
+const DELIVERY_MEMORY_MS = 24 * 60 * 60 * 1000;
 const ZERO_SHA = '0'.repeat(40);
 
 /** How long a sync may hold the answer; past that it finishes in the background (providers time out at ~10 s). */
@@ -111,16 +114,67 @@ function parseJson(text: string): unknown {
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 const obj = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
+/**
+ * The id a provider gives one delivery (the same on its retries), under the header it came in, or
+ * null when there is none. GitHub: `X-GitHub-Delivery`. GitLab: `Idempotency-Key` (17.4+, kept on
+ * retries), else `X-Gitlab-Webhook-UUID`, else `X-Gitlab-Event-UUID`. Bitbucket: `X-Request-UUID`
+ * (its `X-Hook-UUID` names the webhook, the same on every delivery, so it identifies none).
+ * GitHub's and Bitbucket's signatures cover the body only: a replay with the id header left out
+ * is known by the body's hash instead (real deliveries always carry the header).
+ */
+export function deliveryIdOf(provider: IntegrationProvider, req: WebhookRequest): string | null {
+  const names: Record<IntegrationProvider, string[]> = {
+    github: ['x-github-delivery'],
+    gitlab: ['idempotency-key', 'x-gitlab-webhook-uuid', 'x-gitlab-event-uuid'],
+    bitbucket: ['x-request-uuid'],
+    generic: [],
+  };
+  for (const name of names[provider]) {
+    const value = req.header(name)?.trim();
+    if (!value) continue;
+    const id = `${name}:${value}`;
+    // The column holds 255 characters; a longer id is kept as its hash.
+    return id.length <= 255 ? id : `${name}:sha256:${createHash('sha256').update(value).digest('hex')}`;
+  }
+  if (provider === 'github' || provider === 'bitbucket') return `body:sha256:${createHash('sha256').update(req.body).digest('hex')}`;
+  return null;
+}
+
+/**
+ * Records that `integrationId` received `deliveryId`; false when it did so in the last day.
+ * Atomic across processes (the unique key decides); deliveries older than a day are deleted here.
+ */
+async function firstDelivery(integrationId: number, deliveryId: string): Promise<boolean> {
+  await prisma().webhookDelivery.deleteMany({ where: { receivedAt: { lt: new Date(Date.now() - DELIVERY_MEMORY_MS) } } });
+  const { count } = await prisma().webhookDelivery.createMany({ data: [{ integrationId, deliveryId }], skipDuplicates: true });
+  return count === 1;
+}
+
+/** Forgets a delivery that was not handled (an error, or refused): the provider's retry is acted on. */
+async function forgetDelivery(integrationId: number, deliveryId: string): Promise<void> {
+  await prisma().webhookDelivery.deleteMany({ where: { integrationId, deliveryId } });
+}
+
 export async function handleWebhook(req: WebhookRequest): Promise<WebhookResponse> {
+  const seen: Seen = {};
+  let res: WebhookResponse;
   try {
-    return await pipeline(req);
+    res = await pipeline(req, seen);
   } catch (e) {
+    if (seen.delivery) await forgetDelivery(seen.delivery.integrationId, seen.delivery.id).catch(() => undefined);
     if (e instanceof Refused) return detail(e.status, e.detail);
     throw e;
   }
+  if (seen.delivery && res.status >= 300) await forgetDelivery(seen.delivery.integrationId, seen.delivery.id);
+  return res;
 }
 
-async function pipeline(req: WebhookRequest): Promise<WebhookResponse> {
+/** The delivery this request recorded, once it has. */
+interface Seen {
+  delivery?: { integrationId: number; id: string };
+}
+
+async function pipeline(req: WebhookRequest, seen: Seen): Promise<WebhookResponse> {
   const project = await prisma().project.findUnique({ where: { slug: req.projectSlug } });
   if (!project) return detail(404, PROJECT_NOT_FOUND);
   // rtd-behavior §7.2 step 2 (406 for a disabled project) has no counterpart: Lectern has no
@@ -147,6 +201,13 @@ async function pipeline(req: WebhookRequest): Promise<WebhookResponse> {
   } else if (provider === 'gitlab') {
     const given = req.header('x-gitlab-token');
     if (!given || !safeEqual(given, secret)) return detail(400, INVALID_PAYLOAD.gitlab);
+  }
+
+  // Only a delivery that proved it comes from the provider is remembered (anyone could send ids).
+  const deliveryId = deliveryIdOf(provider, req);
+  if (deliveryId !== null) {
+    if (!(await firstDelivery(integration.id, deliveryId))) return detail(200, ALREADY_PROCESSED, 'duplicate');
+    seen.delivery = { integrationId: integration.id, id: deliveryId };
   }
 
   const payload = parsePayload(req.body, req.header('content-type'));

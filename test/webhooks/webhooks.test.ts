@@ -1,7 +1,7 @@
 // Incoming webhooks end to end (rtd-behavior §7): integrations made through GraphQL, payloads
 // signed here with their secrets, versions synced from a real repository served by git daemon,
 // and what a user sees asserted: status, body, builds queued, versions created or removed.
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,9 +114,10 @@ function post(path: string, body: string | Buffer, headers: Record<string, strin
   return req.send(body);
 }
 
-function github(slug: string, secret: string, event: string, payload: unknown, path = `/api/v2/webhook/github/${slug}/`) {
+/** As GitHub sends it: signed, with a delivery id of its own (a new one per delivery). */
+function github(slug: string, secret: string, event: string, payload: unknown, path = `/api/v2/webhook/github/${slug}/`, delivery: string | null = randomUUID()) {
   const body = JSON.stringify(payload);
-  return post(path, body, { 'x-github-event': event, 'x-hub-signature-256': sign(secret, body) });
+  return post(path, body, { 'x-github-event': event, 'x-hub-signature-256': sign(secret, body), ...(delivery ? { 'x-github-delivery': delivery } : {}) });
 }
 
 const pushPayload = (ref: string, extra: Record<string, unknown> = {}) => ({ ref, repository: { default_branch: 'main' }, created: false, deleted: false, ...extra });
@@ -204,6 +205,7 @@ describe('GitHub', () => {
         'content-type': 'application/x-www-form-urlencoded',
         'x-github-event': 'push',
         'x-hub-signature-256': sign(hook.secret, body),
+        'x-github-delivery': randomUUID(),
       });
     });
     expect(res!.status).toBe(200);
@@ -409,7 +411,7 @@ describe('Bitbucket', () => {
   });
   const bitbucket = (payload: unknown, event = 'repo:push', secret = hook.secret) => {
     const body = JSON.stringify(payload);
-    return post(`/api/v2/webhook/bitbucket/${p.slug}/`, body, { 'x-event-key': event, 'x-hub-signature': sign(secret, body) });
+    return post(`/api/v2/webhook/bitbucket/${p.slug}/`, body, { 'x-event-key': event, 'x-hub-signature': sign(secret, body), 'x-request-uuid': `{${randomUUID()}}` });
   };
   const change = (type: string, name: string, old = true) => ({ old: old ? { type, name } : null, new: { type, name } });
 
@@ -500,6 +502,97 @@ describe('generic API', () => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ detail: '"branches" must be a branch name or a list of them' });
     }
+  });
+});
+
+describe('replayed deliveries', () => {
+  let p: Setup;
+  let hook: { id: number; secret: string };
+  const ALREADY = { detail: 'Delivery already processed' };
+  beforeAll(async () => {
+    p = await project('replayed', { sync: true });
+    hook = await integration(p.slug, 'github');
+  });
+  const push = (delivery: string | null) => github(p.slug, hook.secret, 'push', pushPayload('refs/heads/main'), undefined, delivery);
+
+  it('answers a GitHub delivery seen before with 200 and queues nothing; a new delivery of the same push builds', async () => {
+    const id = randomUUID();
+    expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
+    let again: { status: number; body: unknown } | undefined;
+    expect(await queuedBy(p.slug, async () => (again = await push(id)))).toEqual([]);
+    expect(again!.status).toBe(200);
+    expect(again!.body).toEqual(ALREADY);
+    // The same payload in another delivery (GitHub sends each push once, with its own id) is acted on.
+    expect(await queuedBy(p.slug, () => push(randomUUID()))).toEqual(['latest']);
+  });
+
+  it('knows a replay with the delivery header left out by its signed body', async () => {
+    const payload = pushPayload('refs/heads/main', { after: 'e'.repeat(40) });
+    const send = () => github(p.slug, hook.secret, 'push', payload, undefined, null);
+    expect(await queuedBy(p.slug, send)).toEqual(['latest']);
+    let again: { status: number; body: unknown } | undefined;
+    expect(await queuedBy(p.slug, async () => (again = await send()))).toEqual([]);
+    expect(again!.body).toEqual(ALREADY);
+  });
+
+  it('records a delivery id only once its signature is valid, and per integration', async () => {
+    const id = randomUUID();
+    const body = JSON.stringify(pushPayload('refs/heads/main'));
+    // Someone without the secret cannot use up a delivery id.
+    const forged = await post(`/api/v2/webhook/github/${p.slug}/`, body, { 'x-github-event': 'push', 'x-hub-signature-256': sign('not-the-secret', body), 'x-github-delivery': id });
+    expect(forged.status).toBe(400);
+    expect(await t.db.prisma.webhookDelivery.count({ where: { deliveryId: { contains: id } } })).toBe(0);
+    expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
+    // The same id sent to another project's integration is that integration's own.
+    const other = await project('replayed-other', { sync: true });
+    const otherHook = await integration(other.slug, 'github');
+    expect(await queuedBy(other.slug, () => github(other.slug, otherHook.secret, 'push', pushPayload('refs/heads/main'), undefined, id))).toEqual(['latest']);
+  });
+
+  it('forgets a delivery it refused, so the provider can send it again', async () => {
+    const id = randomUUID();
+    const bad = await post(`/api/v2/webhook/github/${p.slug}/`, '{"ref": ', { 'x-github-event': 'push', 'x-hub-signature-256': sign(hook.secret, '{"ref": '), 'x-github-delivery': id });
+    expect(bad.status).toBe(400);
+    expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
+  });
+
+  it('remembers a delivery for a day: an older record is deleted and the id acted on again', async () => {
+    const id = randomUUID();
+    expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
+    const stale = new Date(Date.now() - 25 * 3600 * 1000);
+    await t.db.prisma.webhookDelivery.updateMany({ where: { integrationId: hook.id, deliveryId: `x-github-delivery:${id}` }, data: { receivedAt: stale } });
+    const old = await t.db.prisma.webhookDelivery.create({ data: { integrationId: hook.id, deliveryId: 'x-github-delivery:long-gone', receivedAt: stale } });
+    expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
+    expect(await t.db.prisma.webhookDelivery.findUnique({ where: { id: old.id } })).toBeNull();
+    expect(await t.db.prisma.webhookDelivery.count({ where: { receivedAt: { lt: new Date(Date.now() - 24 * 3600 * 1000) } } })).toBe(0);
+  });
+
+  it("uses GitLab's Idempotency-Key or UUID headers, and Bitbucket's X-Request-UUID (not X-Hook-UUID, which names the hook)", async () => {
+    const gl = await integration(p.slug, 'gitlab');
+    const gitlab = (headers: Record<string, string>, after: string) =>
+      post(`/api/v2/webhook/${p.slug}/${gl.id}/`, JSON.stringify({ object_kind: 'push', ref: 'refs/heads/main', before: 'a'.repeat(40), after }), { 'x-gitlab-token': gl.secret, ...headers });
+    for (const header of ['idempotency-key', 'x-gitlab-webhook-uuid', 'x-gitlab-event-uuid']) {
+      const id = randomUUID();
+      expect(await queuedBy(p.slug, () => gitlab({ [header]: id }, 'b'.repeat(40))), header).toEqual(['latest']);
+      let again: { status: number; body: unknown } | undefined;
+      // A retry carries the same id; its body may differ in nothing that matters.
+      expect(await queuedBy(p.slug, async () => (again = await gitlab({ [header]: id }, 'b'.repeat(40)))), header).toEqual([]);
+      expect(again!.body).toEqual(ALREADY);
+    }
+    // Without any id, GitLab deliveries are all acted on (its token, not a signature, is the proof).
+    expect(await queuedBy(p.slug, () => gitlab({}, 'c'.repeat(40)))).toEqual(['latest']);
+    expect(await queuedBy(p.slug, () => gitlab({}, 'c'.repeat(40)))).toEqual(['latest']);
+
+    const bb = await integration(p.slug, 'bitbucket');
+    const hookUuid = `{${randomUUID()}}`;
+    const bitbucket = (request: string, name: string) => {
+      const body = JSON.stringify({ push: { changes: [{ old: { type: 'branch', name }, new: { type: 'branch', name } }] } });
+      return post(`/api/v2/webhook/${p.slug}/${bb.id}/`, body, { 'x-event-key': 'repo:push', 'x-hub-signature': sign(bb.secret, body), 'x-hook-uuid': hookUuid, 'x-request-uuid': request });
+    };
+    const request = `{${randomUUID()}}`;
+    expect(await queuedBy(p.slug, () => bitbucket(request, 'main'))).toEqual(['latest']);
+    expect(await queuedBy(p.slug, () => bitbucket(request, 'main'))).toEqual([]);
+    expect(await queuedBy(p.slug, () => bitbucket(`{${randomUUID()}}`, 'main'))).toEqual(['latest']);
   });
 });
 
