@@ -32,12 +32,12 @@ const PROBE_MS = 10;
 const MAX_COMPLEXITY = 20_000; // the default of LECTERN_GRAPHQL_MAX_COMPLEXITY
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** The most `project(slug:) { slug }` aliases under the limit: each costs 10 (a lookup) + 1 (slug). */
-const ALIASES = Math.floor(MAX_COMPLEXITY / 11);
+/** The most `project(slug:) { slug }` aliases under the limit: each costs 100 (a root field) + 1 (slug). */
+const ALIASES = Math.floor(MAX_COMPLEXITY / 101);
 const slugOf = (i: number) => `p${String(i % PROJECTS).padStart(3, '0')}`;
 const aliasQuery = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: project(slug: "${slugOf(i)}") { slug }`).join(' ')} }`;
-/** A page of 100 projects, each looking up one version: 10 + 100 × (10 + 1 + 1) = 1210. */
-const NESTED = Math.floor(MAX_COMPLEXITY / 1210);
+/** A root page of 100 projects, each looking up one version: 100 + 100 × (10 + 1) = 1200. */
+const NESTED = Math.floor(MAX_COMPLEXITY / 1200);
 const nestedQuery = `{ ${Array.from({ length: NESTED }, (_, i) => `n${i}: projects(limit: 100, offset: ${(i * 7) % PROJECTS}) { nodes { version(slug: "latest") { slug } } }`).join(' ')} }`;
 
 interface Scenario {
