@@ -47,7 +47,8 @@ export function documentationUrl(p: ServedProject, versionSlug: string): string 
 }
 
 export function downloadUrl(projectSlug: string, language: string, versionSlug: string, format: 'pdf' | 'htmlzip' | 'epub'): string {
-  return `${services().config.publicUrl}/docs/${projectSlug}/_/downloads/${language}/${versionSlug}/${format}/`;
+  // On the docs host when there is one: docs (downloads included) are never served on the API host.
+  return `${docsRoot(projectSlug)}/_/downloads/${language}/${versionSlug}/${format}/`;
 }
 
 /** The web address of a repository (RTD's get_vcs_url): `.git` dropped, git:// shown as https://. */

@@ -231,7 +231,7 @@ builder.subscriptionField('buildUpdated', (t) =>
           return build;
         };
         try {
-          const updates = followBuild(prisma(), args.id, { load, signal: controller.signal, pollMs: liveBuilds.pollMs, databaseUrl: services().config.databaseUrl });
+          const updates = followBuild(prisma(), args.id, { load, signal: controller.signal, pollMs: liveBuilds.pollMs, databaseUrl: services().config.databaseUrl, log: services().log });
           for await (const update of updates) await push(update);
           stop();
         } catch (e) {
