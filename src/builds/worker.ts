@@ -91,7 +91,17 @@ export class Worker {
     }, (this.#leaseSeconds * 1000) / 3);
     this.deps.log.info({ build: build.id, project: build.projectId }, 'build started');
     const done = runBuild(this.deps, build, controller.signal)
-      .catch((e) => this.deps.log.error({ err: e, build: build.id }, 'build failed to run'))
+      .catch(async (e: unknown) => {
+        // Whatever went wrong fails this build, logged, and nothing else: the worker goes on.
+        this.deps.log.error({ err: e, build: build.id }, 'build failed to run');
+        if (e instanceof Aborted) return;
+        await this.deps.prisma.build
+          .updateMany({
+            where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
+            data: { state: 'finished', success: false, error: 'Lectern could not run this build (its log has the details).', finishedAt: new Date(), leaseExpiresAt: null },
+          })
+          .catch(() => {});
+      })
       .finally(() => {
         clearInterval(beat);
         this.#running.delete(build.id);
