@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite needs when they are missing: what builds run (through
 # src/setup/build-tools.sh, as `npm start` does), a PostgreSQL server (the suite starts a throwaway
-# cluster on 127.0.0.1), Chromium for the browser test (driven by playwright-core) and Ceph's
+# cluster on 127.0.0.1), iproute2 for the test host that serves git (a network namespace), Chromium for the browser test (driven by playwright-core) and Ceph's
 # radosgw for a real S3 server (test/setup/s3.ts). Runs before `npm test`.
 set -euo pipefail
 exec bash "$(dirname "$0")/../../src/setup/build-tools.sh" \
   '/usr/lib/postgresql/*/bin/initdb=postgresql' \
   chromium=chromium \
+  ip=iproute2 \
   radosgw=radosgw,ceph-mon,ceph-osd \
   ceph-mon=radosgw,ceph-mon,ceph-osd \
   ceph-osd=radosgw,ceph-mon,ceph-osd
