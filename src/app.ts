@@ -4,7 +4,7 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createYoga, maskError as yogaMaskError, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config.ts';
-import type { Database } from './db/database.ts';
+import { dbOwner, type Database } from './db/database.ts';
 import { createContext, type Context } from './graphql/context.ts';
 import { LecternError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
@@ -44,7 +44,24 @@ export type Yoga = YogaServerInstance<{ req: express.Request }, Context>;
 function maskError(error: unknown, message: string): Error {
   const original = error instanceof Error ? (error as { originalError?: unknown }).originalError : undefined;
   if (error instanceof LecternError || original instanceof LecternError) return error as Error;
+  // A statement cancelled at LECTERN_DB_STATEMENT_TIMEOUT_MS (SQLSTATE 57014) is the server refusing
+  // work that ran too long: say so, without the SQL.
+  if (/57014|canceling statement due to statement timeout/.test(describeChain(error))) {
+    return new LecternError('TIMEOUT', 'The request took longer than the database allows one statement to run (LECTERN_DB_STATEMENT_TIMEOUT_MS); try a smaller request.');
+  }
   return yogaMaskError(error, message, false);
+}
+
+/** The messages and codes of an error and its causes, for recognising a database error by its SQLSTATE. */
+function describeChain(error: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = error;
+  for (let i = 0; e && i < 6; i++) {
+    const x = e as { message?: unknown; code?: unknown; originalCode?: unknown; cause?: unknown; originalError?: unknown };
+    parts.push(String(x.message ?? ''), String(x.code ?? ''), String(x.originalCode ?? ''));
+    e = x.originalError ?? x.cause;
+  }
+  return parts.join(' ');
 }
 
 /** What a browser may send across origins to the APIs: Lectern authenticates by header, never by cookie. */
@@ -111,6 +128,8 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
 
   const app = express();
   app.disable('x-powered-by');
+  // Each request's database statements take their own turns on the embedded database (src/db/database.ts).
+  app.use((_req, _res, next) => dbOwner.run({}, next));
   // X-Forwarded-For/-Proto/-Host are believed only from the proxies LECTERN_TRUSTED_PROXIES names
   // (none by default, not even loopback): req.ip, req.protocol and req.hostname, and with them the
   // live-log bound per client and the docs fast path (which asks this same function), follow one rule.

@@ -29,7 +29,7 @@ Configuration is read from the environment (see README.md).`;
 class UsageError extends Error {}
 
 function open(config: Config): Promise<Database> {
-  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, statementTimeoutMs: config.dbStatementTimeoutMs });
 }
 
 async function serve(config: Config): Promise<void> {

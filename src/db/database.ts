@@ -2,6 +2,7 @@
 // configured, a PostgreSQL server when DATABASE_URL is set. Both are opened here, migrated, and
 // handed out as one Prisma client.
 // @see ../shared/spec/decisions.md §3
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -72,6 +73,14 @@ function observe(factory: SqlDriverAdapterFactory, onQuery: (sql: string) => voi
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
+ * Who the embedded database's statements are for: the app runs each HTTP request in a store of its
+ * own (`dbOwner.run({}, next)`), and statements take turns fairly between owners. Work outside any
+ * request (builds, the queue) shares one owner.
+ */
+export const dbOwner = new AsyncLocalStorage<object>();
+const NO_OWNER = {};
+
+/**
  * The PGlite instance as the Prisma adapter sees it, taking turns with the rest of the process.
  * PGlite runs each statement synchronously on this thread and resolves through promises only, so
  * a queue of statements (one operation's many lookups) would run back to back without the event
@@ -91,12 +100,43 @@ function turnThen<T extends { query: PGlite['query']; exec: PGlite['exec'] }>(tx
 }
 
 function takingTurns(db: PGlite): PGlite {
-  let tail: Promise<unknown> = Promise.resolve();
-  const inTurn = <T>(fn: () => Promise<T>): Promise<T> => {
-    const result = tail.then(nextTurn).then(fn);
-    tail = result.catch(() => {});
-    return result;
+  // Fair turns: each owner (an HTTP request, see dbOwner) has its own line, and the lines are
+  // served round-robin, one statement at a time. A docs lookup behind an operation of hundreds of
+  // lookups waits for one statement of each other request, not for all of theirs.
+  const lines = new Map<unknown, (() => void)[]>();
+  const order: unknown[] = [];
+  let running = false;
+  const pump = () => {
+    if (running) return;
+    const owner = order.shift();
+    if (owner === undefined) return;
+    const line = lines.get(owner)!;
+    const start = line.shift()!;
+    if (line.length) order.push(owner);
+    else lines.delete(owner);
+    running = true;
+    setImmediate(start);
   };
+  const inTurn = <T>(fn: () => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const owner = dbOwner.getStore() ?? NO_OWNER;
+      const start = () => {
+        fn()
+          .then(resolve, reject)
+          .finally(() => {
+            running = false;
+            pump();
+          });
+      };
+      let line = lines.get(owner);
+      if (!line) {
+        line = [];
+        lines.set(owner, line);
+        order.push(owner);
+      }
+      line.push(start);
+      pump();
+    });
   const turns = {
     query: (...args: Parameters<PGlite['query']>) => inTurn(() => db.query(...args)),
     exec: (...args: Parameters<PGlite['exec']>) => inTurn(() => db.exec(...args)),

@@ -12,6 +12,8 @@ export const ErrorCodes = {
   VALIDATION: 400,
   CONFLICT: 409,
   QUERY_TOO_COSTLY: 400,
+  /** A statement ran past LECTERN_DB_STATEMENT_TIMEOUT_MS and the database cancelled it. */
+  TIMEOUT: 503,
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;
 

@@ -53,6 +53,9 @@ export function fromDomainError(
       return notFound(e.model);
     case 'VALIDATION':
       return new RestError(400, validationBody(e.fieldErrors ?? [], bare));
+    case 'TIMEOUT':
+    case 'QUERY_TOO_COSTLY':
+      return detail(e.code === 'TIMEOUT' ? 503 : 400, e.message ?? 'Request failed.');
     default:
       return detail(500, 'A server error occurred.');
   }

@@ -95,7 +95,7 @@ describe('a Sphinx project with a .readthedocs.yaml, a local package and offline
     const build = await waitForBuild(t, buildId);
     const commands = build.commands.map((c) => c.command);
     const index = (re: RegExp) => commands.findIndex((c) => re.test(c));
-    const order = [/^git clone/, /^cat \.readthedocs\.yaml/, /venv/, /pip install .*-r docs\/requirements\.txt/, /sphinx -T .*-b html/, /-b singlehtml/, /-b epub/];
+    const order = [/^git clone/, /^cat -- \.readthedocs\.yaml/, /venv/, /pip install .*-r docs\/requirements\.txt/, /sphinx -T .*-b html/, /-b singlehtml/, /-b epub/];
     const positions = order.map(index);
     expect(positions.every((i) => i >= 0), commands.join('\n')).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
