@@ -42,6 +42,34 @@ export interface OpenOptions {
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
 
+/** Connections of the PostgreSQL pool; statements outside transactions use at most two fewer, fairly. */
+const PG_POOL_SIZE = 10;
+
+/**
+ * The PostgreSQL adapter with statements outside transactions taking fair turns between requests
+ * (FairTurns), at most PG_POOL_SIZE - 2 at once, so one request's hundreds of lookups don't fill
+ * the pool's queue ahead of everyone else's. Transactions take their connection as before.
+ */
+function fairPg(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
+  const fair = new FairTurns(PG_POOL_SIZE - 2);
+  const wrap = <T extends object>(q: T): T =>
+    new Proxy(q, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (prop === 'queryRaw' || prop === 'executeRaw') return (query: unknown) => fair.run(() => value.call(target, query));
+        return value.bind(target);
+      },
+    });
+  return new Proxy(factory, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop === 'connect') return async () => wrap(await value.call(target));
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 /** Wraps a driver adapter factory so every statement is reported before it runs. */
 function observe(factory: SqlDriverAdapterFactory, onQuery: (sql: string) => void): SqlDriverAdapterFactory {
   const wrapQueryable = <T extends object>(q: T): T =>
@@ -99,44 +127,64 @@ function turnThen<T extends { query: PGlite['query']; exec: PGlite['exec'] }>(tx
   };
 }
 
-function takingTurns(db: PGlite): PGlite {
-  // Fair turns: each owner (an HTTP request, see dbOwner) has its own line, and the lines are
-  // served round-robin, one statement at a time. A docs lookup behind an operation of hundreds of
-  // lookups waits for one statement of each other request, not for all of theirs.
-  const lines = new Map<unknown, (() => void)[]>();
-  const order: unknown[] = [];
-  let running = false;
-  const pump = () => {
-    if (running) return;
-    const owner = order.shift();
-    if (owner === undefined) return;
-    const line = lines.get(owner)!;
-    const start = line.shift()!;
-    if (line.length) order.push(owner);
-    else lines.delete(owner);
-    running = true;
-    setImmediate(start);
-  };
-  const inTurn = <T>(fn: () => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
+/**
+ * Fair turns between owners (HTTP requests, see dbOwner): each owner has its own line, and the
+ * lines are served round-robin, at most `concurrency` statements at once. A docs lookup behind an
+ * operation of hundreds of lookups waits for one statement of each other request, not all of theirs.
+ */
+export class FairTurns {
+  readonly #lines = new Map<unknown, (() => void)[]>();
+  readonly #order: unknown[] = [];
+  #running = 0;
+  constructor(
+    private readonly concurrency: number,
+    /** How a turn starts (PGlite: after a setImmediate, so pending I/O runs between two statements). */
+    private readonly begin: (start: () => void) => void = (start) => start(),
+  ) {}
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       const owner = dbOwner.getStore() ?? NO_OWNER;
       const start = () => {
-        fn()
-          .then(resolve, reject)
-          .finally(() => {
-            running = false;
-            pump();
-          });
+        let result: Promise<T>;
+        try {
+          result = fn();
+        } catch (e) {
+          result = Promise.reject(e);
+        }
+        result.then(resolve, reject).finally(() => {
+          this.#running--;
+          this.#pump();
+        });
       };
-      let line = lines.get(owner);
+      let line = this.#lines.get(owner);
       if (!line) {
         line = [];
-        lines.set(owner, line);
-        order.push(owner);
+        this.#lines.set(owner, line);
+        this.#order.push(owner);
       }
       line.push(start);
-      pump();
+      this.#pump();
     });
+  }
+
+  #pump(): void {
+    while (this.#running < this.concurrency) {
+      const owner = this.#order.shift();
+      if (owner === undefined) return;
+      const line = this.#lines.get(owner)!;
+      const start = line.shift()!;
+      if (line.length) this.#order.push(owner);
+      else this.#lines.delete(owner);
+      this.#running++;
+      this.begin(start);
+    }
+  }
+}
+
+function takingTurns(db: PGlite): PGlite {
+  const fair = new FairTurns(1, (start) => setImmediate(start));
+  const inTurn = <T>(fn: () => Promise<T>): Promise<T> => fair.run(fn);
   const turns = {
     query: (...args: Parameters<PGlite['query']>) => inTurn(() => db.query(...args)),
     exec: (...args: Parameters<PGlite['exec']>) => inTurn(() => db.exec(...args)),
@@ -187,7 +235,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     // Sent as a startup parameter of every pooled connection: PostgreSQL cancels a statement that
     // runs longer (SQLSTATE 57014, `canceling statement due to statement timeout`).
     const timeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-    let adapter: SqlDriverAdapterFactory = new PrismaPg({ connectionString: url, ...(timeout > 0 ? { statement_timeout: timeout } : {}) });
+    let adapter: SqlDriverAdapterFactory = fairPg(new PrismaPg({ connectionString: url, max: PG_POOL_SIZE, ...(timeout > 0 ? { statement_timeout: timeout } : {}) }));
     if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
     const prisma = new PrismaClient({ adapter });
     return {
