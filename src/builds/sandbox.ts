@@ -93,7 +93,7 @@ export interface SandboxRun {
   /** Called right after spawn: joins cgroups, sets up the network, then lets the command run. */
   start(child: ChildProcess): Promise<void>;
   /** Called when the command has ended: stops the network helper, removes cgroups; says which bound it hit. */
-  stop(): Promise<LimitHit | null>;
+  stop(exitCode: number | null): Promise<LimitHit | null>;
   /** Lines for the log about how this sandbox is weaker than asked (no filtered network here). */
   notes: string[];
   /** Called every few seconds while running; returns a hit when the command must be killed. */
@@ -171,11 +171,12 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
       if (network) slirp = await connectNetwork(pid, o.limits.networkAllow);
       block.end('1');
     },
-    async stop() {
+    async stop(exitCode) {
       if (slirp && slirp.exitCode === null) {
         slirp.kill('SIGKILL');
       }
-      const disk = await this.watch();
+      // A file cut short at the disk limit (RLIMIT_FSIZE) makes its writer fail: only then is the disk walked again.
+      const disk = exitCode !== 0 ? await this.watch() : null;
       const hit: LimitHit | null = cgroups?.oomKilled()
         ? { kind: 'memory', message: `the build's memory limit of ${formatBytes(o.limits.maxMemoryBytes)} was reached (LECTERN_BUILD_MAX_MEMORY_BYTES)` }
         : cgroups?.pidsMaxed()
@@ -380,17 +381,20 @@ function makeCgroups(name: string, limits: BuildLimits): Cgroups | null {
       }
     },
     remove() {
-      for (const d of dirs.reverse()) {
-        for (let i = 0; i < 20; i++) {
+      // In the background: the sandbox's last processes may still be exiting, and nothing waits for this.
+      const rest = [...dirs].reverse();
+      const next = (tries: number) => {
+        while (rest.length) {
           try {
-            rmdirSync(d);
-            break;
+            rmdirSync(rest[0]!);
+            rest.shift();
           } catch {
-            // Its last processes are still exiting.
-            execFileSync('sleep', ['0.05']);
+            if (tries < 40) setTimeout(() => next(tries + 1), 50).unref();
+            return;
           }
         }
-      }
+      };
+      next(0);
     },
   };
 }

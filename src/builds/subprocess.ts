@@ -106,7 +106,7 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
       clearTimeout(timer);
       clearTimeout(watching);
       opts.signal?.removeEventListener('abort', onAbort);
-      const stopped = box ? await box.stop().catch(() => null) : null;
+      const stopped = box ? await box.stop(code).catch(() => null) : null;
       limit ??= stopped;
       let output = chunks.join('');
       if (output.length > max) {
