@@ -35,6 +35,11 @@ export interface TestApp extends TestDatabase {
   close(): Promise<void>;
 }
 
+/** A base for build user ids that no other test app on this machine is likely to use. */
+export function testUidBase(): number {
+  return 1_600_000_000 + Math.floor(Math.random() * 20_000) * 100_000;
+}
+
 export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Promise<TestApp> {
   const queries: string[] = [];
   const database = await testDatabase({ onQuery: (sql) => queries.push(sql) });
@@ -45,6 +50,9 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
     LECTERN_API_THROTTLE: '0',
     // Builds may reach the test host that serves git (test/helpers/git.ts), as an operator allows an internal git server.
     LECTERN_BUILD_NETWORK_ALLOW: TEST_NETWORK,
+    // Build user ids of this app's own: another test process's build N (a fork bomb, say) must not
+    // share a user, and with it RLIMIT_NPROC, with this one's build N.
+    LECTERN_BUILD_UID_BASE: String(testUidBase()),
     ...env,
   });
   const { app, handler, storage } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });

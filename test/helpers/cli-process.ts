@@ -19,6 +19,7 @@ export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessE
   }
   // Builds may reach the test host that serves git (test/helpers/git.ts).
   out.LECTERN_BUILD_NETWORK_ALLOW = TEST_NETWORK;
+  out.LECTERN_BUILD_UID_BASE = String(1_600_000_000 + Math.floor(Math.random() * 20_000) * 100_000);
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) delete out[k];
     else out[k] = v;
