@@ -335,7 +335,8 @@ describe('versions follow the repository', () => {
     git(repo.work, 'tag', '1.0');
     git(repo.work, 'push', '--quiet', 'origin', '--tags');
     const p = await importProject(t, token, 'Tagged', repo.url);
-    await waitForBuild(t, await latestBuildOf(t, p.slug));
+    const first = await waitForBuild(t, await latestBuildOf(t, p.slug));
+    expect(first.success, `${first.error}\n${first.commands.map((c) => `${c.command}\n${c.output}`).join('\n')}`).toBe(true);
     const stable1 = await t.db.prisma.version.findFirstOrThrow({ where: { projectId: p.id, slug: 'stable' } });
     expect(stable1.identifier).toBe(git(repo.work, 'rev-parse', '1.0'));
     const stableBuild1 = await waitForBuild(t, await latestBuildOf(t, p.slug, 'stable'));

@@ -97,6 +97,8 @@ export interface GitServer {
   close(): Promise<void>;
 }
 
+let servers = 0;
+
 export async function startGitServer(): Promise<GitServer> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'lectern-git-'));
   const served = path.join(root, 'served');
@@ -106,7 +108,8 @@ export async function startGitServer(): Promise<GitServer> {
   let port = 0;
   // A port free on the test host: git daemon says when it can't bind, and another is tried.
   for (let attempt = 0; attempt < 20 && !port; attempt++) {
-    const candidate = 20_000 + Math.floor(Math.random() * 40_000);
+    // Spread by process: test files in other processes serve from the same test host.
+    const candidate = 20_000 + ((process.pid * 613 + servers++ * 7919 + attempt * 104_729 + Math.floor(Math.random() * 50)) % 40_000);
     daemon = spawnOnTestHost('git', ['daemon', '--export-all', '--reuseaddr', `--base-path=${served}`, `--listen=${TEST_HOST}`, `--port=${candidate}`, '--enable=receive-pack', served], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env,
@@ -129,6 +132,11 @@ export async function startGitServer(): Promise<GitServer> {
       }
       port = candidate;
       break;
+    }
+    // What answered may be another process's daemon on that port, ours having failed to bind.
+    if (port) {
+      await new Promise((r) => setTimeout(r, 150));
+      if (failed) port = 0;
     }
   }
   if (!port) throw new Error('git daemon could not start on the test host');
