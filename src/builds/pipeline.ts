@@ -68,10 +68,13 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   const variables = await prisma.environmentVariable.findMany({ where: { projectId: project.id } });
   // Names that change how programs load or run are refused when created; rows made before that
   // rule are left out of the build, and the log says so.
-  const ignored = variables.map((v) => [v.name, forbiddenVariableName(v.name)] as const).filter((e): e is [string, string] => e[1] !== null);
-  const env = Object.fromEntries(
-    variables.filter((v) => forbiddenVariableName(v.name) === null).map((v) => [v.name, deps.cipher.decrypt(v.valueEncrypted)]),
-  );
+  const ignored: [name: string, why: string][] = [];
+  const env: Record<string, string> = {};
+  for (const v of variables) {
+    const why = forbiddenVariableName(v.name);
+    if (why) ignored.push([v.name, why]);
+    else env[v.name] = deps.cipher.decrypt(v.valueEncrypted);
+  }
   const workdir = path.join(deps.dataDir, 'builds', String(build.id));
   const checkout = path.join(workdir, 'checkout');
   const venv = path.join(workdir, 'venv');

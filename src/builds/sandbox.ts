@@ -17,11 +17,12 @@
 // @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/toolchain.md "Sandboxing", README "Security model"
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import { chown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { BuildLimits } from '../config.ts';
+import { runCommand } from './subprocess.ts';
 
 let available: boolean | undefined;
 
@@ -38,27 +39,20 @@ export function bwrapAvailable(): boolean {
 }
 
 const which = (cmd: string, places: string[]) => places.map((d) => path.join(d, cmd)).find((p) => existsSync(p)) ?? null;
-const tools = {
-  get slirp() {
-    return which('slirp4netns', ['/usr/bin', '/usr/local/bin', '/bin']);
-  },
-  get nft() {
-    return which('nft', ['/usr/sbin', '/sbin', '/usr/bin', '/usr/local/sbin']);
-  },
-  get nsenter() {
-    return which('nsenter', ['/usr/bin', '/bin']);
-  },
-  get setpriv() {
-    return which('setpriv', ['/usr/bin', '/bin']);
-  },
-  get prlimit() {
-    return which('prlimit', ['/usr/bin', '/bin']);
-  },
-};
+/** The helper programs, looked up once (every sandboxed command uses them). */
+let found: Record<'slirp' | 'nft' | 'nsenter' | 'setpriv' | 'prlimit', string | null> | undefined;
+const tools = () =>
+  (found ??= {
+    slirp: which('slirp4netns', ['/usr/bin', '/usr/local/bin', '/bin']),
+    nft: which('nft', ['/usr/sbin', '/sbin', '/usr/bin', '/usr/local/sbin']),
+    nsenter: which('nsenter', ['/usr/bin', '/bin']),
+    setpriv: which('setpriv', ['/usr/bin', '/bin']),
+    prlimit: which('prlimit', ['/usr/bin', '/bin']),
+  });
 
 /** Whether network steps can have a filtered network here (else they run with none). */
 export function filteredNetworkAvailable(): boolean {
-  return Boolean(tools.slirp && tools.nft && tools.nsenter);
+  return Boolean(tools().slirp && tools().nft && tools().nsenter);
 }
 
 /** The environment every git command gets: no prompts, and only network transports (no file://, no ext::). */
@@ -124,9 +118,10 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     `--core=0`,
     ...(cgroups?.memory ? [] : [`--as=${o.limits.maxMemoryBytes}`]),
   ];
+  const { setpriv, prlimit } = tools();
   const dropUser =
-    o.uid !== null && root && tools.setpriv
-      ? [tools.setpriv, `--reuid=${o.uid}`, `--regid=${o.uid}`, '--clear-groups', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--']
+    o.uid !== null && root && setpriv
+      ? [setpriv, `--reuid=${o.uid}`, `--regid=${o.uid}`, '--clear-groups', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--']
       : [];
   const full = [
     'bwrap',
@@ -150,7 +145,7 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     // The build's directories are its user's (mode 700): it enters them itself, after dropping root.
     '--chdir', dropUser.length ? '/' : o.cwd,
     '--',
-    ...(tools.prlimit ? [tools.prlimit, ...rlimits, '--'] : []),
+    ...(prlimit ? [prlimit, ...rlimits, '--'] : []),
     ...dropUser,
     ...(dropUser.length ? ['/usr/bin/env', `--chdir=${o.cwd}`, '--'] : []),
     ...argv,
@@ -271,7 +266,7 @@ async function connectNetwork(pid: number, allow: string[]): Promise<ChildProces
   const nsArgs = isRoot() ? [`--net=/proc/${pid}/ns/net`] : [`--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, '--preserve-credentials'];
   // The firewall first: nothing leaves before it holds.
   await new Promise<void>((resolve, reject) => {
-    const nft = spawn(tools.nsenter!, [...nsArgs, tools.nft!, '-f', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const nft = spawn(tools().nsenter!, [...nsArgs, tools().nft!, '-f', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
     let err = '';
     nft.stderr!.on('data', (b: Buffer) => (err += b.toString()));
     nft.once('error', reject);
@@ -279,7 +274,7 @@ async function connectNetwork(pid: number, allow: string[]): Promise<ChildProces
     nft.stdin!.end(firewallRules(allow));
   });
   const slirp = spawn(
-    tools.slirp!,
+    tools().slirp!,
     ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', ...(isRoot() ? [] : [`--userns-path=/proc/${pid}/ns/user`]), String(pid), 'tap0'],
     { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
   );
@@ -436,8 +431,6 @@ export async function runSandboxedOnce(
   argv: string[],
   o: { scratch: string; hide: string[]; limits: BuildLimits; env: Record<string, string>; timeoutMs: number },
 ): Promise<{ exitCode: number; output: string; timedOut: boolean }> {
-  const { mkdtemp, chown, rm, mkdir } = await import('node:fs/promises');
-  const { runCommand } = await import('./subprocess.ts');
   await mkdir(o.scratch, { recursive: true, mode: 0o700 });
   const workdir = await mkdtemp(path.join(o.scratch, 'once-'));
   const uid = isRoot() ? o.limits.uidBase + 99_999 : null;

@@ -52,12 +52,37 @@ const PG_POOL_SIZE = 10;
  */
 function fairPg(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
   const fair = new FairTurns(PG_POOL_SIZE - 2);
+  return aroundStatements(factory, (run) => fair.run(run), { inTransactions: false });
+}
+
+/** Wraps a driver adapter factory so every statement is reported before it runs. */
+function observe(factory: SqlDriverAdapterFactory, onQuery: (sql: string) => void): SqlDriverAdapterFactory {
+  return aroundStatements(
+    factory,
+    (run, query) => {
+      onQuery(query.sql);
+      return run();
+    },
+    { inTransactions: true },
+  );
+}
+
+/**
+ * The adapter factory with `around` wrapped about each statement (`queryRaw`/`executeRaw`) of the
+ * adapters it connects, and of their transactions too when `inTransactions`.
+ */
+function aroundStatements(
+  factory: SqlDriverAdapterFactory,
+  around: (run: () => Promise<unknown>, query: { sql: string }) => Promise<unknown>,
+  o: { inTransactions: boolean },
+): SqlDriverAdapterFactory {
   const wrap = <T extends object>(q: T): T =>
     new Proxy(q, {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
         if (typeof value !== 'function') return value;
-        if (prop === 'queryRaw' || prop === 'executeRaw') return (query: unknown) => fair.run(() => value.call(target, query));
+        if (prop === 'queryRaw' || prop === 'executeRaw') return (query: { sql: string }) => around(() => value.call(target, query), query);
+        if (prop === 'startTransaction' && o.inTransactions) return async (...args: unknown[]) => wrap(await value.apply(target, args));
         return value.bind(target);
       },
     });
@@ -70,40 +95,12 @@ function fairPg(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
   });
 }
 
-/** Wraps a driver adapter factory so every statement is reported before it runs. */
-function observe(factory: SqlDriverAdapterFactory, onQuery: (sql: string) => void): SqlDriverAdapterFactory {
-  const wrapQueryable = <T extends object>(q: T): T =>
-    new Proxy(q, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver);
-        if (typeof value !== 'function') return value;
-        if (prop === 'queryRaw' || prop === 'executeRaw') {
-          return (query: { sql: string }) => {
-            onQuery(query.sql);
-            return value.call(target, query);
-          };
-        }
-        if (prop === 'startTransaction') {
-          return async (...args: unknown[]) => wrapQueryable(await value.apply(target, args));
-        }
-        return value.bind(target);
-      },
-    });
-  return new Proxy(factory, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (prop === 'connect') return async () => wrapQueryable(await value.call(target));
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
-
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Who the embedded database's statements are for: the app runs each HTTP request in a store of its
- * own (`dbOwner.run({}, next)`), and statements take turns fairly between owners. Work outside any
- * request (builds, the queue) shares one owner.
+ * Who a statement is for: the app runs each HTTP request in a store of its own
+ * (`dbOwner.run({}, next)`), and statements take turns fairly between owners (FairTurns, on both
+ * databases). Work outside any request (builds, the queue) shares one owner.
  */
 export const dbOwner = new AsyncLocalStorage<object>();
 const NO_OWNER = {};
