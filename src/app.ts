@@ -6,6 +6,7 @@ import { createYoga, maskError as yogaMaskError, type Plugin, type YogaServerIns
 import type { Config } from './config.ts';
 import { dbOwner, type Database } from './db/database.ts';
 import { createContext, type Context } from './graphql/context.ts';
+import { takingTurnsByCost } from './graphql/admission.ts';
 import { LecternError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
@@ -136,7 +137,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     // Off here: yoga's own CORS answers any Origin with itself and credentials. corsFor() below
     // answers the origins LECTERN_CORS_ORIGINS names, for /graphql and /api/v3 alike.
     cors: false,
-    plugins: [limitTokens],
+    plugins: [limitTokens, takingTurnsByCost(schema, () => config.graphql.maxComplexity)],
     graphiql: { title: 'Lectern GraphQL' },
     landingPage: false,
     logging: {

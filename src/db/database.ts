@@ -51,7 +51,7 @@ const PG_POOL_SIZE = 10;
  * the pool's queue ahead of everyone else's. Transactions take their connection as before.
  */
 function fairPg(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
-  const fair = new FairTurns(PG_POOL_SIZE - 2);
+  const fair = new FairTurns(PG_POOL_SIZE - 2, undefined, { handBackOnePerTurn: true });
   return aroundStatements(factory, (run) => fair.run(run), { inTransactions: false });
 }
 
@@ -133,15 +133,25 @@ export class FairTurns {
   readonly #lines = new Map<unknown, (() => void)[]>();
   readonly #order: unknown[] = [];
   #running = 0;
+  readonly #handBack: HandBack | null;
   constructor(
     private readonly concurrency: number,
     /** How a turn starts (PGlite: after a setImmediate, so pending I/O runs between two statements). */
     private readonly begin: (start: () => void) => void = (start) => start(),
-  ) {}
+    /**
+     * Results handed back one per turn of the event loop (PostgreSQL): the work a result resumes
+     * (Prisma reading the rows, GraphQL resolving the fields they feed) runs between two reads of
+     * the sockets, instead of several connections' results and all they resume in one turn.
+     */
+    o: { handBackOnePerTurn?: boolean } = {},
+  ) {
+    this.#handBack = o.handBackOnePerTurn ? new HandBack() : null;
+  }
 
   run<T>(fn: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const owner = dbOwner.getStore() ?? NO_OWNER;
+      const settle = this.#handBack ? (then: () => void) => this.#handBack!.add(owner, then) : (then: () => void) => then();
       const start = () => {
         let result: Promise<T>;
         try {
@@ -149,10 +159,15 @@ export class FairTurns {
         } catch (e) {
           result = Promise.reject(e);
         }
-        result.then(resolve, reject).finally(() => {
-          this.#running--;
-          this.#pump();
-        });
+        result
+          .then(
+            (v) => settle(() => resolve(v)),
+            (e) => settle(() => reject(e)),
+          )
+          .finally(() => {
+            this.#running--;
+            this.#pump();
+          });
       };
       let line = this.#lines.get(owner);
       if (!line) {
@@ -177,6 +192,43 @@ export class FairTurns {
       this.begin(start);
     }
   }
+}
+
+/**
+ * Settles waiting statements one per turn of the event loop (each in a setImmediate scheduled by
+ * the one before, so I/O is polled between any two), owners round-robin.
+ */
+class HandBack {
+  readonly #lines = new Map<unknown, (() => void)[]>();
+  readonly #order: unknown[] = [];
+  #scheduled = false;
+
+  add(owner: unknown, then: () => void): void {
+    let line = this.#lines.get(owner);
+    if (!line) {
+      line = [];
+      this.#lines.set(owner, line);
+      this.#order.push(owner);
+    }
+    line.push(then);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#next);
+    }
+  }
+
+  readonly #next = (): void => {
+    const owner = this.#order.shift();
+    if (owner !== undefined) {
+      const line = this.#lines.get(owner)!;
+      const then = line.shift()!;
+      if (line.length) this.#order.push(owner);
+      else this.#lines.delete(owner);
+      then();
+    }
+    if (this.#order.length) setImmediate(this.#next);
+    else this.#scheduled = false;
+  };
 }
 
 function takingTurns(db: PGlite): PGlite {

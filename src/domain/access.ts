@@ -44,3 +44,16 @@ export async function requireMaintainedProject(ctx: Context, slug: string) {
 export async function isMaintainer(ctx: Context, projectId: number): Promise<boolean> {
   return ctx.viewer !== null && (await ctx.maintainedProjectIds()).has(projectId);
 }
+
+/**
+ * The same rules as visibleProjects/visibleVersions, checked on a row already read: lookups by a
+ * unique key read the row and check here, so that Prisma can batch a page's lookups into one statement.
+ */
+export async function canSeeProject(ctx: Context, p: { id: number; privacyLevel: string }): Promise<boolean> {
+  return p.privacyLevel === 'public' || isMaintainer(ctx, p.id);
+}
+
+/** A version of a project the viewer can see (canSeeProject) is visible when public or maintained. */
+export async function canSeeVersion(ctx: Context, v: { projectId: number; privacyLevel: string }): Promise<boolean> {
+  return v.privacyLevel === 'public' || isMaintainer(ctx, v.projectId);
+}

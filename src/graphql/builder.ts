@@ -41,6 +41,7 @@ const ownOperations = new WeakSet<object>();
 export function exemptFromCostLimit(ctx: object): void {
   ownOperations.add(ctx);
 }
+export const isExemptFromCostLimit = (ctx: object) => ownOperations.has(ctx);
 
 interface FieldExtensions {
   pothosConfig?: { kind: string; type: { kind: string; ref?: unknown; type?: { ref?: unknown } } };

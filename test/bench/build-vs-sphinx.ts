@@ -118,6 +118,18 @@ console.log(`cold (first build)    ${f(cold.toCloning)}          ${f(cold.total)
 console.log(`warm (same version)   ${f(median(warm.map((w) => w.toCloning)))}          ${f(warmTotal)}           ${f(warmSphinx)}        ${f(warmTotal - warmSphinx)}   ${(warmTotal / warmSphinx).toFixed(2)}x`);
 console.log(`targets: trigger->cloning < 200 ms; warm overhead < 1000 ms`);
 
+// Where the last warm build's time went: each command, and the time between commands.
+const last = await db.prisma.build.findFirstOrThrow({ where: { project: { slug: 'bench' } }, orderBy: { id: 'desc' }, include: { commands: { orderBy: { id: 'asc' } } } });
+console.log(`\nlast warm build, command by command (ms; gap = time since the previous command ended)`);
+let previous = last.startedAt!.getTime();
+for (const c of last.commands) {
+  const start = c.startTime.getTime();
+  const end = c.endTime?.getTime() ?? start;
+  console.log(`${String(end - start).padStart(6)}  gap ${String(start - previous).padStart(4)}  ${c.command.slice(0, 100)}`);
+  previous = end;
+}
+console.log(`         gap ${String(last.finishedAt!.getTime() - previous).padStart(4)}  (publishing, to finished)`);
+
 await worker.stop(1000);
 server.close();
 await gitServer.close();

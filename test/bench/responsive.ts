@@ -13,7 +13,7 @@
 //   refused    10,000 aliased lookups, which the cost limit refuses before running any
 // and prints p50/p99 of each probe, the ratio of p99 to the idle p99, and how many heavy operations
 // completed (with their mean time).
-// Run: npx tsx test/bench/responsive.ts [seconds-per-scenario] [clients]
+// Run: npx tsx test/bench/responsive.ts [seconds-per-scenario] [clients] [embedded|postgres (default: both)]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -183,10 +183,11 @@ async function runDatabase(db: 'embedded' | 'postgres', databaseUrl: string | un
   }
 }
 
+const only = process.argv[4];
 const rows: Row[] = [];
-rows.push(...(await runDatabase('embedded', undefined)));
-const { adminUrl, stop } = await startPostgres();
-try {
+if (only !== 'postgres') rows.push(...(await runDatabase('embedded', undefined)));
+const { adminUrl, stop } = only === 'embedded' ? { adminUrl: '', stop: async () => {} } : await startPostgres();
+if (only !== 'embedded') try {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query('DROP DATABASE IF EXISTS lectern_responsive_bench');

@@ -8,6 +8,7 @@ const PROJECTS = 120;
 const VERSIONS_PER_PROJECT = 3;
 
 let t: TestApp;
+const tokens: Record<string, string> = {};
 
 const DASHBOARD = `query($limit: Int) {
   projects(limit: $limit) {
@@ -32,8 +33,8 @@ const configOf = (project: string, version: string) => ({
 
 beforeAll(async () => {
   t = await testApp();
-  await t.user('alice');
-  await t.user('bob');
+  tokens.alice = await t.user('alice');
+  tokens.bob = await t.user('bob');
   const db = t.db.prisma;
 
   const projects = await db.project.createManyAndReturn({
@@ -168,5 +169,55 @@ describe('the dashboard project list', () => {
         "select Build",
       ]
     `);
+  });
+});
+
+describe('lookups by key, one per row or one per alias', () => {
+  const PER_ROW = `query($limit: Int, $slug: String!) { projects(limit: $limit) { nodes { slug version(slug: $slug) { slug privacyLevel } } } }`;
+
+  it("reads a page's per-project version in one statement, whatever the page size", async () => {
+    const small = await counted(PER_ROW, { limit: 10, slug: 'v2.0' });
+    const large = await counted(PER_ROW, { limit: 100, slug: 'v2.0' });
+    console.log(`[${dbKind()}] SQL statements for a page of projects each asking for a version: page size 10 → ${small.sql.length}, page size 100 → ${large.sql.length}`);
+    expect(large.res.errors).toBeUndefined();
+    expect(large.res.data.projects.nodes).toHaveLength(100);
+    for (const p of large.res.data.projects.nodes) expect(p.version).toEqual({ slug: 'v2.0', privacyLevel: 'public' });
+    expect(large.sql.map(shape)).toEqual(['select Project', 'select Version']);
+    expect(small.sql.map(shape)).toEqual(large.sql.map(shape));
+  });
+
+  it('still hides private versions from readers and shows them to maintainers, in the same one statement', async () => {
+    const anonymous = await counted(PER_ROW, { limit: 100, slug: 'secret' });
+    expect(anonymous.res.errors).toBeUndefined();
+    expect(anonymous.res.data.projects.nodes.every((p: { version: unknown }) => p.version === null)).toBe(true);
+    expect(anonymous.sql.map(shape)).toEqual(['select Project', 'select Version']);
+
+    // bob maintains the even-numbered projects: he sees their private version, and only theirs.
+    const bob = tokens.bob!;
+    const signedIn = await counted(PER_ROW, { limit: 20, slug: 'secret' }, bob);
+    expect(signedIn.res.errors).toBeUndefined();
+    for (const [i, p] of signedIn.res.data.projects.nodes.entries()) {
+      expect(p.version, p.slug).toEqual(i % 2 === 0 ? { slug: 'secret', privacyLevel: 'private' } : null);
+    }
+  });
+
+  it('reads aliased project lookups in one statement, and a private project stays hidden', async () => {
+    await t.db.prisma.project.update({ where: { slug: slugOf(3) }, data: { privacyLevel: 'private' } });
+    try {
+      const aliases = Array.from({ length: 50 }, (_, i) => `a${i}: project(slug: "${slugOf(i)}") { slug }`).join(' ');
+      const { res, sql } = await counted(`{ ${aliases} missing: project(slug: "no-such-project") { slug } }`, {});
+      expect(res.errors).toBeUndefined();
+      expect(res.data.a0).toEqual({ slug: slugOf(0) });
+      expect(res.data.a49).toEqual({ slug: slugOf(49) });
+      expect(res.data.a3).toBeNull();
+      expect(res.data.missing).toBeNull();
+      expect(sql.map(shape)).toEqual(['select Project']);
+      // Its maintainer (alice maintains every project) sees it.
+      const alice = tokens.alice!;
+      const mine = await t.gql(`{ a3: project(slug: "${slugOf(3)}") { slug } b: projectById(id: -1) { slug } }`, {}, alice);
+      expect(mine.data).toEqual({ a3: { slug: slugOf(3) }, b: null });
+    } finally {
+      await t.db.prisma.project.update({ where: { slug: slugOf(3) }, data: { privacyLevel: 'public' } });
+    }
   });
 });

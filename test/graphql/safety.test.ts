@@ -173,6 +173,45 @@ describe('what a field costs (limit 100)', () => {
   });
 });
 
+describe('heavy operations take turns (LECTERN_GRAPHQL_MAX_COMPLEXITY 4000)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp({ LECTERN_GRAPHQL_MAX_COMPLEXITY: '4000' });
+    const user = await t.db.prisma.user.create({ data: { username: 'maintainer' } });
+    await t.db.prisma.project.createMany({ data: Array.from({ length: 30 }, (_, i) => ({ name: `p${i}`, slug: `p${String(i).padStart(2, '0')}`, repositoryUrl: `https://x.org/p${i}` })) });
+    await t.db.prisma.user.update({ where: { id: user.id }, data: { projects: { connect: [{ slug: 'p00' }, { slug: 'p01' }] } } });
+  });
+  afterAll(() => t.close());
+
+  // 100 + 100 rows × (1 + 10 + 10 × 1) = 2200: more than half the limit, so two never run at once.
+  const HEAVY = '{ projects(limit: 100) { nodes { slug users { username } } } }';
+
+  it('answers four heavy operations sent at once, running them one after another', async () => {
+    t.queries.length = 0;
+    const answers = await Promise.all(Array.from({ length: 4 }, () => t.gql(HEAVY)));
+    for (const a of answers) {
+      expect(a.errors).toBeUndefined();
+      expect(a.data.projects.nodes).toHaveLength(30);
+      expect(a.data.projects.nodes[0]).toEqual({ slug: 'p00', users: [{ username: 'maintainer' }] });
+    }
+    // Each operation reads projects, then their maintainers; one at a time, the reads never interleave.
+    const tables = t.queries.map((q) => /FROM "public"\."(\w+)"/.exec(q)?.[1]);
+    expect(tables).toEqual(['Project', 'User', 'Project', 'User', 'Project', 'User', 'Project', 'User']);
+  });
+
+  it('does not hold small operations behind heavy ones', async () => {
+    t.queries.length = 0;
+    const heavy = Array.from({ length: 3 }, () => t.gql(HEAVY));
+    const small = await t.gql('{ project(slug: "p05") { slug } }');
+    expect(small.data).toEqual({ project: { slug: 'p05' } });
+    await Promise.all(heavy);
+    // The small lookup ran while the heavy ones were still queued: its statement is not the last.
+    const lookup = t.queries.findIndex((q) => /WHERE .*"slug" = \$1/.test(q));
+    expect(lookup).toBeGreaterThanOrEqual(0);
+    expect(lookup).toBeLessThan(t.queries.length - 2);
+  });
+});
+
 describe("REST's own operations", () => {
   let t: TestApp;
   beforeAll(async () => {

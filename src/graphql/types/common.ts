@@ -71,3 +71,12 @@ export const pageComplexity = (args: PageArgs, _ctx: unknown, field: { extension
   field: lookupCost(field),
   multiplier: Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
 });
+
+/**
+ * A Pothos prisma query (`{ select }` or `{ include }`) that also reads `fields`: what a resolver
+ * checks on the row besides what the operation selects.
+ */
+export function alsoSelecting<Q extends object>(query: Q, fields: Record<string, true>): Q {
+  const select = (query as { select?: Record<string, unknown> }).select;
+  return select ? ({ ...query, select: { ...select, ...fields } } as Q) : query;
+}

@@ -1,14 +1,14 @@
 // Projects: the main unit. Root fields `projects` and `project`, and the import/update mutations.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { isMaintainer, visibleProjects } from '../../domain/access.ts';
+import { canSeeProject, isMaintainer, visibleProjects } from '../../domain/access.ts';
 import { languageName, programmingLanguageName } from '../../domain/choices.ts';
 import { importProject, updateProject } from '../../domain/projects.ts';
 import { documentationUrl, servedProjectSelect } from '../../domain/urls.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
-import { ChoiceRef, pageComplexity, pageOf, PrivacyLevelEnum, window, type Page } from './common.ts';
+import { alsoSelecting, ChoiceRef, pageComplexity, pageOf, PrivacyLevelEnum, window, type Page } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { User } from './user.ts';
 
@@ -22,8 +22,7 @@ const RepositoryRef = builder.objectRef<Repository>('Repository').implement({
 
 /** A related project the viewer may not be allowed to see: shown only when visible. */
 async function visibleOrNull<T extends { id: number; privacyLevel: string }>(ctx: Context, p: T | null | undefined) {
-  if (!p) return null;
-  return p.privacyLevel === 'public' || (await isMaintainer(ctx, p.id)) ? p : null;
+  return p && (await canSeeProject(ctx, p)) ? p : null;
 }
 
 export const Project = builder.prismaObject('Project', {
@@ -145,16 +144,21 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One project by slug; null when there is none the caller can see.',
     args: { slug: t.arg.string({ required: true }) },
-    resolve: (query, _root, args, ctx) =>
-      prisma().project.findFirst({ ...query, where: { AND: [{ slug: args.slug }, visibleProjects(ctx.viewer)] } }),
+    // A unique lookup checked here (canSeeProject): Prisma batches the lookups of one tick, aliases included.
+    resolve: async (query, _root, args, ctx) => {
+      const project = await prisma().project.findUnique({ ...alsoSelecting(query, { id: true, privacyLevel: true }), where: { slug: args.slug } });
+      return project && (await canSeeProject(ctx, project)) ? project : null;
+    },
   }),
   projectById: t.prismaField({
     type: Project,
     nullable: true,
     description: 'One project by id (the v2 API looks projects up this way); null when there is none the caller can see.',
     args: { id: t.arg.int({ required: true }) },
-    resolve: (query, _root, args, ctx) =>
-      prisma().project.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleProjects(ctx.viewer)] } }),
+    resolve: async (query, _root, args, ctx) => {
+      const project = await prisma().project.findUnique({ ...alsoSelecting(query, { id: true, privacyLevel: true }), where: { id: args.id } });
+      return project && (await canSeeProject(ctx, project)) ? project : null;
+    },
   }),
 }));
 
