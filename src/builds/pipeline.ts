@@ -54,7 +54,10 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   const started = Date.now();
   const project = await prisma.project.findUniqueOrThrow({ where: { id: build.projectId } });
   const version = build.versionId ? await prisma.version.findUnique({ where: { id: build.versionId } }) : null;
+  /** The version sync started after the clone: it runs beside the build, and ends before the build does. */
+  let syncing: Promise<unknown> | null = null;
   const finish = async (data: { success: boolean; error: string | null }) => {
+    await syncing;
     await prisma.build.updateMany({
       // Only while the build is still this worker's: one whose lease was taken back belongs to another.
       where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
@@ -222,7 +225,8 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     if (head.exitCode !== 0 || !commit) throw new StepFailed(`Cloning failed: the checked-out commit could not be read (git rev-parse HEAD exited with code ${head.exitCode}).`);
     await prisma.build.update({ where: { id: build.id }, data: { commit } });
     rtdEnv.READTHEDOCS_GIT_COMMIT_HASH = commit;
-    if (deps.syncVersions) await deps.syncVersions(project.id, url).catch((e) => deps.log.warn({ err: (e as Error).message }, 'version sync after clone failed'));
+    // The branches and tags are read beside the build (their own sandbox, network and scratch), not before it.
+    if (deps.syncVersions) syncing = deps.syncVersions(project.id, url).catch((e) => deps.log.warn({ err: (e as Error).message }, 'version sync after clone failed'));
 
     // 2. Configuration.
     let config: BuildConfig;
@@ -262,7 +266,8 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       // The machine's own pip is visible through the system site packages and installs into the venv
       // (its sys.prefix), so the venv needs no copy of pip: that saves ensurepip's ~3 s per build.
       const venvArgs = systemPipAvailable() ? ['--without-pip'] : [];
-      await run('Creating the environment', 'python -m venv', [SYSTEM_PYTHON, '-m', 'venv', '--system-site-packages', ...venvArgs, venv], { network: true });
+      // No network: the venv is made from the machine's Python (ensurepip, when it runs, uses its bundled wheels).
+      await run('Creating the environment', 'python -m venv', [SYSTEM_PYTHON, '-m', 'venv', '--system-site-packages', ...venvArgs, venv]);
     }
     if (!custom) {
       await runJob('post_create_environment', jobs?.post_create_environment, true);

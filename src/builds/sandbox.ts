@@ -139,15 +139,15 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--unshare-net',
     '--die-with-parent', '--new-session',
     '--cap-drop', 'ALL',
-    ...(dropUser.length ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP'] : []),
+    // Kept only until setpriv changes the user (which clears them all): the user and group changes,
+    // and entering the build's directories (its user's, mode 700) as root without caps.
+    ...(dropUser.length ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP', '--cap-add', 'CAP_DAC_READ_SEARCH'] : []),
     '--info-fd', '3',
     '--block-fd', '4',
-    // The build's directories are its user's (mode 700): it enters them itself, after dropping root.
-    '--chdir', dropUser.length ? '/' : o.cwd,
+    '--chdir', o.cwd,
     '--',
     ...(prlimit ? [prlimit, ...rlimits, '--'] : []),
     ...dropUser,
-    ...(dropUser.length ? ['/usr/bin/env', `--chdir=${o.cwd}`, '--'] : []),
     ...argv,
   ];
 
