@@ -1,14 +1,31 @@
-// A build worker: claims builds from the database and runs up to `concurrency` at once. New
-// builds wake it at once (LISTEN/NOTIFY on PostgreSQL; the in-process event on the embedded
-// database, where every build is queued by this same process); a slow poll is only a safety net.
-// It renews each build's lease while working, puts back builds whose worker died, and on stop
-// either lets running builds finish or returns them to the queue.
+// A build worker: claims builds from the database and runs up to `concurrency` at once, and beside
+// them version syncs (version-sync-queue.ts), up to `versionSync.concurrency`: a sync is short and
+// must not wait behind a long build. New builds and syncs wake it at once (LISTEN/NOTIFY on
+// PostgreSQL; the in-process event on the embedded database, where every build is queued by this
+// same process); a slow poll is only a safety net, and a sync waiting out its backoff wakes it when
+// due. It renews each job's lease while working, puts back jobs whose worker died, and on stop
+// either lets running ones finish or returns them to the queue.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { events } from '../domain/events.ts';
 import { Aborted, runBuild, type PipelineDeps } from './pipeline.ts';
 import { PgListener } from './record.ts';
 import { claimBuild, heartbeat, reapExpired, releaseBuild } from './queue.ts';
+import {
+  claimVersionSync,
+  DEFAULT_SYNC_RETRY,
+  describeSyncError,
+  failVersionSync,
+  finishVersionSync,
+  heartbeatVersionSync,
+  nextVersionSyncDueMs,
+  reapExpiredVersionSyncs,
+  releaseVersionSync,
+  retryDelaySeconds,
+  versionSyncQueued,
+  type ClaimedVersionSync,
+  type RetryPolicy,
+} from './version-sync-queue.ts';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -17,13 +34,22 @@ export interface WorkerOptions {
   /** PostgreSQL URL to LISTEN on; without it the worker relies on in-process events. */
   databaseUrl?: string;
   pollMs?: number;
+  /** Version syncs run with `deps.syncVersions` (none without it). */
+  versionSync?: { concurrency?: number; retry?: Partial<RetryPolicy> };
 }
+
+/** Syncs one worker runs at once: each is one `git ls-remote` and one transaction. */
+const DEFAULT_SYNC_CONCURRENCY = 2;
 
 export const NOTIFY_CHANNEL = 'lectern_builds';
 
 export class Worker {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   readonly #running = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  /** Version syncs running, by job id. */
+  readonly #syncing = new Map<number, Promise<void>>();
+  readonly #syncConcurrency: number;
+  readonly #retry: RetryPolicy;
   #stopping = false;
   #wake: (() => void) | null = null;
   #listener: PgListener | null = null;
@@ -35,21 +61,32 @@ export class Worker {
     private readonly opts: WorkerOptions,
   ) {
     this.#leaseSeconds = opts.leaseSeconds ?? 60;
+    this.#syncConcurrency = deps.syncVersions ? (opts.versionSync?.concurrency ?? DEFAULT_SYNC_CONCURRENCY) : 0;
+    this.#retry = { ...DEFAULT_SYNC_RETRY, ...opts.versionSync?.retry };
   }
 
   get running(): number[] {
     return [...this.#running.keys()];
   }
 
+  /** Ids of the version sync jobs running. */
+  get syncing(): number[] {
+    return [...this.#syncing.keys()];
+  }
+
   async start(): Promise<void> {
     const onQueued = () => this.#wake?.();
     events.on('buildQueued', onQueued);
+    versionSyncQueued.on('queued', onQueued);
     if (this.opts.databaseUrl) {
       // It comes back by itself when the database does; builds queued meanwhile are looked for then.
       this.#listener = new PgListener(this.opts.databaseUrl, NOTIFY_CHANNEL, { log: this.deps.log, onNotify: onQueued, onReconnect: onQueued });
       await this.#listener.ready;
     }
-    this.#loop = this.#run().finally(() => events.off('buildQueued', onQueued));
+    this.#loop = this.#run().finally(() => {
+      events.off('buildQueued', onQueued);
+      versionSyncQueued.off('queued', onQueued);
+    });
   }
 
   async #run(): Promise<void> {
@@ -57,8 +94,9 @@ export class Worker {
     const poll = Math.min(this.opts.pollMs ?? 15_000, (this.#leaseSeconds * 1000) / 2);
     let lastReap = 0;
     while (!this.#stopping) {
+      let wake!: () => void;
       const woken = new Promise<void>((resolve) => {
-        this.#wake = resolve;
+        this.#wake = wake = resolve;
         setTimeout(resolve, poll).unref();
       });
       try {
@@ -66,11 +104,25 @@ export class Worker {
           lastReap = Date.now();
           const { retried, failed } = await reapExpired(this.deps.prisma);
           if (retried.length || failed.length) this.deps.log.warn({ retried, failed }, 'builds whose worker stopped');
+          if (this.#syncConcurrency > 0) {
+            const syncs = await reapExpiredVersionSyncs(this.deps.prisma, this.#retry.maxAttempts);
+            if (syncs.length) this.deps.log.warn({ syncs }, 'version syncs whose worker stopped');
+          }
         }
         while (!this.#stopping && this.#running.size < this.opts.concurrency) {
           const build = await claimBuild(this.deps.prisma, this.id, this.#leaseSeconds);
           if (!build) break;
           this.#startBuild(build);
+        }
+        while (!this.#stopping && this.#syncing.size < this.#syncConcurrency) {
+          const job = await claimVersionSync(this.deps.prisma, this.id, this.#leaseSeconds);
+          if (!job) {
+            // Nothing due: a sync waiting out its backoff wakes the loop when it is due, not at the next poll.
+            const due = await nextVersionSyncDueMs(this.deps.prisma);
+            if (due !== null && due < poll) setTimeout(wake, due + 5).unref();
+            break;
+          }
+          this.#startSync(job);
         }
       } catch (e) {
         this.deps.log.error({ err: e }, 'build worker loop');
@@ -111,16 +163,46 @@ export class Worker {
     this.#running.set(build.id, { controller, done });
   }
 
+  #startSync(job: ClaimedVersionSync): void {
+    const { prisma, log } = this.deps;
+    const beat = setInterval(() => {
+      heartbeatVersionSync(prisma, job.id, this.id, this.#leaseSeconds).catch(() => {});
+    }, (this.#leaseSeconds * 1000) / 3);
+    const done = this.deps.syncVersions!(job.projectId, job.repositoryUrl)
+      .then(
+        async (result) => {
+          const { added, removed } = (result ?? {}) as { added?: string[]; removed?: string[] };
+          log.info({ project: job.projectId, added, removed, attempt: job.attempts }, 'versions synced');
+          await finishVersionSync(prisma, job.id, this.id);
+        },
+        async (e: unknown) => {
+          // The message with any credentials of the repository URL masked: it is stored and logged.
+          const error = describeSyncError(e);
+          const delay = retryDelaySeconds(job.attempts, this.#retry);
+          const after = await failVersionSync(prisma, job.id, this.id, error, delay, this.#retry.maxAttempts);
+          const retry = after?.state === 'queued' ? { retryInSeconds: Math.round(delay * 10) / 10 } : {};
+          log.warn({ project: job.projectId, attempt: job.attempts, state: after?.state, ...retry, error }, 'version sync failed');
+        },
+      )
+      .catch((e: unknown) => log.error({ err: e, sync: job.id }, 'version sync could not be recorded'))
+      .finally(() => {
+        clearInterval(beat);
+        this.#syncing.delete(job.id);
+        this.#wake?.();
+      });
+    this.#syncing.set(job.id, done);
+  }
+
   /**
-   * Stops claiming. Running builds get `graceMs` to finish; those still running then are
-   * aborted and given back to the queue, so another worker builds them.
+   * Stops claiming. Running builds and syncs get `graceMs` to finish; those still running then
+   * are aborted (builds) and given back to the queue, so another worker runs them.
    */
   async stop(graceMs = 30_000): Promise<void> {
     this.#stopping = true;
     this.#wake?.();
     await this.#loop;
     const all = [...this.#running.entries()];
-    const finished = Promise.all(all.map(([, r]) => r.done));
+    const finished = Promise.all([...all.map(([, r]) => r.done), ...this.#syncing.values()]);
     const timedOut = await Promise.race([finished.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref())]);
     if (timedOut) {
       for (const [id, r] of this.#running) {
@@ -128,6 +210,9 @@ export class Worker {
         await r.done;
         await releaseBuild(this.deps.prisma, id, this.id);
       }
+      // A sync cannot be interrupted (it is one ls-remote and one transaction); given back, it runs
+      // again elsewhere, which is harmless: a sync is idempotent.
+      for (const id of this.#syncing.keys()) await releaseVersionSync(this.deps.prisma, id, this.id);
     }
     await this.#listener?.close();
   }

@@ -1,5 +1,6 @@
-// Choosing `stable` and reading `git ls-remote`, without a database.
+// Choosing `stable`, reading `git ls-remote` and the waits between a failing sync's runs, without a database.
 import { describe, expect, it } from 'vitest';
+import { describeSyncError, retryDelaySeconds } from '../../src/builds/version-sync-queue.ts';
 import { parseLsRemote } from '../../src/domain/git.ts';
 import { stableCandidate } from '../../src/domain/version-sync.ts';
 
@@ -45,5 +46,37 @@ describe('parseLsRemote', () => {
         { name: 'v2.0', commit: 'eee' },
       ],
     });
+  });
+});
+
+describe('retryDelaySeconds', () => {
+  const policy = { baseSeconds: 10, capSeconds: 600, maxAttempts: 8 };
+  it('doubles from the base after each failed run and stops at the cap', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => retryDelaySeconds(n, policy, () => 0.999999))).toEqual(
+      [10, 20, 40, 80, 160, 320, 600, 600].map((s) => expect.closeTo(s, 2)),
+    );
+  });
+  it('jitters down to half, never below, and never past the cap however many runs failed', () => {
+    expect([1, 2, 7, 30, 1000].map((n) => retryDelaySeconds(n, policy, () => 0))).toEqual([5, 10, 300, 300, 300]);
+    for (let i = 0; i < 1000; i++) {
+      const n = 1 + (i % 12);
+      const d = retryDelaySeconds(n, policy);
+      const full = Math.min(600, 10 * 2 ** (n - 1));
+      expect(d).toBeGreaterThanOrEqual(full / 2);
+      expect(d).toBeLessThan(full);
+    }
+  });
+  it('waits at least as long after a later failure as after an earlier one, up to the cap', () => {
+    // The range after run n is [full(n)/2, full(n)); after run n+1 it starts where that one ends.
+    for (let n = 1; n < 6; n++) expect(retryDelaySeconds(n + 1, policy, () => 0)).toBeGreaterThanOrEqual(retryDelaySeconds(n, policy, () => 0.999999) - 1e-9);
+  });
+});
+
+describe('describeSyncError', () => {
+  it('masks credentials in URLs and bounds the message', () => {
+    expect(describeSyncError(new Error("git ls-remote https://bot:ghp_secret@github.com/me/docs.git failed: fatal: unable to access 'https://bot:ghp_secret@github.com/'"))).toBe(
+      "git ls-remote https://***@github.com/me/docs.git failed: fatal: unable to access 'https://***@github.com/'",
+    );
+    expect(describeSyncError(new Error('x'.repeat(5000)))).toHaveLength(2000);
   });
 });
