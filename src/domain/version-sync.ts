@@ -1,10 +1,12 @@
 // Keeps a project's versions in step with its repository's branches and tags, and maintains the
 // machine-managed `latest` and `stable` (rtd-behavior §5.2). The refs come from `git ls-remote`,
-// run by the API (sync-versions) or by a build's clone step; this file only decides and writes.
+// read by a worker, from a queued sync job (sync-versions, webhooks) or beside a build after its
+// clone; this file decides and writes, and queues the job.
 import { explain, rcompare } from '@renovatebot/pep440';
 import type { Context } from '../graphql/context.ts';
 import type { Prisma, Version } from '../generated/prisma/client.ts';
-import { prisma, services } from '../services.ts';
+import { queueVersionSync } from '../builds/version-sync-queue.ts';
+import { prisma } from '../services.ts';
 import { requireMaintainedProject } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import { events } from './events.ts';
@@ -130,15 +132,20 @@ export async function syncProjectVersions(projectId: number, repositoryUrl: stri
   return result;
 }
 
-/** sync-versions: starts a sync in the background and answers at once, as Read the Docs queues it. */
+/**
+ * Queues a sync of the project's versions, run by a worker (src/builds/version-sync-queue.ts);
+ * false, and nothing queued, when the project has no `latest` to sync from, as Read the Docs'
+ * `trigger_sync_versions` answers (rtd-behavior §1.4, §7.4). True means queued, not done.
+ */
+export async function queueProjectVersionSync(projectId: number): Promise<boolean> {
+  const hasLatest = await prisma().version.count({ where: { projectId, slug: 'latest' } });
+  if (!hasLatest) return false;
+  await queueVersionSync(prisma(), projectId);
+  return true;
+}
+
+/** sync-versions: queues a sync and answers at once, as Read the Docs does. */
 export async function requestVersionSync(ctx: Context, projectSlug: string): Promise<boolean> {
   const project = await requireMaintainedProject(ctx, projectSlug);
-  const hasLatest = await prisma().version.count({ where: { projectId: project.id, slug: 'latest' } });
-  if (!hasLatest) return false;
-  const { log } = services();
-  syncProjectVersions(project.id, project.repositoryUrl).then(
-    (r) => log.info({ project: project.slug, added: r.added, removed: r.removed }, 'versions synced'),
-    (e) => log.warn({ project: project.slug, err: (e as Error).message }, 'version sync failed'),
-  );
-  return true;
+  return queueProjectVersionSync(project.id);
 }

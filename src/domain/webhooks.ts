@@ -9,7 +9,7 @@ import { authenticate } from '../graphql/context.ts';
 import { LecternError } from '../graphql/errors.ts';
 import { prisma, services } from '../services.ts';
 import { announceBuild, queueBuild } from './builds.ts';
-import { syncProjectVersions } from './version-sync.ts';
+import { queueProjectVersionSync } from './version-sync.ts';
 
 export interface WebhookRequest {
   /** From `/webhook/<provider>/<project>/`; undefined on `/webhook/<project>/<id>/`. */
@@ -45,9 +45,6 @@ const ALREADY_PROCESSED = 'Delivery already processed';
 /** How long a delivery id is remembered: a replay within this time is answered without acting again. */
 const DELIVERY_MEMORY_MS = 24 * 60 * 60 * 1000;
 const ZERO_SHA = '0'.repeat(40);
-
-/** How long a sync may hold the answer; past that it finishes in the background (providers time out at ~10 s). */
-const SYNC_WAIT_MS = 8_000;
 
 const answer = (status: number, body: Record<string, unknown>, event?: string): WebhookResponse => ({ status, body, event });
 const detail = (status: number, text: string, event?: string) => answer(status, { detail: text }, event);
@@ -373,25 +370,12 @@ async function queueBuilds(versions: Version[]): Promise<string[]> {
 }
 
 /**
- * Syncs versions from the repository (a branch or tag was created or deleted). The answer waits for
- * the sync for a few seconds, so a quick one is visible at once; a slow one finishes in the background.
+ * Queues a sync of the versions from the repository (a branch or tag was created or deleted), run
+ * by a worker. As Read the Docs' `sync_versions_response`: `versions_synced` says a sync was
+ * queued (not that it is done), and `versions` names the `latest` it syncs from; without one,
+ * nothing is queued and both say so.
  */
 async function sync(project: Project, event: string): Promise<WebhookResponse> {
-  const { log } = services();
-  const latest = await prisma().version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: 'latest' } }, select: { slug: true } });
-  const running = syncProjectVersions(project.id, project.repositoryUrl).then(
-    (r) => {
-      log.info({ project: project.slug, added: r.added, removed: r.removed }, 'versions synced (webhook)');
-      return true;
-    },
-    (e) => {
-      // Not the message: it contains the repository URL, which may carry credentials.
-      log.warn({ project: project.slug, error: (e as Error).name }, 'version sync from a webhook failed');
-      return false;
-    },
-  );
-  let timer: NodeJS.Timeout | undefined;
-  const synced = await Promise.race([running, new Promise<boolean>((r) => (timer = setTimeout(() => r(true), SYNC_WAIT_MS)))]);
-  clearTimeout(timer);
-  return answer(200, { build_triggered: false, project: project.slug, versions: latest ? [latest.slug] : [], versions_synced: synced }, event);
+  const queued = await queueProjectVersionSync(project.id);
+  return answer(200, { build_triggered: false, project: project.slug, versions: queued ? ['latest'] : [], versions_synced: queued }, event);
 }

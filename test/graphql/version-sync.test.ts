@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { testApp, type TestApp } from '../helpers/app.ts';
 import { git, startGitServer, type GitServer } from '../helpers/git.ts';
+import { startSyncWorker, syncJobOf, syncSettled } from '../helpers/version-sync.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -112,7 +113,7 @@ describe('syncing versions', () => {
     expect((await versions(p.id)).stable).toMatchObject({ machine: true });
   });
 
-  it('answers sync-versions over REST with 202 and syncs in the background', async () => {
+  it('answers sync-versions over REST with 202 and queues the sync, which a worker runs', async () => {
     const repo = server.repo('sync-rest');
     git(repo.work, 'branch', 'feature');
     git(repo.work, 'push', '--quiet', 'origin', 'feature');
@@ -120,7 +121,13 @@ describe('syncing versions', () => {
     const res = await t.http.post(`/api/v3/projects/${p.slug}/sync-versions/`).set('authorization', `Token ${token}`);
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ triggered: true });
-    for (let i = 0; i < 100 && !(await versions(p.id)).feature; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await syncJobOf(t, p.id)).toMatchObject({ state: 'queued', attempts: 0 });
+    const worker = await startSyncWorker(t);
+    try {
+      expect(await syncSettled(t, p.id)).toMatchObject({ state: 'done', lastError: null });
+    } finally {
+      await worker.stop(1000);
+    }
     expect((await versions(p.id)).feature).toMatchObject({ active: false, type: 'branch' });
   });
 
@@ -131,6 +138,7 @@ describe('syncing versions', () => {
     const res = await t.http.post(`/api/v3/projects/${p.slug}/sync-versions/`).set('authorization', `Token ${token}`);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ triggered: false });
+    expect(await syncJobOf(t, p.id)).toBeNull();
   });
 
   it('creates the versions of a private project private, and those of a public project public', async () => {

@@ -1,6 +1,7 @@
 // Incoming webhooks end to end (rtd-behavior §7): integrations made through GraphQL, payloads
-// signed here with their secrets, versions synced from a real repository served by git daemon,
-// and what a user sees asserted: status, body, builds queued, versions created or removed.
+// signed here with their secrets, versions synced from a real repository served by git daemon (by
+// a worker, from the sync the webhook queued), and what a user sees asserted: status, body, builds
+// queued, versions created or removed.
 import { createHmac, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
@@ -9,12 +10,16 @@ import { buildApp } from '../../src/app.ts';
 import { createLogger } from '../../src/log.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
-import { git, startGitServer, type GitServer } from '../helpers/git.ts';
+import { git, startGitServer, TEST_HOST, type GitServer } from '../helpers/git.ts';
+import { startSyncWorker, syncJobOf, syncSettled } from '../helpers/version-sync.ts';
+import type { Worker } from '../../src/builds/worker.ts';
 
 let t: TestApp;
 let server: GitServer;
 let alice: string;
 let bob: string;
+/** Runs the syncs webhooks queue (builds stay queued, for queuedBy to see). */
+let syncWorker: Worker;
 
 const NO_SECRET =
   "This webhook doesn't have a secret configured.\nFor security reasons, webhooks without a secret are no longer permitted.\nFor more information, read our blog post: https://blog.readthedocs.com/security-update-on-incoming-webhooks/.";
@@ -24,8 +29,10 @@ beforeAll(async () => {
   server = await startGitServer();
   alice = await t.user('alice');
   bob = await t.user('bob');
+  syncWorker = await startSyncWorker(t);
 });
 afterAll(async () => {
+  await syncWorker?.stop(1000);
   await server.close();
   await t.close();
 });
@@ -53,6 +60,14 @@ async function project(name: string, opts: { sync?: boolean } = {}): Promise<Set
     await syncProjectVersions(id, repo.url);
   }
   return { slug, repo };
+}
+
+/** Waits for the sync a webhook queued to end, and says how it ended. */
+async function synced(slug: string): Promise<string> {
+  const { id } = await t.db.prisma.project.findUniqueOrThrow({ where: { slug } });
+  const job = await syncSettled(t, id);
+  expect(job.lastError).toBeNull();
+  return job.state;
 }
 
 async function integration(slug: string, provider: string, token = alice): Promise<{ id: number; secret: string }> {
@@ -144,6 +159,7 @@ describe('GitHub', () => {
     let res: { status: number; body: unknown } | undefined;
     const queued = await queuedBy(p.slug, async () => {
       res = await github(p.slug, hook.secret, 'create', { ref: 'v2.0', ref_type: 'tag', repository: { default_branch: 'main' } });
+      expect(await synced(p.slug)).toBe('done');
     });
     expect(res!.status).toBe(200);
     expect(res!.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
@@ -157,6 +173,7 @@ describe('GitHub', () => {
     res = await github(p.slug, hook.secret, 'delete', { ref: 'dev', ref_type: 'branch' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    await synced(p.slug);
     expect((await versions(p.slug)).dev).toBeUndefined();
   });
 
@@ -175,6 +192,7 @@ describe('GitHub', () => {
     git(p.repo.work, 'branch', 'quiet');
     git(p.repo.work, 'push', '--quiet', 'origin', 'quiet');
     await github(p.slug, hook.secret, 'create', { ref: 'quiet', ref_type: 'branch' });
+    await synced(p.slug);
     expect((await versions(p.slug)).quiet).toEqual({ active: false, identifier: 'quiet' });
     for (const ref of ['refs/heads/quiet', 'refs/heads/no-such-branch']) {
       let res: { status: number; body: unknown } | undefined;
@@ -194,6 +212,7 @@ describe('GitHub', () => {
     git(p.repo.work, 'push', '--quiet', 'origin', 'pushed-new');
     res = await github(p.slug, hook.secret, 'push', pushPayload('refs/heads/pushed-new', { created: true }));
     expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    await synced(p.slug);
     expect((await versions(p.slug))['pushed-new']).toEqual({ active: false, identifier: 'pushed-new' });
   });
 
@@ -355,6 +374,60 @@ describe('finding the project and the integration', () => {
   });
 });
 
+describe('the answer to a sync (rtd-behavior §7.4 sync_versions_response)', () => {
+  it('says versions_synced when the sync is queued, not done: the answer comes at once, whatever the repository does', async () => {
+    const p = await project('sync-answer');
+    const hook = await integration(p.slug, 'github');
+    const { id } = await t.db.prisma.project.findUniqueOrThrow({ where: { slug: p.slug } });
+    // Nothing listens on port 1 of the test host: the sync will fail, after the answer.
+    await t.db.prisma.project.update({ where: { id }, data: { repositoryUrl: `git://${TEST_HOST}:1/sync-answer.git` } });
+    const started = Date.now();
+    const res = await github(p.slug, hook.secret, 'create', { ref: 'feature', ref_type: 'branch' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    expect(await t.db.prisma.versionSyncJob.count({ where: { projectId: id } })).toBe(1);
+    // The worker runs it, it fails and waits to be tried again; the answer did not wait for any of it.
+    for (let i = 0; i < 400; i++) {
+      const job = await syncJobOf(t, id);
+      if (job?.lastError) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await syncJobOf(t, id)).toMatchObject({ state: 'queued', attempts: 1, lastError: expect.stringMatching(/ls-remote/) });
+    // Not tried again while the rest of this file runs.
+    await t.db.prisma.versionSyncJob.update({ where: { projectId: id }, data: { state: 'failed' } });
+  });
+
+  it('says versions_synced: false, and queues nothing, when there is no latest version to sync from', async () => {
+    const p = await project('sync-no-latest');
+    const hook = await integration(p.slug, 'github');
+    const { id } = await t.db.prisma.project.findUniqueOrThrow({ where: { slug: p.slug } });
+    await t.db.prisma.version.deleteMany({ where: { projectId: id, slug: 'latest' } });
+    const res = await github(p.slug, hook.secret, 'delete', { ref: 'dev', ref_type: 'branch' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: [], versions_synced: false });
+    expect(await syncJobOf(t, id)).toBeNull();
+  });
+
+  it('queues one sync for deliveries that come while it waits', async () => {
+    const p = await project('sync-coalesced');
+    const { id } = await t.db.prisma.project.findUniqueOrThrow({ where: { slug: p.slug } });
+    const hook = await integration(p.slug, 'gitlab');
+    await syncWorker.stop(1000); // so that the deliveries find it waiting
+    try {
+      // A branch created, then one deleted (a zero sha on either side).
+      for (const [before, after] of [['0'.repeat(40), 'e'.repeat(40)], ['f'.repeat(40), '0'.repeat(40)]]) {
+        const res = await post(`/api/v2/webhook/gitlab/${p.slug}/`, JSON.stringify({ object_kind: 'push', ref: 'refs/heads/x', before, after }), { 'x-gitlab-token': hook.secret });
+        expect(res.body).toMatchObject({ versions_synced: true });
+      }
+      expect(await t.db.prisma.versionSyncJob.findMany({ where: { projectId: id } })).toEqual([expect.objectContaining({ state: 'queued', attempts: 0 })]);
+    } finally {
+      syncWorker = await startSyncWorker(t);
+    }
+    expect(await synced(p.slug)).toBe('done');
+  });
+});
+
 describe('GitLab', () => {
   let p: Setup;
   let hook: { id: number; secret: string };
@@ -391,6 +464,7 @@ describe('GitLab', () => {
     const res = await gitlab({ object_kind: 'tag_push', ref: 'refs/tags/v3.0', before: '0'.repeat(40), after: 'd'.repeat(40) });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    await synced(p.slug);
     expect((await versions(p.slug))['v3.0']).toMatchObject({ active: false });
   });
 
@@ -429,6 +503,7 @@ describe('Bitbucket', () => {
     git(p.repo.work, 'push', '--quiet', 'origin', 'bb-new');
     const res = await bitbucket({ push: { changes: [change('branch', 'bb-new', false)] } });
     expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
+    await synced(p.slug);
     expect((await versions(p.slug))['bb-new']).toEqual({ active: false, identifier: 'bb-new' });
   });
 
