@@ -19,7 +19,7 @@ import { Cipher, loadSecretKey } from './secrets.ts';
 const USAGE = `usage: lectern <command>
 
   serve                               API, GraphiQL and docs on HOST:PORT, and a build worker (migrates first)
-  worker                              a build worker only (LECTERN_BUILD_CONCURRENCY builds at once)
+  worker                              a build worker only (LECTERN_BUILD_CONCURRENCY builds at once, and version syncs)
   migrate                             apply pending database migrations and exit
   user create <username> [--email E]  create a user; prints an API token on the last line
   token create <username>             print a new API token for a user
@@ -102,7 +102,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
     { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl, leaseSeconds: config.buildLeaseSeconds },
   );
   await worker.start();
-  log.info({ worker: worker.id, concurrency: config.buildConcurrency }, 'build worker started');
+  log.info({ worker: worker.id, concurrency: config.buildConcurrency }, 'build worker started (builds and version syncs)');
   return worker;
 }
 
