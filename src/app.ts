@@ -12,7 +12,7 @@ import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
 import { openApiDocument } from './rest/openapi.ts';
 import { restRouter } from './rest/router.ts';
-import { parseRate } from './rest/throttle.ts';
+import { parseRate, Throttle } from './rest/throttle.ts';
 import { v3Routes } from './rest/v3/routes.ts';
 import { v2Router } from './rest/v2/routes.ts';
 import { Cipher } from './secrets.ts';
@@ -202,6 +202,8 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   app.use('/api/v2/webhook', webhookRouter({ maxBodyBytes: config.maxBodyBytes, log }));
 
   const v3 = '/api/v3';
+  const rate = parseRate(config.apiThrottle);
+  const throttle = rate && new Throttle(rate);
   app.get(`${v3}/schema/`, (_req, res) => {
     res.json(openApiDocument(v3Routes, schema, `${config.publicUrl}${v3}`));
   });
@@ -213,7 +215,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
       api: `${config.publicUrl}${v3}`,
       publicUrl: config.publicUrl,
       mount: v3,
-      throttle: parseRate(config.apiThrottle),
+      throttle,
       maxBodyBytes: config.maxBodyBytes,
     }),
   );

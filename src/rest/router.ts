@@ -14,7 +14,7 @@ import { v3Json } from './format.ts';
 import { readInput } from './input.ts';
 import { selection, serialize, type Node, type RestEnv } from './resource.ts';
 import type { Method, Route, RouteCall } from './route.ts';
-import { Throttle, type Rate } from './throttle.ts';
+import type { RequestThrottle } from './throttle.ts';
 
 export interface RouterOptions {
   yoga: Yoga;
@@ -24,7 +24,8 @@ export interface RouterOptions {
   publicUrl: string;
   /** Mount path, e.g. `/api/v3`. */
   mount: string;
-  throttle: Rate | null;
+  /** Counts v3 requests per user; null: none (v2). */
+  throttle: RequestThrottle | null;
   maxBodyBytes: number;
   /**
    * `token` (v3, the default): every path needs a valid token. `anonymous` (v2): the
@@ -164,7 +165,6 @@ export function restRouter(opts: RouterOptions): express.Router {
   const send = sendWith(opts.json ?? v3Json);
   const root = opts.root ?? ((api: string) => ({ projects: `${api}/projects/` }));
   const compiled = opts.routes.map(compile);
-  const throttle = new Throttle(opts.throttle);
   const router = express.Router();
   const bodyErrors = new WeakMap<Request, unknown>();
 
@@ -247,7 +247,7 @@ export function restRouter(opts: RouterOptions): express.Router {
     if (needsMaintainer && params.project !== undefined) await requireMaintainer(s, params.project);
 
     // 3. Throttle (v3's is per user; v2 has none, as in Read the Docs).
-    const wait = s.context.viewer ? throttle.check(`user:${s.context.viewer.id}`) : 0;
+    const wait = s.context.viewer && opts.throttle ? await opts.throttle.check(`user:${s.context.viewer.id}`) : 0;
     if (wait) {
       throw detail(429, `Request was throttled. Expected available in ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
     }

@@ -1,6 +1,7 @@
 // Rate limits per caller (user, else client address), as DRF's SimpleRateThrottle counts them: a
-// sliding window of request times. In memory, per process: with several processes behind a load
-// balancer each allows the rate, which is the usual trade for not touching the database here.
+// sliding window of the times of requests let through (refused ones are not counted). This file
+// holds the rule, in memory, for one process (the embedded database); on PostgreSQL the counts
+// live in the database (src/db/throttle.ts), so several processes together allow the rate.
 
 export interface Rate {
   requests: number;
@@ -9,16 +10,24 @@ export interface Rate {
 
 const UNITS: Record<string, number> = { s: 1, sec: 1, second: 1, m: 60, min: 60, minute: 60, h: 3600, hour: 3600, d: 86400, day: 86400 };
 
-/** `60/minute`, `5/min`, `1000/hour`, `0` (off). */
+/** `60/minute`, `5/min`, `1000/hour`, `0` (off; so is `0/minute`, as it always behaved). */
 export function parseRate(text: string): Rate | null {
   if (text === '0' || text === 'off') return null;
   const m = /^(\d+)\/(\w+)$/.exec(text.trim());
   const seconds = m ? UNITS[m[2]!.toLowerCase()] : undefined;
   if (!m || !seconds) throw new Error(`invalid rate "${text}": use N/second, N/minute, N/hour or N/day`);
-  return { requests: Number(m[1]), seconds };
+  const requests = Number(m[1]);
+  return requests === 0 ? null : { requests, seconds };
 }
 
-export class Throttle {
+/** What the REST router asks after permission: whether the caller `key` must wait. */
+export interface RequestThrottle {
+  /** Seconds to wait when `key` is over the rate (and the request is not counted), else 0 (counted). */
+  check(key: string): number | Promise<number>;
+}
+
+/** The rule in this process's memory. */
+export class Throttle implements RequestThrottle {
   readonly #history = new Map<string, number[]>();
   constructor(readonly rate: Rate | null) {}
 

@@ -17,7 +17,7 @@ describe('parseRate', () => {
     expect(parseRate(text)).toEqual(rate);
   });
 
-  it.each(['0', 'off'])('%j turns throttling off', (text) => {
+  it.each(['0', 'off', '0/minute', '0/s'])('%j turns throttling off', (text) => {
     expect(parseRate(text)).toBeNull();
   });
 
