@@ -12,6 +12,7 @@ import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
 import { openApiDocument } from './rest/openapi.ts';
 import { restRouter } from './rest/router.ts';
+import { DatabaseThrottle } from './db/throttle.ts';
 import { parseRate, Throttle } from './rest/throttle.ts';
 import { v3Routes } from './rest/v3/routes.ts';
 import { v2Router } from './rest/v2/routes.ts';
@@ -202,8 +203,9 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   app.use('/api/v2/webhook', webhookRouter({ maxBodyBytes: config.maxBodyBytes, log }));
 
   const v3 = '/api/v3';
+  // On PostgreSQL the counts are shared by every process; the embedded database has one process.
   const rate = parseRate(config.apiThrottle);
-  const throttle = rate && new Throttle(rate);
+  const throttle = rate && (db.kind === 'postgres' ? new DatabaseThrottle(db.prisma, rate, log, new Throttle(rate)) : new Throttle(rate));
   app.get(`${v3}/schema/`, (_req, res) => {
     res.json(openApiDocument(v3Routes, schema, `${config.publicUrl}${v3}`));
   });

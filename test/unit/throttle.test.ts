@@ -1,6 +1,11 @@
 // The throttle's arithmetic, with the clock passed in (rtd-behavior §0 Throttling: DRF's
-// SimpleRateThrottle, a sliding window of the request times that were let through).
+// SimpleRateThrottle, a sliding window of the request times that were let through), and what the
+// PostgreSQL throttle does with its database's answers and failures (the count itself is tested on
+// a real server in test/rest/throttle-processes.test.ts).
 import { describe, expect, it } from 'vitest';
+import type { PrismaClient } from '../../src/db/database.ts';
+import { DatabaseThrottle } from '../../src/db/throttle.ts';
+import type { Logger } from '../../src/log.ts';
 import { parseRate, Throttle } from '../../src/rest/throttle.ts';
 
 describe('parseRate', () => {
@@ -79,5 +84,51 @@ describe('Throttle', () => {
     // The oldest keys were forgotten, so they are let through again; the newest are not.
     expect(t.check('k0', T0 + 1)).toBe(0);
     expect(t.check('k100049', T0 + 1)).toBeGreaterThan(0);
+  });
+});
+
+describe('DatabaseThrottle', () => {
+  const rate = { requests: 2, seconds: 60 };
+  const logger = () => {
+    const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
+    const log = { warn: (obj: Record<string, unknown>, msg: string) => warnings.push({ obj, msg }), debug: () => {} } as unknown as Logger;
+    return { log, warnings };
+  };
+  /** A client whose statement answers `rows` (or throws it when it is an Error). */
+  const answering = (...answers: (unknown[] | Error)[]) =>
+    ({
+      $queryRaw: async () => {
+        const a = answers.shift();
+        if (a instanceof Error) throw a;
+        return a;
+      },
+      $executeRaw: async () => 0,
+    }) as unknown as PrismaClient;
+
+  it('turns the database’s answer into the wait: 0 when let through, else whole seconds, at least 1', async () => {
+    const { log } = logger();
+    const t = new DatabaseThrottle(
+      answering([{ admitted: true, waitMs: null }], [{ admitted: false, waitMs: 59_000.4 }], [{ admitted: false, waitMs: 3 }], [{ admitted: false, waitMs: -2 }]),
+      rate,
+      log,
+      new Throttle(rate),
+    );
+    expect(await t.check('k')).toBe(0);
+    expect(await t.check('k')).toBe(60);
+    expect(await t.check('k')).toBe(1);
+    expect(await t.check('k')).toBe(1);
+  });
+
+  it('when the database fails, counts in this process instead (never throws), and logs once, not per request', async () => {
+    const { log, warnings } = logger();
+    const failing = { $queryRaw: async () => Promise.reject(new Error('connection refused')), $executeRaw: async () => 0 } as unknown as PrismaClient;
+    const t = new DatabaseThrottle(failing, rate, log, new Throttle(rate));
+    expect(await t.check('k')).toBe(0);
+    expect(await t.check('k')).toBe(0);
+    expect(await t.check('k')).toBe(60);
+    expect(await t.check('other')).toBe(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toMatch(/counted by this process alone/);
+    expect((warnings[0]!.obj.err as Error).message).toBe('connection refused');
   });
 });
