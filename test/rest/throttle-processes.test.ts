@@ -68,6 +68,7 @@ describe.runIf(dbKind() === 'postgres')('throttle on PostgreSQL', () => {
     it('together they let 5/minute through, then both answer 429 as DRF does', async () => {
       const [a, b] = servers as [Served, Served];
       // Alternating, as a load balancer would send them: each process alone would allow 5.
+      const started = Date.now();
       for (const [i, server] of [a, b, a, b, a].entries()) {
         const res = await projects(server, 'alice');
         expect(res.status, `request ${i + 1}`).toBe(200);
@@ -78,7 +79,8 @@ describe.runIf(dbKind() === 'postgres')('throttle on PostgreSQL', () => {
         const body = (await res.json()) as { detail: string };
         expect(Object.keys(body)).toEqual(['detail']);
         const n = Number(THROTTLED.exec(body.detail)?.[1]);
-        expect(n, body.detail).toBeGreaterThanOrEqual(55);
+        // Until the first request leaves the window (fresh processes may answer their first requests slowly).
+        expect(n, body.detail).toBeGreaterThanOrEqual(Math.floor(60 - (Date.now() - started) / 1000));
         expect(n).toBeLessThanOrEqual(60);
         expect(res.headers.get('retry-after')).toBe(String(n));
       }
