@@ -1,7 +1,10 @@
 // Parsed pages kept between embeds, so repeated embeds of one page (a tooltip per reference on a
 // page of docs) parse it once. Keyed by storage key and checked by ETag on every use, so a page
 // replaced in storage is parsed again. Bounded by count and by an estimate of memory, least
-// recently used first out; one cache per storage, since two storages may hold the same keys.
+// recently used first out (lru-cache's `max` and `maxSize`); one cache per storage, since two
+// storages may hold the same keys.
+// @see https://github.com/isaacs/node-lru-cache
+import { LRUCache } from 'lru-cache';
 import type { Storage } from '../storage/index.ts';
 import type { ParsedPage } from './sphinx.ts';
 
@@ -15,54 +18,49 @@ interface Entry {
 }
 
 export class PageCache {
-  readonly #entries = new Map<string, Entry>();
-  #bytes = 0;
+  readonly #entries: LRUCache<string, Entry>;
   hits = 0;
   misses = 0;
 
   constructor(
     readonly maxPages = MAX_PAGES,
     readonly maxBytes = MAX_BYTES,
-  ) {}
+  ) {
+    // A page larger than maxBytes is not kept at all (lru-cache's maxEntrySize defaults to maxSize).
+    this.#entries = new LRUCache<string, Entry>({
+      max: maxPages,
+      maxSize: maxBytes,
+      sizeCalculation: (e) => Math.max(1, Math.ceil(e.page.size)),
+    });
+  }
 
   /** The entry for `key`, whatever its ETag (the caller asks storage whether it still holds). */
   peek(key: string): Entry | undefined {
-    return this.#entries.get(key);
+    return this.#entries.peek(key);
   }
 
   /** The page parsed from `key` at `etag`, marked as just used. */
   get(key: string, etag: string): ParsedPage | undefined {
-    const e = this.#entries.get(key);
+    const e = this.#entries.peek(key);
     if (!e || e.etag !== etag) {
       this.misses += 1;
       return undefined;
     }
-    this.#entries.delete(key);
-    this.#entries.set(key, e);
+    this.#entries.get(key);
     this.hits += 1;
     return e.page;
   }
 
   set(key: string, etag: string, page: ParsedPage): void {
-    this.delete(key);
-    if (page.size > this.maxBytes) return;
     this.#entries.set(key, { etag, page });
-    this.#bytes += page.size;
-    while (this.#entries.size > this.maxPages || this.#bytes > this.maxBytes) {
-      this.delete(this.#entries.keys().next().value!);
-    }
   }
 
   delete(key: string): void {
-    const e = this.#entries.get(key);
-    if (!e) return;
     this.#entries.delete(key);
-    this.#bytes -= e.page.size;
   }
 
   clear(): void {
     this.#entries.clear();
-    this.#bytes = 0;
   }
 
   get size(): number {

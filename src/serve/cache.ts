@@ -2,7 +2,11 @@
 // a short while so a page costs no database round trip. Every committed domain write that changes
 // what is served emits `servedChanged`, which empties every cache in this process at once; writes
 // made by another process (or straight to the database) show after the TTL at the latest.
-// Bounded in entries and in (estimated) bytes, least recently used first out.
+// The keeping is lru-cache's (TTL, bounds in entries and in estimated bytes, least recently used
+// first out, one load shared by every caller asking meanwhile); what is Lectern's own is when an
+// answer counts as fresh (the TTL from the start of the load, `Freshness`) and `servedChanged`.
+// @see https://github.com/isaacs/node-lru-cache (fetchMethod, ttl, maxSize)
+import { LRUCache } from 'lru-cache';
 import { events } from '../domain/events.ts';
 
 /** Bumped on every `servedChanged`: one listener for the process, however many apps it builds. */
@@ -19,11 +23,16 @@ export interface Freshness {
   until: number;
 }
 
-interface Entry {
-  value: Promise<unknown>;
+/** One loaded value (lru-cache keeps no null or undefined, which lookups return), with when it goes stale. */
+interface Box {
+  value: unknown;
   expires: number;
-  bytes: number;
+  /** The value already resolved, handed to every hit: a hit makes no promise of its own. */
+  settled: Promise<unknown>;
 }
+
+/** What a get() asks the cache to load, when it is the first to ask. */
+type Load = () => Promise<unknown>;
 
 export interface TtlCacheOptions {
   ttlMs: number;
@@ -34,27 +43,42 @@ export interface TtlCacheOptions {
 
 export class TtlCache {
   readonly #ttl: number;
-  readonly #maxEntries: number;
-  readonly #maxBytes: number;
-  readonly #now: () => number;
-  /** Insertion order is recency order: a hit moves its entry to the end, eviction takes the first. */
-  readonly #map = new Map<string, Entry>();
-  #bytes = 0;
+  readonly #lru: LRUCache<string, Box, Load> | undefined;
   #generation = generation;
 
   constructor(opts: TtlCacheOptions) {
     this.#ttl = opts.ttlMs;
-    this.#maxEntries = opts.maxEntries ?? 10_000;
-    this.#maxBytes = opts.maxBytes ?? 16 * 1024 * 1024;
-    this.#now = opts.now ?? (() => Date.now());
+    const now = opts.now ?? (() => Date.now());
+    if (this.#ttl <= 0) return;
+    this.#lru = new LRUCache<string, Box, Load>({
+      max: opts.maxEntries ?? 10_000,
+      maxSize: opts.maxBytes ?? 16 * 1024 * 1024,
+      sizeCalculation: (box, key) => estimateBytes(key, box.value),
+      ttl: this.#ttl,
+      // Our clock (Date, so a test's fake Date moves it), read on every check: the default caches
+      // it for 1 ms behind a timer per read.
+      perf: { now },
+      ttlResolution: 0,
+      // A load whose entry was dropped meanwhile (cleared by a write, evicted) still answers the
+      // callers waiting for it, and is not kept.
+      ignoreFetchAbort: true,
+      fetchMethod: async (_key, _stale, { options, context: load }) => {
+        const started = now();
+        const value = await load();
+        const expires = started + this.#ttl;
+        // The TTL counts from the start of the load, so no answer is older than the TTL.
+        options.ttl = Math.max(1, expires - now());
+        return { value, expires, settled: Promise.resolve(value) };
+      },
+    });
   }
 
   get size(): number {
-    return this.#map.size;
+    return this.#lru?.size ?? 0;
   }
 
   get bytes(): number {
-    return this.#bytes;
+    return this.#lru?.calculatedSize ?? 0;
   }
 
   /**
@@ -64,66 +88,33 @@ export class TtlCache {
    * when given, learns the value's expiry.
    */
   get<T>(key: string, load: () => Promise<T>, fresh?: Freshness): Promise<T> {
-    if (this.#ttl <= 0) {
+    const lru = this.#lru;
+    if (!lru) {
       if (fresh) fresh.until = 0;
       return load();
     }
+    // A write since this cache was last used: whatever it holds (or is loading) may be of before.
     if (this.#generation !== generation) this.clear();
-    const now = this.#now();
-    const hit = this.#map.get(key);
+    const hit = lru.get(key);
     if (hit) {
-      if (hit.expires > now) {
-        this.#map.delete(key);
-        this.#map.set(key, hit);
-        if (fresh && hit.expires < fresh.until) fresh.until = hit.expires;
-        return hit.value as Promise<T>;
-      }
-      this.#remove(key, hit);
+      if (fresh && hit.expires < fresh.until) fresh.until = hit.expires;
+      return hit.settled as Promise<T>;
     }
-    const started = generation;
-    const value = load();
-    const entry: Entry = { value, expires: now + this.#ttl, bytes: 0 };
-    if (fresh && entry.expires < fresh.until) fresh.until = entry.expires;
-    this.#map.set(key, entry);
-    this.#account(entry, 2 * key.length + 128);
-    value.then(
-      (v) => {
-        if (started !== generation || this.#map.get(key) !== entry) return this.#forget(key, entry);
-        this.#account(entry, estimateBytes(key, v));
-      },
-      () => this.#forget(key, entry),
-    );
-    return value;
+    return lru.fetch(key, { context: load }).then((box) => {
+      // Never undefined: the load always gives a Box, and an aborted one is still handed over.
+      if (fresh && box!.expires < fresh.until) fresh.until = box!.expires;
+      return box!.value as T;
+    });
   }
 
   /** Drops `key` (the next get loads it again). */
   delete(key: string): void {
-    const e = this.#map.get(key);
-    if (e) this.#remove(key, e);
+    this.#lru?.delete(key);
   }
 
   clear(): void {
-    this.#map.clear();
-    this.#bytes = 0;
+    this.#lru?.clear();
     this.#generation = generation;
-  }
-
-  #forget(key: string, entry: Entry): void {
-    if (this.#map.get(key) === entry) this.#remove(key, entry);
-  }
-
-  #remove(key: string, entry: Entry): void {
-    this.#map.delete(key);
-    this.#bytes -= entry.bytes;
-  }
-
-  #account(entry: Entry, bytes: number): void {
-    this.#bytes += bytes - entry.bytes;
-    entry.bytes = bytes;
-    while (this.#map.size > this.#maxEntries || (this.#bytes > this.#maxBytes && this.#map.size > 0)) {
-      const [oldKey, oldest] = this.#map.entries().next().value as [string, Entry];
-      this.#remove(oldKey, oldest);
-    }
   }
 }
 
