@@ -20,6 +20,7 @@ import {
   contentTypeFor,
   etagMatches,
   uploadDirectory,
+  type GetOptions,
   type NotModified,
   type ObjectInfo,
   type PutDirectoryOptions,
@@ -90,7 +91,7 @@ export class FileStorage implements Storage {
     return uploadDirectory(localDir, prefix, opts, (key, body, _size, contentType) => this.put(key, body, { contentType }));
   }
 
-  async get(key: string, opts: { ifNoneMatch?: string } = {}): Promise<StoredObject | NotModified | null> {
+  async get(key: string, opts: GetOptions = {}): Promise<StoredObject | NotModified | null> {
     assertKey(key);
     const dirs = await this.#ready();
     const opened = await openObject(dirs.objects, key);
@@ -103,7 +104,8 @@ export class FileStorage implements Storage {
         return { notModified: true, etag: info.etag };
       }
       // Reads the file that was opened: a put() renaming a new body in meanwhile does not affect it.
-      return { ...info, body: handle.createReadStream() };
+      const { range } = opts;
+      return { ...info, body: handle.createReadStream(range ? { start: range.start, end: range.end } : undefined) };
     } catch (e) {
       await handle.close();
       throw e;

@@ -8,7 +8,7 @@ import { FileStorage } from './file.ts';
 import { S3Storage } from './s3.ts';
 import type { Storage } from './storage.ts';
 
-export type { NotModified, ObjectInfo, PutDirectoryOptions, PutDirectoryResult, Storage, StoredObject } from './storage.ts';
+export type { ByteRange, GetOptions, NotModified, ObjectInfo, PutDirectoryOptions, PutDirectoryResult, Storage, StoredObject } from './storage.ts';
 export { StorageKeyError } from './storage.ts';
 
 /** The directory of a `file:` storage setting (absolute), or null for any other kind. */

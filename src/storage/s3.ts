@@ -19,6 +19,7 @@ import {
   etagMatches,
   parseEtags,
   uploadDirectory,
+  type GetOptions,
   type NotModified,
   type ObjectInfo,
   type PutDirectoryOptions,
@@ -100,15 +101,17 @@ export class S3Storage implements Storage {
     });
   }
 
-  async get(key: string, opts: { ifNoneMatch?: string } = {}): Promise<StoredObject | NotModified | null> {
+  async get(key: string, opts: GetOptions = {}): Promise<StoredObject | NotModified | null> {
     assertKey(key);
     // S3 takes one tag; radosgw understands neither `*`, lists nor W/. One tag goes to the server
     // (no body is sent on a match); anything else is compared here.
     const tags = opts.ifNoneMatch ? parseEtags(opts.ifNoneMatch) : [];
     const single = tags.length === 1 && tags[0] !== '*' ? `"${tags[0]}"` : undefined;
     try {
+      // A ranged GetObject: the store sends those bytes only, and the object's length in Content-Range.
+      const range = opts.range ? `bytes=${opts.range.start}-${opts.range.end}` : undefined;
       const res = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, IfNoneMatch: single }),
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, IfNoneMatch: single, Range: range }),
       );
       const body = res.Body as Readable;
       const etag = res.ETag ?? '';
@@ -116,9 +119,14 @@ export class S3Storage implements Storage {
         body.destroy();
         return { notModified: true, etag };
       }
+      const size = range ? Number(/\/(\d+)$/.exec(res.ContentRange ?? '')?.[1]) : (res.ContentLength ?? 0);
+      if (Number.isNaN(size)) {
+        body.destroy();
+        throw new Error(`S3 answered a ranged GetObject of ${key} without the object's length (Content-Range: ${res.ContentRange ?? 'none'})`);
+      }
       return {
         body,
-        size: res.ContentLength ?? 0,
+        size,
         contentType: res.ContentType,
         etag,
         lastModified: res.LastModified ?? new Date(0),

@@ -19,7 +19,21 @@ export interface ObjectInfo {
 /** An object and its body; the caller must consume or destroy `body`. */
 export interface StoredObject extends ObjectInfo {
   notModified?: false;
+  /** The object's bytes, or with `get`'s `range` those bytes only (`size` stays the object's). */
   body: Readable;
+}
+
+/** Bytes `start` to `end` of an object, both included: a part of it that a reader resumes from (an HTTP Range). */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface GetOptions {
+  /** An If-None-Match header value: when it matches, no body (`{ notModified: true }`). */
+  ifNoneMatch?: string;
+  /** Only these bytes in the body; `start` must be within the object, `end` past its last byte reads to the end. */
+  range?: ByteRange;
 }
 
 /** `get` with `ifNoneMatch` naming the current version: no body, the caller answers 304. */
@@ -55,7 +69,7 @@ export interface Storage {
    */
   putDirectory(localDir: string | OutputDir, prefix: string, opts?: PutDirectoryOptions): Promise<PutDirectoryResult>;
   /** null when missing; `{ notModified: true }` when `ifNoneMatch` (an If-None-Match header value) matches. */
-  get(key: string, opts?: { ifNoneMatch?: string }): Promise<StoredObject | NotModified | null>;
+  get(key: string, opts?: GetOptions): Promise<StoredObject | NotModified | null>;
   head(key: string): Promise<ObjectInfo | null>;
   /** Every key starting with `prefix` (a plain string prefix, as in S3), in byte order. */
   list(prefix: string): Promise<string[]>;
