@@ -1,6 +1,8 @@
-// Who may see and change what (rtd-behavior §1.2): maintainers write; everyone else reads public
-// data only. Reads are filtered in SQL with these conditions; writes look the project up without
-// a privacy filter and then answer 401, 404 or 403 in that order, as Read the Docs does.
+// Who may see and change what (rtd-behavior §1.2), in one place: maintainers write; everyone else
+// reads public data only. Each read rule has two faces (Rule): a Prisma condition for lists and a
+// check of one row, tested to agree. GraphQL, the docs server, embed and webhooks use these, never
+// a copy. Writes look the project up without a privacy filter and then answer 401, 404 or 403 in
+// that order, as Read the Docs does.
 import type { Prisma } from '../generated/prisma/client.ts';
 import type { Context, Viewer } from '../graphql/context.ts';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../graphql/errors.ts';
@@ -8,24 +10,86 @@ import { prisma } from '../services.ts';
 
 const maintainedBy = (viewer: Viewer) => ({ users: { some: { id: viewer.id } } });
 
-export function visibleProjects(viewer: Viewer | null): Prisma.ProjectWhereInput {
-  return viewer ? { OR: [{ privacyLevel: 'public' }, maintainedBy(viewer)] } : { privacyLevel: 'public' };
+/** Who a rule is about: the viewer, and (read once per request) the projects they maintain. */
+export type Caller = Pick<Context, 'viewer' | 'maintainedProjectIds'>;
+
+/**
+ * A rule with two faces: `where`, a Prisma condition for lists, and `allows`, the same rule on one
+ * row already read (a lookup by key, a row from a cache), answered without a promise when no
+ * maintainer check is needed. test/db/access-rules.test.ts checks that they agree on generated data.
+ */
+export interface Rule<Where, Row> {
+  where(viewer: Viewer | null): Where;
+  allows(caller: Caller, row: Row): boolean | Promise<boolean>;
 }
 
-export function visibleVersions(viewer: Viewer | null): Prisma.VersionWhereInput {
-  const mine = viewer ? [{ project: maintainedBy(viewer) }] : [];
-  return { project: visibleProjects(viewer), OR: [{ privacyLevel: 'public' }, ...mine] };
+/** Whether the caller maintains the project: a promise only for a signed-in caller. */
+function maintains(caller: Caller, projectId: number): boolean | Promise<boolean> {
+  return caller.viewer !== null && caller.maintainedProjectIds().then((ids) => ids.has(projectId));
 }
 
-export function visibleBuilds(viewer: Viewer | null): Prisma.BuildWhereInput {
-  const mine = viewer ? [{ project: maintainedBy(viewer) }] : [];
-  return { OR: [{ project: { privacyLevel: 'public' }, version: { privacyLevel: 'public' } }, ...mine] };
+/** A project: public, or maintained by the caller. */
+export const projectRule: Rule<Prisma.ProjectWhereInput, { id: number; privacyLevel: string }> = {
+  where: (viewer) => (viewer ? { OR: [{ privacyLevel: 'public' }, maintainedBy(viewer)] } : { privacyLevel: 'public' }),
+  allows: (caller, p) => p.privacyLevel === 'public' || maintains(caller, p.id),
+};
+
+type VersionRow = { projectId: number; privacyLevel: string; type: string; project: { privacyLevel: string } };
+
+/**
+ * A version in the API: of a project the caller can see, public or maintained by the caller, and
+ * internal (a branch or tag; pull request previews are not versions of the project's docs).
+ */
+export const versionRule: Rule<Prisma.VersionWhereInput, VersionRow> = {
+  where: (viewer) => ({
+    type: { not: 'external' },
+    project: projectRule.where(viewer),
+    OR: [{ privacyLevel: 'public' }, ...(viewer ? [{ project: maintainedBy(viewer) }] : [])],
+  }),
+  allows: (caller, v) =>
+    v.type !== 'external' && (v.privacyLevel === 'public' && v.project.privacyLevel === 'public' ? true : maintains(caller, v.projectId)),
+};
+
+/**
+ * A version whose docs the caller can open: one the caller can see that is active and built (its
+ * files published). Hidden versions are served; they are only left out of menus (offeredVersions).
+ */
+export const readableVersionRule: Rule<Prisma.VersionWhereInput, VersionRow & { active: boolean; built: boolean }> = {
+  where: (viewer) => ({ AND: [versionRule.where(viewer), { active: true, built: true }] }),
+  allows: (caller, v) => v.active && v.built && versionRule.allows(caller, v),
+};
+
+/**
+ * The versions offered to every reader, whoever asks: readable by anyone (public project and
+ * version, active, built). The API's `activeVersions` (Read the Docs' `active_versions`) lists
+ * them all; version menus leave out the hidden ones.
+ */
+export function offeredVersions(o: { includeHidden: boolean }): Prisma.VersionWhereInput {
+  return { AND: [readableVersionRule.where(null), ...(o.includeHidden ? [] : [{ hidden: false }])] };
 }
 
-/** Subproject relationships are visible when the child is. */
-export function visibleSubprojects(viewer: Viewer | null): Prisma.ProjectRelationshipWhereInput {
-  return { child: visibleProjects(viewer) };
-}
+type BuildRow = { projectId: number; project: { privacyLevel: string }; version: { privacyLevel: string } | null };
+
+/** A build: of a public version of a public project, or of a project the caller maintains. */
+export const buildRule: Rule<Prisma.BuildWhereInput, BuildRow> = {
+  where: (viewer) => ({
+    OR: [{ project: { privacyLevel: 'public' }, version: { privacyLevel: 'public' } }, ...(viewer ? [{ project: maintainedBy(viewer) }] : [])],
+  }),
+  allows: (caller, b) =>
+    (b.project.privacyLevel === 'public' && b.version?.privacyLevel === 'public') || maintains(caller, b.projectId),
+};
+
+/** A subproject relationship: visible when its child project is. */
+export const subprojectRule: Rule<Prisma.ProjectRelationshipWhereInput, { child: { id: number; privacyLevel: string } }> = {
+  where: (viewer) => ({ child: projectRule.where(viewer) }),
+  allows: (caller, r) => projectRule.allows(caller, r.child),
+};
+
+// The list faces under the names the resolvers use.
+export const visibleProjects = projectRule.where;
+export const visibleVersions = versionRule.where;
+export const visibleBuilds = buildRule.where;
+export const visibleSubprojects = subprojectRule.where;
 
 export function requireViewer(ctx: Context): Viewer {
   if (!ctx.viewer) throw new UnauthenticatedError();
@@ -41,19 +105,11 @@ export async function requireMaintainedProject(ctx: Context, slug: string) {
   return project;
 }
 
-export async function isMaintainer(ctx: Context, projectId: number): Promise<boolean> {
-  return ctx.viewer !== null && (await ctx.maintainedProjectIds()).has(projectId);
+export async function isMaintainer(caller: Caller, projectId: number): Promise<boolean> {
+  return maintains(caller, projectId);
 }
 
-/**
- * The same rules as visibleProjects/visibleVersions, checked on a row already read: lookups by a
- * unique key read the row and check here, so that Prisma can batch a page's lookups into one statement.
- */
-export async function canSeeProject(ctx: Context, p: { id: number; privacyLevel: string }): Promise<boolean> {
-  return p.privacyLevel === 'public' || isMaintainer(ctx, p.id);
-}
-
-/** A version of a project the viewer can see (canSeeProject) is visible when public or maintained. */
-export async function canSeeVersion(ctx: Context, v: { projectId: number; privacyLevel: string }): Promise<boolean> {
-  return v.privacyLevel === 'public' || isMaintainer(ctx, v.projectId);
+/** projectRule on one row, as a promise (for resolvers that await anyway). */
+export async function canSeeProject(caller: Caller, p: { id: number; privacyLevel: string }): Promise<boolean> {
+  return projectRule.allows(caller, p);
 }

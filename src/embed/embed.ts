@@ -4,7 +4,7 @@
 // runs that field. Private projects and versions are found only by those who may see them.
 import type { Readable } from 'node:stream';
 import { artifactPrefix } from '../builds/artifacts.ts';
-import { visibleProjects, visibleVersions } from '../domain/access.ts';
+import { readableVersionRule, visibleProjects, visibleVersions } from '../domain/access.ts';
 import { documentationUrl, servedProjectSelect } from '../domain/urls.ts';
 import type { Context } from '../graphql/context.ts';
 import { NotFoundError, ValidationError } from '../graphql/errors.ts';
@@ -42,7 +42,7 @@ const hasNul = (...values: (string | null | undefined)[]) => values.some((v) => 
 
 /** Project by slug, or the subproject or translation a docs URL names below it; only one the caller may see. */
 async function findProject(ctx: Context, slug: string, via?: { alias: string | null; language: string; hostLabel: boolean }) {
-  const select = { ...servedProjectSelect, id: true } as const;
+  const select = { ...servedProjectSelect, id: true, privacyLevel: true } as const;
   const slugs = via?.hostLabel ? [slug, slug.replace(/-/g, '_')] : [slug];
   let project = await prisma().project.findFirst({
     where: { AND: [{ slug: { in: slugs } }, visibleProjects(ctx.viewer)] },
@@ -136,12 +136,13 @@ export async function embed(ctx: Context, args: EmbedArgs): Promise<EmbedResult 
   const project = await findProject(ctx, projectSlug!, via);
   if (!project) throw new NotFoundError('Project');
   const version = await prisma().version.findFirst({
-    where: { AND: [{ projectId: project.id, slug: versionSlug, type: { not: 'external' } }, visibleVersions(ctx.viewer)] },
-    select: { slug: true, active: true, publishedBuildId: true, documentationType: true },
+    where: { AND: [{ projectId: project.id, slug: versionSlug }, visibleVersions(ctx.viewer)] },
+    select: { slug: true, projectId: true, type: true, privacyLevel: true, active: true, built: true, publishedBuildId: true, documentationType: true },
   });
   if (!version) throw new NotFoundError('Version');
-  // Only what readers can open: an active version's published Sphinx build.
-  if (!version.active || version.publishedBuildId === null || !SPHINX_TYPES.has(version.documentationType)) return null;
+  // Only what readers can open (readableVersionRule) of a published Sphinx build.
+  if (version.publishedBuildId === null || !SPHINX_TYPES.has(version.documentationType)) return null;
+  if (!(await readableVersionRule.allows(ctx, { ...version, project }))) return null;
 
   const files = candidateFiles(doc);
   if (!files) return null;

@@ -15,7 +15,8 @@ export type Context = Readonly<{
   maintainedProjectIds: () => Promise<ReadonlySet<number>>;
 }>;
 
-function contextFor(viewer: Viewer | null): Context {
+/** The context of a caller already identified (a viewer, or null for anonymous). */
+export function contextFor(viewer: Viewer | null): Context {
   let maintained: Promise<ReadonlySet<number>> | undefined;
   return {
     viewer,

@@ -6,6 +6,7 @@
 // @see ../domain/urls.ts servedRoot() for where each project lives
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Context } from '../graphql/context.ts';
+import { offeredVersions, projectRule, readableVersionRule } from '../domain/access.ts';
 import { servedProjectSelect } from '../domain/urls.ts';
 import { prisma } from '../services.ts';
 import { TtlCache, type Freshness } from './cache.ts';
@@ -32,8 +33,11 @@ export type ServedProjectRow = Prisma.ProjectGetPayload<{ select: typeof project
 
 const versionSelect = {
   id: true,
+  projectId: true,
   slug: true,
+  type: true,
   active: true,
+  built: true,
   hidden: true,
   privacyLevel: true,
   publishedBuildId: true,
@@ -132,38 +136,33 @@ export class Resolver {
     return this.versionOf(projectId, slug, fresh);
   }
 
-  /** The versions a menu lists: active, not hidden, public, with published files. */
+  /** The versions a menu lists: those offered to every reader, without the hidden ones. */
   listedVersions(projectId: number): Promise<{ slug: string; verboseName: string }[]> {
     return this.#cache.get(`listed:${projectId}`, () =>
       prisma().version.findMany({
-        where: { projectId, active: true, hidden: false, privacyLevel: 'public', publishedBuildId: { not: null } },
+        where: { AND: [{ projectId, publishedBuildId: { not: null } }, offeredVersions({ includeHidden: false })] },
         select: { slug: true, verboseName: true },
       }),
     );
   }
 }
 
+/** The docs server's reader: the rules of domain/access.ts, answered without a promise when everything is public. */
 export class Reader {
   constructor(readonly ctx: Context) {}
 
-  async maintains(projectId: number): Promise<boolean> {
-    return this.ctx.viewer !== null && (await this.ctx.maintainedProjectIds()).has(projectId);
-  }
-
-  /** Public projects are answered at once, without a promise: every page asks. */
   canSeeProject(p: { id: number; privacyLevel: string }): boolean | Promise<boolean> {
-    return p.privacyLevel === 'public' || this.maintains(p.id);
+    return projectRule.allows(this.ctx, p);
   }
 
   /**
-   * The version when it is served: active, built (a published build), and public or maintained by
-   * the reader. Hidden ones are served. The row itself (shared with the cache, never changed), and
-   * without a promise when everything is public.
+   * The version when its docs are served: readableVersionRule (visible, active, built) with its
+   * files published. The row itself (shared with the cache, never changed).
    */
   readable(p: { id: number; privacyLevel: string }, v: ServedVersionRow | null): ReadableVersion | null | Promise<ReadableVersion | null> {
-    if (!v || !v.active || v.publishedBuildId === null) return null;
+    if (!v || v.publishedBuildId === null) return null;
     const readable = v as ReadableVersion;
-    if (p.privacyLevel === 'public' && v.privacyLevel === 'public') return readable;
-    return this.maintains(p.id).then((yes) => (yes ? readable : null));
+    const yes = readableVersionRule.allows(this.ctx, { ...v, project: p });
+    return typeof yes === 'boolean' ? (yes ? readable : null) : yes.then((y) => (y ? readable : null));
   }
 }

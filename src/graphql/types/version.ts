@@ -2,7 +2,7 @@
 // `stable`. The project's `versions` and `activeVersions`, and the version update mutation.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { canSeeVersion, visibleProjects, visibleVersions } from '../../domain/access.ts';
+import { offeredVersions, versionRule, visibleVersions } from '../../domain/access.ts';
 import { documentationUrl, downloadUrl, repositoryWebUrl, servedProjectSelect } from '../../domain/urls.ts';
 import { requestVersionSync } from '../../domain/version-sync.ts';
 import { updateVersion } from '../../domain/versions.ts';
@@ -112,8 +112,8 @@ function versionWhere(f: { active?: boolean | null; built?: boolean | null; hidd
 
 builder.prismaObjectFields(Project, (t) => ({
   activeVersions: t.relation('versions', {
-    description: 'Versions that are active, public and built: what readers can open.',
-    query: { where: { active: true, built: true, privacyLevel: 'public', type: { not: 'external' } }, orderBy: { verboseName: 'desc' } },
+    description: 'Versions every reader is offered: active, public and built (hidden ones included, as Read the Docs\' `active_versions`).',
+    query: { where: offeredVersions({ includeHidden: true }), orderBy: { verboseName: 'desc' } },
   }),
   versions: t.field({
     type: VersionPage,
@@ -124,7 +124,7 @@ builder.prismaObjectFields(Project, (t) => ({
       const f = args.filter ?? {};
       const where: Prisma.VersionWhereInput = {
         AND: [
-          { projectId: project.id, type: { not: 'external' } },
+          { projectId: project.id },
           visibleVersions(ctx.viewer),
           ...versionWhere(f),
         ],
@@ -149,7 +149,7 @@ builder.prismaObjectFields(Project, (t) => ({
         ...alsoSelecting(query, { projectId: true, type: true, privacyLevel: true }),
         where: { projectId_slug: { projectId: project.id, slug: args.slug } },
       });
-      return version && version.type !== 'external' && (await canSeeVersion(ctx, version)) ? version : null;
+      return version && (await versionRule.allows(ctx, { ...version, project })) ? version : null;
     },
   }),
 }));
@@ -162,7 +162,7 @@ builder.queryField('versions', (t) =>
     complexity: pageComplexity,
     resolve: (_root, args, ctx, info) => {
       const where: Prisma.VersionWhereInput = {
-        AND: [{ type: { not: 'external' } }, visibleVersions(ctx.viewer), ...versionWhere(args.filter ?? {})],
+        AND: [visibleVersions(ctx.viewer), ...versionWhere(args.filter ?? {})],
       };
       const { take, skip } = window(args);
       const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
@@ -181,7 +181,7 @@ builder.queryField('version', (t) =>
     description: 'A version by id (the v2 API looks versions up this way).',
     args: { id: t.arg.int({ required: true }) },
     resolve: (query, _root, args, ctx) =>
-      prisma().version.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleVersions(ctx.viewer), { project: visibleProjects(ctx.viewer) }] } }),
+      prisma().version.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleVersions(ctx.viewer)] } }),
   }),
 );
 

@@ -1,0 +1,115 @@
+// The rules of src/domain/access.ts have two faces: a Prisma condition for lists (`where`) and a
+// check of one row (`allows`). Both must say the same thing for every caller and every row, or a
+// list would show what a lookup hides (or the reverse). Checked here on generated worlds of users,
+// projects, maintainers, versions, builds and subprojects, against the real database.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRule, offeredVersions, projectRule, readableVersionRule, subprojectRule, versionRule, type Caller } from '../../src/domain/access.ts';
+import { contextFor } from '../../src/graphql/context.ts';
+import { testApp, type TestApp } from '../helpers/app.ts';
+
+const privacy = fc.constantFrom('public', 'private');
+const world = fc.record({
+  users: fc.integer({ min: 1, max: 3 }),
+  projects: fc.array(
+    fc.record({
+      privacyLevel: privacy,
+      maintainers: fc.subarray([0, 1, 2]),
+      versions: fc.array(
+        fc.record({
+          privacyLevel: privacy,
+          type: fc.constantFrom('branch', 'tag', 'external', 'unknown'),
+          active: fc.boolean(),
+          built: fc.boolean(),
+          hidden: fc.boolean(),
+          builds: fc.integer({ min: 0, max: 2 }),
+        }),
+        { maxLength: 4 },
+      ),
+      versionlessBuilds: fc.integer({ min: 0, max: 1 }),
+      parent: fc.option(fc.nat(), { nil: null }),
+    }),
+    { minLength: 1, maxLength: 5 },
+  ),
+});
+type World = typeof world extends fc.Arbitrary<infer W> ? W : never;
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(() => t.close());
+
+async function load(w: World) {
+  const db = t.db.prisma;
+  await db.projectRelationship.deleteMany();
+  await db.build.deleteMany();
+  await db.version.deleteMany();
+  await db.project.deleteMany();
+  await db.user.deleteMany();
+  const users = await db.user.createManyAndReturn({ data: Array.from({ length: w.users }, (_, i) => ({ username: `u${i}` })), select: { id: true, username: true } });
+  const projects = [];
+  for (const [i, p] of w.projects.entries()) {
+    const maintainers = p.maintainers.filter((m) => m < users.length).map((m) => ({ id: users[m]!.id }));
+    const project = await db.project.create({
+      data: { name: `p${i}`, slug: `p${i}`, repositoryUrl: `https://x.org/p${i}`, privacyLevel: p.privacyLevel as never, users: { connect: maintainers } },
+    });
+    projects.push(project);
+    for (const [j, v] of p.versions.entries()) {
+      const version = await db.version.create({
+        data: { projectId: project.id, slug: `v${j}`, verboseName: `v${j}`, privacyLevel: v.privacyLevel as never, type: v.type as never, active: v.active, built: v.built, hidden: v.hidden },
+      });
+      await db.build.createMany({ data: Array.from({ length: v.builds }, () => ({ projectId: project.id, versionId: version.id, versionSlug: version.slug })) });
+    }
+    await db.build.createMany({ data: Array.from({ length: p.versionlessBuilds }, () => ({ projectId: project.id, versionSlug: 'gone' })) });
+  }
+  for (const [i, p] of w.projects.entries()) {
+    const parent = p.parent === null ? null : projects[p.parent % projects.length]!;
+    if (parent && parent.id !== projects[i]!.id) await db.projectRelationship.create({ data: { parentId: parent.id, childId: projects[i]!.id, alias: `a${i}` } });
+  }
+  return users;
+}
+
+/** The ids `allows` lets through, awaiting where it answers with a promise. */
+async function allowed<R extends { id: number }>(caller: Caller, rows: R[], allows: (c: Caller, r: R) => boolean | Promise<boolean>): Promise<number[]> {
+  const out: number[] = [];
+  for (const r of rows) if (await allows(caller, r)) out.push(r.id);
+  return out.sort((a, b) => a - b);
+}
+const ids = (rows: { id: number }[]) => rows.map((r) => r.id).sort((a, b) => a - b);
+
+describe('each rule: the list condition and the one-row check agree', () => {
+  it('for projects, versions, readable and offered versions, builds and subprojects, for every caller', async () => {
+    const db = t.db.prisma;
+    await fc.assert(
+      fc.asyncProperty(world, async (w) => {
+        const users = await load(w);
+        const projects = await db.project.findMany();
+        const versions = await db.version.findMany({ include: { project: true } });
+        const builds = await db.build.findMany({ include: { project: true, version: true } });
+        const relationships = await db.projectRelationship.findMany({ include: { child: true } });
+        for (const viewer of [null, ...users]) {
+          const caller = contextFor(viewer);
+          const who = viewer?.username ?? 'anonymous';
+          expect(await allowed(caller, projects, projectRule.allows), `projects for ${who}`).toEqual(ids(await db.project.findMany({ where: projectRule.where(viewer) })));
+          expect(await allowed(caller, versions, versionRule.allows), `versions for ${who}`).toEqual(ids(await db.version.findMany({ where: versionRule.where(viewer) })));
+          expect(await allowed(caller, versions, readableVersionRule.allows), `readable versions for ${who}`).toEqual(
+            ids(await db.version.findMany({ where: readableVersionRule.where(viewer) })),
+          );
+          expect(await allowed(caller, builds, buildRule.allows), `builds for ${who}`).toEqual(ids(await db.build.findMany({ where: buildRule.where(viewer) })));
+          expect(await allowed(caller, relationships, subprojectRule.allows), `subprojects for ${who}`).toEqual(
+            ids(await db.projectRelationship.findMany({ where: subprojectRule.where(viewer) })),
+          );
+        }
+        // Offered versions are what an anonymous reader can open (minus the hidden ones in menus).
+        const anonymous = contextFor(null);
+        const readable = await allowed(anonymous, versions, readableVersionRule.allows);
+        expect(ids(await db.version.findMany({ where: offeredVersions({ includeHidden: true }) }))).toEqual(readable);
+        expect(ids(await db.version.findMany({ where: offeredVersions({ includeHidden: false }) }))).toEqual(
+          readable.filter((id) => !versions.find((v) => v.id === id)!.hidden),
+        );
+      }),
+      { numRuns: 25 },
+    );
+  }, 120_000);
+});
