@@ -1,10 +1,12 @@
 // Three projects: `unit` (no database), and every database test twice, on the embedded
-// PGlite (`embedded`) and on a real PostgreSQL server (`postgres`).
+// PGlite (`embedded`) and on a real PostgreSQL server (`postgres`). Tests of what only PostgreSQL
+// does (several processes sharing one database) live in test/postgres/ and run on it alone.
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
 const dbTests = ['test/**/*.test.ts'];
 const unitTests = ['test/unit/**/*.test.ts'];
+const postgresOnlyTests = ['test/postgres/**/*.test.ts'];
 
 export default defineConfig({
   // One copy of graphql-js, the one Node loads for Pothos and yoga: left alone, Vite gives src/ the
@@ -22,7 +24,7 @@ export default defineConfig({
         test: {
           name: 'embedded',
           include: dbTests,
-          exclude: unitTests,
+          exclude: [...unitTests, ...postgresOnlyTests],
           globalSetup: ['test/setup/embedded.ts'],
           env: { LECTERN_TEST_DB: 'embedded' },
         },

@@ -14,7 +14,7 @@ import { createLogger } from '../../src/log.ts';
 import type { RequestThrottle } from '../../src/rest/throttle.ts';
 import { testApp, TEST_SECRET_KEY, type TestApp } from '../helpers/app.ts';
 import { cliEnv, killChildren, startServe, type Served } from '../helpers/cli-process.ts';
-import { createPostgresDatabase, dbKind } from '../helpers/db.ts';
+import { createPostgresDatabase } from '../helpers/db.ts';
 
 const THROTTLED = /^Request was throttled\. Expected available in (\d+) seconds?\.$/;
 
@@ -25,7 +25,7 @@ const NO_FALLBACK: RequestThrottle = {
   },
 };
 
-describe.runIf(dbKind() === 'postgres')('throttle on PostgreSQL', () => {
+describe('throttle on PostgreSQL', () => {
   describe('two `lectern serve` processes on one database', () => {
     let dropDatabase: () => Promise<void>;
     let db: Database;
