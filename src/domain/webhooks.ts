@@ -5,7 +5,8 @@
 // @see ../../../shared/reference/rtd-behavior.md §7, §5.2, §5.6
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IntegrationProvider, Project, Version } from '../generated/prisma/client.ts';
-import { authenticate } from '../graphql/context.ts';
+import { authenticate, contextFor } from '../graphql/context.ts';
+import { isMaintainer } from './access.ts';
 import { LecternError } from '../graphql/errors.ts';
 import { prisma, services } from '../services.ts';
 import { announceBuild, queueBuild } from './builds.ts';
@@ -242,8 +243,7 @@ async function maintainerCalls(project: Project, req: WebhookRequest): Promise<b
     throw e;
   }
   if (!viewer) return false;
-  const maintains = await prisma().project.count({ where: { id: project.id, users: { some: { id: viewer.id } } } });
-  if (!maintains) throw new Refused(404, PROJECT_NOT_FOUND);
+  if (!(await isMaintainer(contextFor(viewer), project.id))) throw new Refused(404, PROJECT_NOT_FOUND);
   return true;
 }
 
