@@ -3,16 +3,19 @@
 // sending the page does. Only answers the docs router itself made are sent: after it sent a public
 // file of a public version whole (status 200) to a reader without an Authorization header, it
 // records that answer here (./send.ts Answer), keyed by docs site + path and by whether gzip was
-// accepted; the same answer is then sent again by ./send.ts respond(), so headers, ETags, 304s and
-// HEAD are exactly the router's. Anything else (another method, a token, a page not recorded) goes
-// to express unchanged.
+// accepted; the same answer is then sent again by ./send.ts respond(), so headers, ETags, 304s,
+// ranges (206, 416) and HEAD are exactly the router's. Anything else (another method, a token, a
+// page not recorded) goes to express unchanged.
 // Freshness is the resolution cache's (./cache.ts): every entry is dropped on `servedChanged`, and
 // expires with the earliest of the lookups it was made from, so a write this process did not see
 // shows after LECTERN_SERVE_CACHE_SECONDS at the latest, as without this path; 0 turns it off.
+// The answers are kept by lru-cache, each with that expiry as its own TTL, bounded in entries and
+// in bytes, least recently used first out.
+import { LRUCache } from 'lru-cache';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { servedGeneration, type Freshness } from './cache.ts';
 import { docsHostLabel, hostnameOf } from './paths.ts';
-import { acceptsGzip, respond, type Answer } from './send.ts';
+import { acceptsGzip, respond, type Answer, type Conditions } from './send.ts';
 
 /** Pages answered here, at most; their bytes are mostly the file cache's own buffers, but counted again. */
 const MAX_ENTRIES = 4096;
@@ -20,28 +23,15 @@ const MAX_BYTES = 32 * 1024 * 1024;
 /** What an entry costs besides its bytes and key. */
 const ENTRY_OVERHEAD = 512;
 
-interface Recorded {
-  answer: Answer;
-  expires: number;
-}
-
-interface Entry {
-  /** Indexed by whether the request accepted gzip: the answer the router chose for each. */
-  answers: [Recorded | undefined, Recorded | undefined];
-  weight: number;
-}
-
 /** express's compiled 'trust proxy' setting: whether the hop at `i` (0: the peer) is a trusted proxy. */
 export type TrustProxy = (address: string | undefined, i: number) => boolean;
 
-/** The request headers the fast path reads. */
-interface Asked {
+/** The request headers the fast path reads: those that choose the page, and those respond() answers. */
+interface Asked extends Conditions {
   host?: string;
   forwardedHost?: string;
   authorization?: string;
   acceptEncoding?: string;
-  ifNoneMatch?: string;
-  ifModifiedSince?: string;
 }
 
 /**
@@ -58,6 +48,12 @@ function askedOf(raw: string[]): Asked | null {
     switch (name.length) {
       case 4:
         if (name.toLowerCase() === 'host') field = 'host';
+        break;
+      case 5:
+        if (name.toLowerCase() === 'range') field = 'range';
+        break;
+      case 8:
+        if (name.toLowerCase() === 'if-range') field = 'ifRange';
         break;
       case 13: {
         const n = name.toLowerCase();
@@ -87,9 +83,19 @@ const UNUSUAL_URL = /[\t\n\f\r #\u00a0\ufeff]/;
 export class FastPath {
   readonly #ttlMs: number;
   readonly #domain: string | undefined;
-  /** Insertion order is recency order, least recently used first out. */
-  readonly #map = new Map<string, Entry>();
-  #bytes = 0;
+  /**
+   * The answers, keyed by whether the request accepted gzip ('1' or '0': the router chose a
+   * different answer for each) then docs site and path. Each expires with the lookups it was made from.
+   */
+  readonly #answers = new LRUCache<string, Answer>({
+    max: MAX_ENTRIES,
+    maxSize: MAX_BYTES,
+    sizeCalculation: (answer, key) => ENTRY_OVERHEAD + 2 * key.length + answer.body.length,
+    // Expiries are Date times (Freshness), read on every check: the default clock is another, and
+    // caches its reading for 1 ms behind a timer per read.
+    perf: { now: () => Date.now() },
+    ttlResolution: 0,
+  });
   #generation = servedGeneration();
   /** Times dropAll() was called. */
   #drops = 0;
@@ -104,7 +110,7 @@ export class FastPath {
   }
 
   get size(): number {
-    return this.#map.size;
+    return this.#answers.size;
   }
 
   /** Grows with every `servedChanged` and dropAll(): an answer made across a change is not recorded. */
@@ -123,27 +129,19 @@ export class FastPath {
    * sent nothing) otherwise.
    */
   tryAnswer(req: IncomingMessage, res: ServerResponse): boolean {
-    if (this.#map.size === 0 || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+    if (this.#answers.size === 0 || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
     const asked = askedOf(req.rawHeaders);
     if (asked === null || asked.authorization) return false;
-    const key = this.#keyOf(req.url, asked, req.socket.remoteAddress);
+    const key = this.#keyOf(acceptsGzip(asked.acceptEncoding) ? '1' : '0', req.url, asked, req.socket.remoteAddress);
     if (key === null) return false;
     if (this.#generation !== servedGeneration()) {
       this.#clear();
       return false;
     }
-    const entry = this.#map.get(key);
-    if (!entry) return false;
-    const slot = acceptsGzip(asked.acceptEncoding) ? 1 : 0;
-    const recorded = entry.answers[slot];
-    if (!recorded) return false;
-    if (recorded.expires <= Date.now()) {
-      this.#drop(key, entry, slot);
-      return false;
-    }
-    this.#map.delete(key);
-    this.#map.set(key, entry);
-    respond(res, recorded.answer, req.method === 'HEAD', asked.ifNoneMatch, asked.ifModifiedSince);
+    // Expired answers are not returned (and are dropped).
+    const answer = this.#answers.get(key);
+    if (!answer) return false;
+    respond(res, answer, req.method === 'HEAD', asked);
     return true;
   }
 
@@ -155,29 +153,16 @@ export class FastPath {
   recorder(req: IncomingMessage, epoch: number, fresh: Freshness): ((gzipOk: boolean, answer: Answer) => void) | undefined {
     if (this.#ttlMs <= 0 || req.headers.authorization) return undefined;
     const asked: Asked = { host: req.headers.host, forwardedHost: req.headers['x-forwarded-host'] as string | undefined };
-    const key = this.#keyOf((req as { originalUrl?: string }).originalUrl ?? req.url, asked, req.socket.remoteAddress);
-    if (key === null) return undefined;
+    const site = this.#keyOf('', (req as { originalUrl?: string }).originalUrl ?? req.url, asked, req.socket.remoteAddress);
+    if (site === null) return undefined;
     return (gzipOk, answer) => {
       // A write came in between: the answer may be of what it changed.
       if (epoch !== this.epoch() || answer.status !== 200) return;
-      const expires = Math.min(fresh.until, Date.now() + this.#ttlMs);
-      if (expires <= Date.now()) return;
+      const now = Date.now();
+      const ttl = Math.min(fresh.until - now, this.#ttlMs);
+      if (ttl <= 0) return;
       if (this.#generation !== servedGeneration()) this.#clear();
-      let entry = this.#map.get(key);
-      if (entry) {
-        this.#map.delete(key);
-        this.#map.set(key, entry);
-      } else {
-        entry = { answers: [undefined, undefined], weight: ENTRY_OVERHEAD + 2 * key.length };
-        this.#map.set(key, entry);
-        this.#bytes += entry.weight;
-      }
-      const slot = gzipOk ? 1 : 0;
-      const delta = answer.body.length - (entry.answers[slot]?.answer.body.length ?? 0);
-      entry.answers[slot] = { answer, expires };
-      entry.weight += delta;
-      this.#bytes += delta;
-      this.#evict();
+      this.#answers.set(`${gzipOk ? '1' : '0'}${site}`, answer, { ttl });
     };
   }
 
@@ -186,18 +171,18 @@ export class FastPath {
    * sent), as the router reads them (./router.ts siteOf, with express's req.hostname and req.path);
    * null when it is no docs request, or a URL parseurl would take apart otherwise.
    */
-  #keyOf(url: string | undefined, asked: Asked, peer: string | undefined): string | null {
+  #keyOf(slot: string, url: string | undefined, asked: Asked, peer: string | undefined): string | null {
     if (!url || url.charCodeAt(0) !== 0x2f || UNUSUAL_URL.test(url)) return null;
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const domain = this.#domain;
     if (domain) {
       const label = docsHostLabel(domain, domain.includes(':') ? (asked.host ?? '') : this.#hostnameOf(asked, peer));
-      if (label !== null) return `${label} ${path}`;
+      if (label !== null) return `${slot}${label} ${path}`;
       // With a docs domain, `/docs/…` on any other host is sent to the docs host (./router.ts): never a page.
       return null;
     }
-    return path === '/docs' || path.startsWith('/docs/') ? ` ${path}` : null;
+    return path === '/docs' || path.startsWith('/docs/') ? `${slot} ${path}` : null;
   }
 
   /** express's req.hostname: X-Forwarded-Host (its first value) from a trusted proxy, else Host; without the port. */
@@ -209,29 +194,7 @@ export class FastPath {
   }
 
   #clear(): void {
-    this.#map.clear();
-    this.#bytes = 0;
+    this.#answers.clear();
     this.#generation = servedGeneration();
-  }
-
-  /** Drops one of the entry's answers, and the entry with its last. */
-  #drop(key: string, entry: Entry, slot: 0 | 1): void {
-    const size = entry.answers[slot]?.answer.body.length ?? 0;
-    entry.answers[slot] = undefined;
-    entry.weight -= size;
-    this.#bytes -= size;
-    if (!entry.answers[1 - slot]) this.#remove(key, entry);
-  }
-
-  #remove(key: string, entry: Entry): void {
-    this.#map.delete(key);
-    this.#bytes -= entry.weight;
-  }
-
-  #evict(): void {
-    while (this.#map.size > MAX_ENTRIES || (this.#bytes > MAX_BYTES && this.#map.size > 0)) {
-      const [k, v] = this.#map.entries().next().value as [string, Entry];
-      this.#remove(k, v);
-    }
   }
 }

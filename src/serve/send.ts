@@ -1,15 +1,21 @@
 // Answers a request with one stored object: content type, ETag and Last-Modified with their
-// conditional requests (304), Cache-Control, HEAD, an optional tag put into HTML pages, gzip for
-// clients that accept it, and with LECTERN_SERVE_X_ACCEL an `X-Accel-Redirect` so nginx sends the
-// bytes instead of Node.
+// conditional requests (304), Cache-Control, HEAD, Range requests (206/416, ./range.ts), an
+// optional tag put into HTML pages, gzip for clients that accept it, and with LECTERN_SERVE_X_ACCEL
+// an `X-Accel-Redirect` so nginx sends the bytes instead of Node.
 // A build's files are immutable by key: the key names the build (../builds/artifacts.ts), a new
 // build publishes under a new prefix, and a request only names a key after resolving the
 // version's current build. So what was read under a key is kept and sent again without asking
 // storage at all (no stat): small files with their bytes and, for text, a gzip copy made once (of
-// the page with its switcher tag too); any object's metadata for X-Accel. A key whose build has
-// since been removed is only asked for again through a stale resolution, which the resolution
-// cache's TTL bounds (./cache.ts), exactly as it bounds serving the previous build at all.
+// the page with its switcher tag too); any other object's metadata, so only its bytes are asked
+// for again (whole, or the range a reader resumes from). A key whose build has since been removed
+// is only asked for again through a stale resolution, which the resolution cache's TTL bounds
+// (./cache.ts), exactly as it bounds serving the previous build at all.
+// The keeping is lru-cache's: bounded in entries and in bytes of every copy kept, least recently
+// used first out, and one read of a key shared by the requests that ask for it meanwhile.
+// Ranges count in the bytes without content coding: a Range request gets a part of the stored
+// bytes (or of the page with its tag), whatever its Accept-Encoding, under that representation's ETag.
 import type { Request, Response } from 'express';
+import { LRUCache } from 'lru-cache';
 import type { ServerResponse } from 'node:http';
 import mime from 'mime-types';
 import type { Readable } from 'node:stream';
@@ -17,8 +23,9 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { FileStorage } from '../storage/file.ts';
-import type { ObjectInfo, Storage } from '../storage/index.ts';
+import type { ByteRange, ObjectInfo, Storage } from '../storage/index.ts';
 import { contentTypeFor, parseEtags } from '../storage/storage.ts';
+import { contentRangeOf, rangeOf, unsatisfiedRangeOf } from './range.ts';
 import { injectTag } from './switcher.ts';
 
 /** Larger HTML pages are sent as stored, without the switcher (they are not documentation pages anyone reads). */
@@ -31,7 +38,7 @@ const KEEP_ENTRIES = 4096;
 const TAGS_PER_PAGE = 4;
 /** Smaller bodies are not worth compressing (the compression middleware's default threshold). */
 const GZIP_MIN_BYTES = 1024;
-/** What an entry costs besides its bytes: the key, the metadata, the Map slot. */
+/** What an entry costs besides its bytes: the key, the metadata, the cache's slot. */
 const ENTRY_OVERHEAD = 256;
 
 const gzipAsync = promisify(zlib.gzip);
@@ -59,50 +66,22 @@ interface Kept {
   plain: Rep | undefined;
   /** Copies with the switcher tag, by tag, oldest first. */
   tagged: Map<string, Rep> | undefined;
-  weight: number;
 }
 
-/** Least recently used first out, bounded in entries and in bytes of every copy kept. */
-class KeptFiles {
-  readonly #map = new Map<string, Kept>();
-  #bytes = 0;
+/** What one send() asks of the read of a key it is the first to ask for. */
+interface Load {
+  /** Only the metadata is wanted (X-Accel hands the bytes to nginx): a head, not a get. */
+  metaOnly: boolean;
+  /** A larger object's body, opened by the read: for the request that started it, which consumes or destroys it. */
+  body?: Readable;
+}
 
-  get(key: string): Kept | undefined {
-    const hit = this.#map.get(key);
-    if (hit) {
-      // Insertion order is recency order.
-      this.#map.delete(key);
-      this.#map.set(key, hit);
-    }
-    return hit;
-  }
-
-  set(key: string, kept: Kept): void {
-    const old = this.#map.get(key);
-    if (old) {
-      this.#map.delete(key);
-      this.#bytes -= old.weight;
-    }
-    this.#map.set(key, kept);
-    this.#bytes += kept.weight;
-    this.#evict();
-  }
-
-  /** `kept` (under `key`) holds `delta` more bytes now. */
-  grow(key: string, kept: Kept, delta: number): void {
-    kept.weight += delta;
-    if (this.#map.get(key) !== kept) return; // evicted or replaced meanwhile: counts no more
-    this.#bytes += delta;
-    this.#evict();
-  }
-
-  #evict(): void {
-    while (this.#map.size > KEEP_ENTRIES || (this.#bytes > KEEP_BYTES && this.#map.size > 0)) {
-      const [k, v] = this.#map.entries().next().value as [string, Kept];
-      this.#map.delete(k);
-      this.#bytes -= v.weight;
-    }
-  }
+/** Every byte a kept entry holds, its copies included: what the cache's byte bound counts. */
+function weightOf(key: string, kept: Kept): number {
+  const repBytes = (r: Rep) => r.bytes.length + (r.gz?.length ?? 0);
+  let weight = ENTRY_OVERHEAD + 2 * key.length + (kept.plain ? repBytes(kept.plain) : 0);
+  for (const rep of kept.tagged?.values() ?? []) weight += repBytes(rep);
+  return weight;
 }
 
 export interface SendOptions {
@@ -120,26 +99,24 @@ export interface SendOptions {
   record?: (gzipOk: boolean, answer: Answer) => void;
 }
 
-/** The headers of `a` sent whole. */
-function headersOf(a: Answer): Record<string, string | number> {
-  const headers: Record<string, string | number> = {
-    'Content-Type': a.contentType,
-    'Content-Length': a.body.length,
-    'Cache-Control': a.cacheControl,
-    'X-Content-Type-Options': 'nosniff',
-  };
-  if (a.downloadName) headers['Content-Disposition'] = dispositionOf(a.downloadName);
-  if (a.status === 200) {
-    headers.ETag = a.etag;
-    headers['Last-Modified'] = a.lastModifiedHttp;
-  }
-  if (a.gzippable) headers.Vary = 'Accept-Encoding';
-  if (a.gzip) headers['Content-Encoding'] = 'gzip';
-  return headers;
+/** The request headers an answer depends on besides the file and the encoding: its conditionals and Range. */
+export interface Conditions {
+  ifNoneMatch?: string;
+  ifModifiedSince?: string;
+  range?: string;
+  ifRange?: string;
 }
 
-/** Everything a kept file's answer is made of, whatever the request's conditional headers. */
-export interface Answer {
+const conditionsOf = (req: Request): Conditions => ({
+  ifNoneMatch: req.headers['if-none-match'],
+  ifModifiedSince: req.headers['if-modified-since'],
+  range: req.headers.range,
+  // node joins a repeated If-Range into one string, as every field but Set-Cookie.
+  ifRange: req.headers['if-range'] as string | undefined,
+});
+
+/** What an answer is, whatever its body: the representation sent and the headers that describe it. */
+interface Representation {
   status: 200 | 404;
   /** The stored object's tag, and the kind of representation sent: what If-None-Match is compared with. */
   bare: string;
@@ -149,34 +126,116 @@ export interface Answer {
   gzippable: boolean;
   /** Quoted. */
   etag: string;
-  /** The bytes sent, gzip-encoded when `gzip`. */
-  body: Buffer;
   contentType: string;
   cacheControl: string;
   downloadName: string | undefined;
   lastModified: Date;
   lastModifiedHttp: string;
+}
+
+/** Everything a kept file's answer is made of, whatever the request's conditional headers. */
+export interface Answer extends Representation {
+  /** The bytes sent, gzip-encoded when `gzip`. */
+  body: Buffer;
+  /** The bytes without the gzip encoding (`body` itself when not gzip): what a Range counts in. */
+  identity: Buffer;
   /** Its headers when sent whole, once made. */
   headers?: Record<string, string | number>;
 }
 
+/** The headers of `r` sent whole (`length`: its Content-Length, when known). */
+function headersOf(r: Representation, length: number | undefined): Record<string, string | number> {
+  const headers: Record<string, string | number> = {
+    'Content-Type': r.contentType,
+    'Cache-Control': r.cacheControl,
+    'X-Content-Type-Options': 'nosniff',
+  };
+  if (length !== undefined) headers['Content-Length'] = length;
+  if (r.downloadName) headers['Content-Disposition'] = dispositionOf(r.downloadName);
+  if (r.status === 200) {
+    headers.ETag = r.etag;
+    headers['Last-Modified'] = r.lastModifiedHttp;
+    headers['Accept-Ranges'] = 'bytes';
+  }
+  if (r.gzippable) headers.Vary = 'Accept-Encoding';
+  if (r.gzip) headers['Content-Encoding'] = 'gzip';
+  return headers;
+}
+
+/** The headers of a 206 carrying `range` of the `size` bytes of `r` without content coding, whose ETag is `etag`. */
+function partialHeadersOf(r: Representation, etag: string, range: ByteRange, size: number): Record<string, string | number> {
+  const headers: Record<string, string | number> = {
+    'Content-Type': r.contentType,
+    'Content-Length': range.end - range.start + 1,
+    'Content-Range': contentRangeOf(range, size),
+    'Accept-Ranges': 'bytes',
+    'Cache-Control': r.cacheControl,
+    'X-Content-Type-Options': 'nosniff',
+    ETag: etag,
+    'Last-Modified': r.lastModifiedHttp,
+  };
+  if (r.downloadName) headers['Content-Disposition'] = dispositionOf(r.downloadName);
+  if (r.gzippable) headers.Vary = 'Accept-Encoding';
+  return headers;
+}
+
+const UNSATISFIABLE = Buffer.from('Range not satisfiable.\n');
+
+/** 416: no range asked for is in the `size` bytes; Content-Range says how many there are. */
+function unsatisfiable(res: ServerResponse, size: number): 416 {
+  res.writeHead(416, {
+    'Content-Range': unsatisfiedRangeOf(size),
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': UNSATISFIABLE.length,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  res.end(UNSATISFIABLE);
+  return 416;
+}
+
+/** The ETag of `r` without content coding: the representation a Range is of. */
+const identityEtagOf = (r: Representation): string => (r.gzip ? `"${repTag(r.bare, r.tagged, false)}"` : r.etag);
+
 /**
- * Sends `a` as the request asks (HEAD: `head`; its If-None-Match and If-Modified-Since): 304 when If-None-Match names a representation of the same stored
- * object (else, without If-None-Match, when If-Modified-Since is not older), else the whole
- * answer (its headers alone for HEAD). Returns the status sent.
+ * Answers 304 when the conditions allow (a 200 answer only): when If-None-Match names a
+ * representation of the same stored object, else (without If-None-Match) when If-Modified-Since
+ * is not older. Whether it did.
  */
-export function respond(res: ServerResponse, a: Answer, head: boolean, ifNoneMatchHeader: string | undefined, ifModifiedSince: string | undefined): number {
-  const ifNoneMatch = a.status === 200 ? ifNoneMatchHeader : undefined;
-  if (ifNoneMatch) {
-    const held = heldTag(ifNoneMatch, a.bare, a.tagged, a.gzip);
-    if (held !== null) return notModified(res, held === '*' ? a.etag : `"${held}"`, a.gzippable, a.cacheControl);
-  } else if (a.status === 200 && notModifiedSince(ifModifiedSince, a.lastModified)) {
-    res.setHeader('Last-Modified', a.lastModifiedHttp);
-    return notModified(res, a.etag, a.gzippable, a.cacheControl);
+function answeredNotModified(res: ServerResponse, r: Representation, c: Conditions): boolean {
+  if (r.status !== 200) return false;
+  if (c.ifNoneMatch) {
+    const held = heldTag(c.ifNoneMatch, r.bare, r.tagged, r.gzip);
+    if (held === null) return false;
+    notModified(res, held === '*' ? r.etag : `"${held}"`, r.gzippable, r.cacheControl);
+    return true;
+  }
+  if (!notModifiedSince(c.ifModifiedSince, r.lastModified)) return false;
+  res.setHeader('Last-Modified', r.lastModifiedHttp);
+  notModified(res, r.etag, r.gzippable, r.cacheControl);
+  return true;
+}
+
+/**
+ * Sends `a` as the request asks (HEAD: `head`; its conditions `c`): 304 as answeredNotModified()
+ * decides, else for a GET with a Range (RFC 9110's order: after If-None-Match and
+ * If-Modified-Since) the part asked for (206) or 416, else the whole answer (its headers alone for
+ * HEAD, which ignores Range). Returns the status sent.
+ */
+export function respond(res: ServerResponse, a: Answer, head: boolean, c: Conditions): number {
+  if (answeredNotModified(res, a, c)) return 304;
+  if (c.range !== undefined && a.status === 200 && !head) {
+    const range = rangeOf(c.range, c.ifRange, a.identity.length, identityEtagOf(a), a.lastModifiedHttp);
+    if (range === 'unsatisfiable') return unsatisfiable(res, a.identity.length);
+    if (range) {
+      res.writeHead(206, partialHeadersOf(a, identityEtagOf(a), range, a.identity.length));
+      res.end(a.identity.subarray(range.start, range.end + 1));
+      return 206;
+    }
   }
   // One object handed to writeHead (node only reads it): written out without a setHeader() per
   // field, and made once per answer, which the fast path sends many times.
-  const headers = (a.headers ??= headersOf(a));
+  const headers = (a.headers ??= headersOf(a, a.body.length));
   res.writeHead(a.status, headers);
   res.end(head ? undefined : a.body);
   return a.status;
@@ -185,17 +244,25 @@ export function respond(res: ServerResponse, a: Answer, head: boolean, ifNoneMat
 export class Sender {
   readonly #storage: Storage;
   readonly #xAccel: string | undefined;
-  readonly #kept = new KeptFiles();
+  readonly #kept: LRUCache<string, Kept, Load>;
 
   constructor(storage: Storage, xAccelPrefix: string | undefined) {
     this.#storage = storage;
     // nginx reads the files itself, so only local storage can be handed over (config.ts checks the setting).
     this.#xAccel = xAccelPrefix && storage instanceof FileStorage ? xAccelPrefix : undefined;
+    this.#kept = new LRUCache<string, Kept, Load>({
+      max: KEEP_ENTRIES,
+      maxSize: KEEP_BYTES,
+      sizeCalculation: (kept, key) => weightOf(key, kept),
+      // A read whose entry was evicted meanwhile still answers the requests waiting for it.
+      ignoreFetchAbort: true,
+      fetchMethod: (key, _stale, { context }) => this.#load(key, context),
+    });
   }
 
   /** Whether the object exists (for the `dir` -> `dir/` redirect): kept, else a cheap stat. */
   async exists(key: string): Promise<boolean> {
-    return this.#kept.get(key) !== undefined || (await this.#storage.head(key)) !== null;
+    return this.#kept.has(key) || (await this.#storage.head(key)) !== null;
   }
 
   /** Sends the object under `key`; false (having sent nothing) when there is none. */
@@ -204,15 +271,18 @@ export class Sender {
     // Whether the tag goes in is decided by the name, before anything is read, so the ETag a
     // client holds and the one it is compared with are always of the same kind.
     const tagged = opts.tag !== undefined && opts.tag !== '' && isHtml(key);
+    // A page that gets the switcher is changed on the way out: Lectern sends that one itself.
+    const handOver = this.#xAccel !== undefined && status === 200 && !tagged;
     let kept = this.#kept.get(key);
+    let load: Load | undefined;
+    // Not kept (or kept for X-Accel without the bytes this answer needs): read once, however many ask meanwhile.
+    if (!kept || (!handOver && !kept.plain && kept.size <= KEEP_MAX_OBJECT)) {
+      load = { metaOnly: handOver };
+      kept = await this.#kept.fetch(key, { context: load, forceRefresh: kept !== undefined });
+      if (!kept) return false;
+    }
 
-    if (this.#xAccel && status === 200 && !tagged) {
-      if (!kept) {
-        const info = await this.#storage.head(key);
-        if (!info) return false;
-        kept = this.#keep(key, info, undefined);
-      }
-      // A page that gets the switcher is changed on the way out: Lectern sends that one itself.
+    if (handOver) {
       res.statusCode = 200;
       res.setHeader('Content-Type', kept.contentType);
       res.setHeader('Cache-Control', opts.cacheControl);
@@ -222,29 +292,10 @@ export class Sender {
       return true;
     }
 
-    const ifNoneMatch = status === 200 ? req.headers['if-none-match'] : undefined;
     const gzipOk = acceptsGzip(req.headers['accept-encoding']);
+    if (!kept.plain) return this.#stream(req, res, key, kept, load?.body, tagged, gzipOk, opts);
 
-    if (!kept?.plain) {
-      // Asked for the stored tags the client's could stand for, so a large object is not opened for a 304.
-      const asked = ifNoneMatch ? storedForms(ifNoneMatch, tagged) : undefined;
-      const found = await this.#storage.get(key, asked ? { ifNoneMatch: asked } : {});
-      if (!found) return false;
-      if (found.notModified) {
-        const held = heldTag(ifNoneMatch!, stripQuotes(found.etag), tagged, gzipOk && isText(contentTypeFor(key)));
-        res.statusCode = 304;
-        res.setHeader('ETag', `"${held ?? repTag(stripQuotes(found.etag), tagged, false)}"`);
-        res.setHeader('Cache-Control', opts.cacheControl);
-        res.end();
-        return true;
-      }
-      const { body, ...info } = found;
-      if (info.size > KEEP_MAX_OBJECT) return this.#stream(req, res, body, this.#describe(info), tagged, gzipOk, opts);
-      // Read from the file get() opened, so the bytes and the metadata kept belong together.
-      kept = this.#keep(key, info, await readAll(body));
-    }
-
-    const plain = kept.plain!;
+    const plain = kept.plain;
     let rep = plain;
     if (tagged) rep = this.#taggedRep(key, kept, opts.tag!);
     const gzippable = kept.text && rep.bytes.length >= GZIP_MIN_BYTES;
@@ -258,72 +309,118 @@ export class Sender {
       gzippable,
       etag: `"${repTag(kept.bare, tagged, gz !== null)}"`,
       body: gz ?? rep.bytes,
+      identity: rep.bytes,
       contentType: kept.contentType,
       cacheControl: opts.cacheControl,
       downloadName: opts.downloadName,
       lastModified: kept.lastModified,
       lastModifiedHttp: kept.lastModifiedHttp,
     };
-    const sent = respond(res, answer, req.method === 'HEAD', req.headers['if-none-match'], req.headers['if-modified-since']);
+    const sent = respond(res, answer, req.method === 'HEAD', conditionsOf(req));
     if (sent === 200 && opts.record) opts.record(gzipOk, answer);
     return true;
   }
 
-  /** An object too large to keep: streamed from storage (read whole when the tag goes in), gzipped on the way when asked. */
-  async #stream(req: Request, res: Response, body: Readable, info: Kept, tagged: boolean, gzipOk: boolean, opts: SendOptions): Promise<boolean> {
-    const status = opts.status ?? 200;
-    const ifNoneMatch = status === 200 ? req.headers['if-none-match'] : undefined;
-    const inject = tagged && info.size <= INJECT_MAX_BYTES;
-    const gzip = info.text && gzipOk;
-    const etag = `"${repTag(info.bare, tagged, gzip)}"`;
-    if (ifNoneMatch) {
-      // Storage found none of the stored forms; a held gzip tag of the same object can still match here.
-      const held = heldTag(ifNoneMatch, info.bare, tagged, gzip);
-      if (held !== null) {
-        body.destroy();
-        notModified(res, held === '*' ? etag : `"${held}"`, info.text, opts.cacheControl);
+  /**
+   * An object too large to keep, of which only the metadata is kept: its bytes streamed from
+   * storage (`opened`, when the read of its metadata opened them for this request), a Range asked
+   * of storage, the whole object gzipped on the way when asked; a page that gets the tag is read
+   * whole and answered as a kept one is.
+   */
+  async #stream(req: Request, res: Response, key: string, kept: Kept, opened: Readable | undefined, tagged: boolean, gzipOk: boolean, opts: SendOptions): Promise<boolean> {
+    let body = opened;
+    try {
+      const status = opts.status ?? 200;
+      const head = req.method === 'HEAD';
+      const c = conditionsOf(req);
+      const gzip = kept.text && gzipOk;
+      const r: Representation = {
+        status,
+        bare: kept.bare,
+        tagged,
+        gzip,
+        gzippable: kept.text,
+        etag: `"${repTag(kept.bare, tagged, gzip)}"`,
+        contentType: kept.contentType,
+        cacheControl: opts.cacheControl,
+        downloadName: opts.downloadName,
+        lastModified: kept.lastModified,
+        lastModifiedHttp: kept.lastModifiedHttp,
+      };
+      // Decided from the metadata kept, so a large object is not opened for a 304.
+      if (answeredNotModified(res, r, c)) return true;
+
+      if (tagged && kept.size <= INJECT_MAX_BYTES) {
+        body ??= (await this.#open(key)) ?? undefined;
+        if (!body) return false;
+        const read = body;
+        body = undefined;
+        const page = injectTag(await readAll(read), opts.tag!);
+        respond(res, { ...r, body: gzip ? await gzipAsync(page) : page, identity: page }, head, c);
         return true;
       }
-    } else if (status === 200 && notModifiedSince(req.headers['if-modified-since'], info.lastModified)) {
-      body.destroy();
-      res.setHeader('Last-Modified', info.lastModifiedHttp);
-      notModified(res, etag, info.text, opts.cacheControl);
+
+      // The stored bytes as they are (a page too large for the tag keeps its tagged ETag).
+      const identityEtag = identityEtagOf(r);
+      const range = c.range !== undefined && status === 200 && !head ? rangeOf(c.range, c.ifRange, kept.size, identityEtag, kept.lastModifiedHttp) : null;
+      if (range === 'unsatisfiable') {
+        unsatisfiable(res, kept.size);
+        return true;
+      }
+      if (range) {
+        body?.destroy();
+        body = undefined;
+        const part = await this.#open(key, range);
+        if (!part) return false;
+        res.writeHead(206, partialHeadersOf(r, identityEtag, range, kept.size));
+        await sendBody(part, res, false);
+        return true;
+      }
+      // The length of what GET sends is known only for the stored bytes as they are.
+      const headers = headersOf(r, gzip ? undefined : kept.size);
+      if (head) {
+        res.writeHead(status, headers);
+        res.end();
+        return true;
+      }
+      body ??= (await this.#open(key)) ?? undefined;
+      if (!body) return false;
+      const whole = body;
+      body = undefined;
+      res.writeHead(status, headers);
+      await sendBody(whole, res, gzip);
       return true;
+    } finally {
+      body?.destroy();
     }
-    res.statusCode = status;
-    res.setHeader('Content-Type', info.contentType);
-    res.setHeader('Cache-Control', opts.cacheControl);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (opts.downloadName) res.setHeader('Content-Disposition', dispositionOf(opts.downloadName));
-    if (status === 200) {
-      res.setHeader('ETag', etag);
-      res.setHeader('Last-Modified', info.lastModifiedHttp);
+  }
+
+  /** The bytes of `key` (those of `range` only, when given); null, and forgotten, when storage no longer holds it. */
+  async #open(key: string, range?: ByteRange): Promise<Readable | null> {
+    const found = await this.#storage.get(key, range ? { range } : {});
+    if (found && !found.notModified) return found.body;
+    this.#kept.delete(key);
+    return null;
+  }
+
+  /** Reads what is kept of `key`: its metadata, with its bytes when small; a larger object's opened body goes to the request that asked. */
+  async #load(key: string, load: Load): Promise<Kept | undefined> {
+    if (load.metaOnly) {
+      const info = await this.#storage.head(key);
+      return info ? this.#describe(info) : undefined;
     }
-    if (info.text) res.setHeader('Vary', 'Accept-Encoding');
-    if (gzip) res.setHeader('Content-Encoding', 'gzip');
-    if (req.method === 'HEAD') {
-      body.destroy();
-      // The length of what GET would send is known only for the stored bytes as they are.
-      if (!inject && !gzip) res.setHeader('Content-Length', info.size);
-      res.end();
-      return true;
+    const found = await this.#storage.get(key);
+    if (!found || found.notModified) return undefined;
+    const { body, ...info } = found;
+    const kept = this.#describe(info);
+    if (info.size > KEEP_MAX_OBJECT) {
+      load.body = body;
+      return kept;
     }
-    if (inject) {
-      const page = injectTag(await readAll(body), opts.tag!);
-      const out = gzip ? await gzipAsync(page) : page;
-      res.setHeader('Content-Length', out.length);
-      res.end(out);
-      return true;
-    }
-    if (!gzip) res.setHeader('Content-Length', info.size);
-    try {
-      if (gzip) await pipeline(body, zlib.createGzip(), res);
-      else await pipeline(body, res);
-    } catch {
-      // The reader went away mid-way, or storage failed after the headers were out: nothing to answer.
-      res.destroy();
-    }
-    return true;
+    // Read from the file get() opened, so the bytes and the metadata kept belong together.
+    const bytes = await readAll(body);
+    kept.plain = { bytes, gz: kept.text && bytes.length >= GZIP_MIN_BYTES ? undefined : null };
+    return kept;
   }
 
   #describe(info: ObjectInfo): Kept {
@@ -337,17 +434,15 @@ export class Sender {
       text: isText(type),
       plain: undefined,
       tagged: undefined,
-      weight: 0,
     };
   }
 
-  /** Keeps what was read of `key`: its metadata, and its bytes when given (a small object). */
-  #keep(key: string, info: ObjectInfo, bytes: Buffer | undefined): Kept {
-    const kept = this.#describe(info);
-    if (bytes) kept.plain = { bytes, gz: kept.text && bytes.length >= GZIP_MIN_BYTES ? undefined : null };
-    kept.weight = ENTRY_OVERHEAD + 2 * key.length + (bytes?.length ?? 0);
+  /** `kept` holds more bytes now: counted again while it is still the entry of `key`. */
+  #grew(key: string, kept: Kept): void {
+    if (this.#kept.peek(key) !== kept) return; // evicted or replaced meanwhile: counts no more
+    // lru-cache sizes an entry when it is set to another value only: set anew.
+    this.#kept.delete(key);
     this.#kept.set(key, kept);
-    return kept;
   }
 
   /** The page with `tag` in it, made once per tag (a few tags per page). */
@@ -357,14 +452,9 @@ export class Sender {
     if (hit) return hit;
     const bytes = injectTag(kept.plain!.bytes, tag);
     const rep: Rep = { bytes, gz: kept.text && bytes.length >= GZIP_MIN_BYTES ? undefined : null };
-    let delta = bytes.length;
-    if (kept.tagged.size >= TAGS_PER_PAGE) {
-      const [oldTag, old] = kept.tagged.entries().next().value as [string, Rep];
-      kept.tagged.delete(oldTag);
-      delta -= old.bytes.length + (old.gz?.length ?? 0);
-    }
+    if (kept.tagged.size >= TAGS_PER_PAGE) kept.tagged.delete(kept.tagged.keys().next().value!);
     kept.tagged.set(tag, rep);
-    this.#kept.grow(key, kept, delta);
+    this.#grew(key, kept);
     return rep;
   }
 
@@ -375,7 +465,7 @@ export class Sender {
       const made = gz.length < rep.bytes.length ? gz : null;
       rep.gz = made;
       rep.gzLoad = undefined;
-      if (made) this.#kept.grow(key, kept, made.length);
+      if (made) this.#grew(key, kept);
       return made;
     }, () => {
       // Not expected; the identity bytes are always right.
@@ -384,6 +474,17 @@ export class Sender {
       return null;
     });
     return rep.gzLoad;
+  }
+}
+
+/** Streams `body` as the answer's body, gzipped on the way when `gzip`. */
+async function sendBody(body: Readable, res: ServerResponse, gzip: boolean): Promise<void> {
+  try {
+    if (gzip) await pipeline(body, zlib.createGzip(), res);
+    else await pipeline(body, res);
+  } catch {
+    // The reader went away mid-way, or storage failed after the headers were out: nothing to answer.
+    res.destroy();
   }
 }
 
@@ -426,16 +527,6 @@ function heldTag(ifNoneMatch: string, bare: string, tagged: boolean, gzip: boole
     if (other === null && storedTagOf(t, tagged) === bare) other = t;
   }
   return other;
-}
-
-/** If-None-Match as storage can compare it: the stored tags the client's tags stand for. */
-function storedForms(ifNoneMatch: string, tagged: boolean): string | undefined {
-  const stored: string[] = [];
-  for (const t of parseEtags(ifNoneMatch)) {
-    const s = t === '*' ? t : storedTagOf(t, tagged);
-    if (s !== null) stored.push(s === '*' ? s : `"${s}"`);
-  }
-  return stored.length ? stored.join(', ') : undefined;
 }
 
 const stripQuotes = (etag: string) => (etag.length >= 2 && etag.startsWith('"') && etag.endsWith('"') ? etag.slice(1, -1) : etag);
