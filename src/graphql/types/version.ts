@@ -211,7 +211,7 @@ builder.mutationField('syncVersions', (t) =>
   t.boolean({
     description:
       "Reads the repository's branches and tags and updates the versions (new ones inactive; `stable` follows the highest release). " +
-      'Runs in the background; false when the project has no `latest` version to sync from.',
+      'Queues a sync job that a worker runs (retried with backoff when it fails); false when the project has no `latest` version to sync from.',
     args: { project: t.arg.string({ required: true }) },
     errors: writeErrors,
     resolve: (_root, args, ctx) => requestVersionSync(ctx, args.project),
