@@ -1,11 +1,18 @@
 // Three projects: `unit` (no database), and every database test twice, on the embedded
 // PGlite (`embedded`) and on a real PostgreSQL server (`postgres`). Tests of what only PostgreSQL
 // does (several processes sharing one database) live in test/postgres/ and run on it alone.
+// Test files outside test/unit/ that never open a database (noDbTests) run once, in `unit`:
+// twice would test the same thing twice.
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
 const dbTests = ['test/**/*.test.ts'];
-const unitTests = ['test/unit/**/*.test.ts'];
+const noDbTests = [
+  'test/cli/usage.test.ts', // the command line's usage and configuration errors, before any database
+  'test/graphql/schema.test.ts', // schema.graphql against the code
+  'test/storage/storage.test.ts', // the storage backends (file and S3), no database
+];
+const unitTests = ['test/unit/**/*.test.ts', ...noDbTests];
 const postgresOnlyTests = ['test/postgres/**/*.test.ts'];
 
 export default defineConfig({

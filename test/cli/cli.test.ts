@@ -168,33 +168,3 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
     expect(r.stdout.trim()).toBe('the database is up to date');
   });
 });
-
-describe('configuration and usage errors', () => {
-  it('an invalid PORT exits 1 naming PORT, without echoing the value', async () => {
-    const r = await runCli(['serve'], cliEnv({ LECTERN_DATA_DIR: dirs.make('lectern-cli-'), DATABASE_URL: databaseUrl, PORT: 'abc' }));
-    expect(r.code, show(['serve'], r)).toBe(1);
-    expect(r.stderr).toMatch(/^lectern: invalid configuration:\n\s+PORT: /m);
-    expect(r.stderr).not.toContain('abc');
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-  });
-
-  it('every invalid variable is listed at once', async () => {
-    const r = await runCli(['migrate'], cliEnv({ PORT: '99999', LECTERN_LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' }));
-    expect(r.code, show(['migrate'], r)).toBe(1);
-    for (const key of ['PORT', 'LECTERN_LOG_LEVEL', 'DATABASE_URL']) expect(r.stderr).toMatch(new RegExp(`^\\s+${key}: `, 'm'));
-  });
-
-  it('an unknown command or option exits 2 with the usage; --help exits 0', async () => {
-    const unknown = await runCli(['frobnicate'], cliEnv({}));
-    expect(unknown.code, show(['frobnicate'], unknown)).toBe(2);
-    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
-    expect(unknown.stderr).toMatch(/usage: lectern/);
-    const option = await runCli(['user', 'create', 'x', '--emial', 'x@example.com'], cliEnv({}));
-    expect(option.code, show(['user', 'create', 'x', '--emial'], option)).toBe(2);
-    expect(option.stderr).toMatch(/--emial/);
-    expect(option.stderr).not.toMatch(/\n\s+at /);
-    const help = await runCli(['--help'], cliEnv({}));
-    expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/usage: lectern/);
-  });
-});

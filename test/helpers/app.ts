@@ -29,6 +29,12 @@ export interface TestApp extends TestDatabase {
   storage: Storage;
   /** SQL statements sent since the last `queries.length = 0`. */
   queries: string[];
+  /**
+   * How many statements sent so far might have changed data: every one but plain reads and
+   * transaction control (counted whatever a test does to `queries`). Equal counts before and after
+   * a test mean the test left the database as it found it.
+   */
+  writes(): number;
   /** Creates a user and returns its API token. */
   user(username: string): Promise<string>;
   gql<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, token?: string): Promise<GqlResult<T>>;
@@ -40,9 +46,19 @@ export function testUidBase(): number {
   return 1_600_000_000 + Math.floor(Math.random() * 20_000) * 100_000;
 }
 
+/** A statement that cannot change data: a SELECT without sequence calls, or transaction control. */
+const READ_ONLY = /^\s*(SELECT|BEGIN|COMMIT|ROLLBACK|START TRANSACTION|SAVEPOINT|RELEASE|SHOW)\b/i;
+const CHANGES_SEQUENCES = /\b(nextval|setval)\s*\(/i;
+
 export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Promise<TestApp> {
   const queries: string[] = [];
-  const database = await testDatabase({ onQuery: (sql) => queries.push(sql) });
+  let writes = 0;
+  const database = await testDatabase({
+    onQuery: (sql) => {
+      queries.push(sql);
+      if (!READ_ONLY.test(sql) || CHANGES_SEQUENCES.test(sql)) writes++;
+    },
+  });
   const config = loadConfig({
     LECTERN_DATA_DIR: database.dataDir,
     LECTERN_PUBLIC_URL: 'http://lectern.test',
@@ -66,6 +82,7 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
     config,
     storage,
     queries,
+    writes: () => writes,
     user: async (username) => (await createUser(database.db.prisma, username)).token,
     gql: async (query, variables, token) => {
       const req = http.post('/graphql').set('content-type', 'application/json').set('accept', 'application/json');
