@@ -2,11 +2,13 @@
 // sources in test/fixtures/serve/, and publishes the result with the build pipeline's own step 5
 // (src/builds/publish.ts).
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { inject } from 'vitest';
 import { zipDirectory } from '../../src/builds/output.ts';
 import { publishBuild } from '../../src/builds/publish.ts';
 import type { PrivacyLevel } from '../../src/generated/prisma/client.ts';
@@ -24,17 +26,46 @@ export function requireTool(file: string, debianPackage: string): void {
 
 const outputs = new Map<string, Promise<string>>();
 
-/** Built once per test file (per module instance) and reused by every test in it. */
+/**
+ * The directory the test files of this vitest project share outputs in (test/setup/outputs.ts);
+ * undefined outside one, where each test file builds its own.
+ */
+function sharedDir(): string | undefined {
+  try {
+    return inject('testOutputs') || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Built once per vitest project and reused by every test (outputs are only read: published, zipped,
+ * printed). Within a test file by promise; across the project's test files through the shared
+ * directory, where a file `<hash of key>.path` names the finished output (written when complete).
+ */
 function cached(key: string, build: () => Promise<string>): Promise<string> {
   let p = outputs.get(key);
   if (!p) {
-    p = build();
+    p = sharedOutput(key, build);
     outputs.set(key, p);
   }
   return p;
 }
 
-const tmp = (name: string) => mkdtemp(path.join(os.tmpdir(), `lectern-serve-${name}-`));
+async function sharedOutput(key: string, build: () => Promise<string>): Promise<string> {
+  const dir = sharedDir();
+  if (!dir) return build();
+  const record = path.join(dir, `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.path`);
+  const done = await readFile(record, 'utf8').catch(() => undefined);
+  if (done && existsSync(done)) return done;
+  const out = await build();
+  // Whole or not at all: another test process may be reading it.
+  await writeFile(`${record}.${process.pid}`, out);
+  await rename(`${record}.${process.pid}`, record);
+  return out;
+}
+
+const tmp = (name: string) => mkdtemp(path.join(sharedDir() ?? os.tmpdir(), `lectern-serve-${name}-`));
 
 /** `sphinx-build -b <builder>` of a fixture; `overrides` are -D settings (e.g. release). Returns the output directory. */
 export function sphinxBuild(fixture: string, opts: { builder?: 'html' | 'epub' | 'singlehtml'; overrides?: Record<string, string> } = {}): Promise<string> {
