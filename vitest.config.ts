@@ -11,6 +11,7 @@ const noDbTests = [
   'test/cli/usage.test.ts', // the command line's usage and configuration errors, before any database
   'test/graphql/schema.test.ts', // schema.graphql against the code
   'test/storage/storage.test.ts', // the storage backends (file and S3), no database
+  'test/serve/caches.test.ts', // the docs server's and embed's cache rules, no server
 ];
 const unitTests = ['test/unit/**/*.test.ts', ...noDbTests];
 const postgresOnlyTests = ['test/postgres/**/*.test.ts'];
