@@ -124,14 +124,44 @@ function turnThen<T extends { query: PGlite['query']; exec: PGlite['exec'] }>(tx
   };
 }
 
+/** Items waiting in one line per owner, taken from the lines round-robin. */
+class RoundRobin<T> {
+  readonly #lines = new Map<unknown, T[]>();
+  readonly #order: unknown[] = [];
+
+  push(owner: unknown, item: T): void {
+    let line = this.#lines.get(owner);
+    if (!line) {
+      line = [];
+      this.#lines.set(owner, line);
+      this.#order.push(owner);
+    }
+    line.push(item);
+  }
+
+  /** The next owner's first item (that owner goes to the back); undefined when none waits. */
+  take(): T | undefined {
+    const owner = this.#order.shift();
+    if (owner === undefined) return undefined;
+    const line = this.#lines.get(owner)!;
+    const item = line.shift()!;
+    if (line.length) this.#order.push(owner);
+    else this.#lines.delete(owner);
+    return item;
+  }
+
+  get empty(): boolean {
+    return this.#order.length === 0;
+  }
+}
+
 /**
  * Fair turns between owners (HTTP requests, see dbOwner): each owner has its own line, and the
  * lines are served round-robin, at most `concurrency` statements at once. A docs lookup behind an
  * operation of hundreds of lookups waits for one statement of each other request, not all of theirs.
  */
 export class FairTurns {
-  readonly #lines = new Map<unknown, (() => void)[]>();
-  readonly #order: unknown[] = [];
+  readonly #waiting = new RoundRobin<() => void>();
   #running = 0;
   readonly #handBack: HandBack | null;
   constructor(
@@ -169,25 +199,15 @@ export class FairTurns {
             this.#pump();
           });
       };
-      let line = this.#lines.get(owner);
-      if (!line) {
-        line = [];
-        this.#lines.set(owner, line);
-        this.#order.push(owner);
-      }
-      line.push(start);
+      this.#waiting.push(owner, start);
       this.#pump();
     });
   }
 
   #pump(): void {
     while (this.#running < this.concurrency) {
-      const owner = this.#order.shift();
-      if (owner === undefined) return;
-      const line = this.#lines.get(owner)!;
-      const start = line.shift()!;
-      if (line.length) this.#order.push(owner);
-      else this.#lines.delete(owner);
+      const start = this.#waiting.take();
+      if (start === undefined) return;
       this.#running++;
       this.begin(start);
     }
@@ -199,18 +219,11 @@ export class FairTurns {
  * the one before, so I/O is polled between any two), owners round-robin.
  */
 class HandBack {
-  readonly #lines = new Map<unknown, (() => void)[]>();
-  readonly #order: unknown[] = [];
+  readonly #waiting = new RoundRobin<() => void>();
   #scheduled = false;
 
   add(owner: unknown, then: () => void): void {
-    let line = this.#lines.get(owner);
-    if (!line) {
-      line = [];
-      this.#lines.set(owner, line);
-      this.#order.push(owner);
-    }
-    line.push(then);
+    this.#waiting.push(owner, then);
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(this.#next);
@@ -218,15 +231,8 @@ class HandBack {
   }
 
   readonly #next = (): void => {
-    const owner = this.#order.shift();
-    if (owner !== undefined) {
-      const line = this.#lines.get(owner)!;
-      const then = line.shift()!;
-      if (line.length) this.#order.push(owner);
-      else this.#lines.delete(owner);
-      then();
-    }
-    if (this.#order.length) setImmediate(this.#next);
+    this.#waiting.take()?.();
+    if (!this.#waiting.empty) setImmediate(this.#next);
     else this.#scheduled = false;
   };
 }

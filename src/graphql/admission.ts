@@ -32,10 +32,6 @@ export class CostBudget {
     };
   }
 
-  get waiting(): number {
-    return this.#waiting.length;
-  }
-
   #admit(): void {
     while (this.#waiting.length && this.#inUse + this.#waiting[0]!.cost <= this.capacity) {
       const next = this.#waiting.shift()!;
