@@ -1,24 +1,25 @@
 // buildApp(): the whole HTTP surface (GraphQL, health, and later REST and docs) as an express
 // app that does not listen, so tests drive it in-process through the real HTTP stack.
-import express, { type ErrorRequestHandler, type Express } from 'express';
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createYoga, maskError as yogaMaskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import { createYoga, type Plugin, type YogaServerInstance, maskError as yogaMaskError } from 'graphql-yoga';
 import type { Config } from './config.ts';
-import { dbOwner, type Database } from './db/database.ts';
-import { createContext, type Context } from './graphql/context.ts';
+import { type Database, dbOwner } from './db/database.ts';
+import { DatabaseThrottle } from './db/throttle.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
+import { type Context, createContext } from './graphql/context.ts';
 import { LecternError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
+import { createMetrics } from './metrics.ts';
 import { openApiDocument } from './rest/openapi.ts';
 import { restRouter } from './rest/router.ts';
-import { DatabaseThrottle } from './db/throttle.ts';
 import { parseRate, Throttle } from './rest/throttle.ts';
-import { v3Routes } from './rest/v3/routes.ts';
 import { v2Router } from './rest/v2/routes.ts';
+import { v3Routes } from './rest/v3/routes.ts';
 import { Cipher } from './secrets.ts';
 import { FastPath, type TrustProxy } from './serve/fast.ts';
-import { createMetrics } from './metrics.ts';
 import { docsDomainOf } from './serve/paths.ts';
 import { serveRouter } from './serve/router.ts';
 import { setServices } from './services.ts';
@@ -49,7 +50,10 @@ function maskError(error: unknown, message: string): Error {
   // A statement cancelled at LECTERN_DB_STATEMENT_TIMEOUT_MS (SQLSTATE 57014) is the server refusing
   // work that ran too long: say so, without the SQL.
   if (/57014|canceling statement due to statement timeout/.test(describeChain(error))) {
-    return new LecternError('TIMEOUT', 'The request took longer than the database allows one statement to run (LECTERN_DB_STATEMENT_TIMEOUT_MS); try a smaller request.');
+    return new LecternError(
+      'TIMEOUT',
+      'The request took longer than the database allows one statement to run (LECTERN_DB_STATEMENT_TIMEOUT_MS); try a smaller request.',
+    );
   }
   return yogaMaskError(error, message, false);
 }
@@ -111,7 +115,8 @@ const limitTokens: Plugin = {
         return parseFn(source, { ...options, maxTokens: MAX_TOKENS });
       } catch (e) {
         // Too large a document is refused like too costly an operation: 400, code QUERY_TOO_COSTLY.
-        if (e instanceof Error && /contains more th\w+ \d+ tokens/.test(e.message)) throw new LecternError('QUERY_TOO_COSTLY', e.message, { maxTokens: MAX_TOKENS });
+        if (e instanceof Error && /contains more th\w+ \d+ tokens/.test(e.message))
+          throw new LecternError('QUERY_TOO_COSTLY', e.message, { maxTokens: MAX_TOKENS });
         throw e;
       }
     });
@@ -179,10 +184,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   });
 
   // Hosted docs: `/docs/…`, and every path of a `<project>.<LECTERN_DOCS_DOMAIN>` host.
-  const fast =
-    config.serveCacheSeconds > 0
-      ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy)
-      : undefined;
+  const fast = config.serveCacheSeconds > 0 ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy) : undefined;
   app.use(serveRouter({ config, storage, log, fast }));
 
   const cors = corsFor(config.corsOrigins);

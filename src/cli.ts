@@ -1,20 +1,21 @@
 // The `lectern` command: serve, migrate, and user/token management.
 // @see ../shared/spec/decisions.md §3
-import { parseArgs } from 'node:util';
+
 import { createServer, type Server } from 'node:http';
+import { parseArgs } from 'node:util';
 import { buildApp } from './app.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
-import { openDatabase, type Database } from './db/database.ts';
+import { Worker } from './builds/worker.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { type Database, openDatabase } from './db/database.ts';
 import { DataDirInUseError } from './db/lock.ts';
 import { MigrationError } from './db/migrate.ts';
 import { createTokenFor, createUser } from './domain/users.ts';
-import { ValidationError } from './graphql/errors.ts';
-import { Worker } from './builds/worker.ts';
 import { syncProjectVersions } from './domain/version-sync.ts';
+import { ValidationError } from './graphql/errors.ts';
 import { createLogger, type Logger } from './log.ts';
+import { Cipher, loadSecretKey } from './secrets.ts';
 import { setServices } from './services.ts';
 import { fileStorageDir, openStorage, type Storage } from './storage/index.ts';
-import { Cipher, loadSecretKey } from './secrets.ts';
 
 const USAGE = `usage: lectern <command>
 

@@ -5,8 +5,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
-const intFrom = (def: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
 const schema = z.object({
   LECTERN_DATA_DIR: z.string().min(1).default('./.lectern'),
@@ -48,9 +47,15 @@ const schema = z.object({
     .refine((v) => list(v).every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be comma-separated origins such as https://docs.example.com')
     .optional(),
   /** Proxies (IP addresses or CIDR ranges, comma-separated) whose X-Forwarded-For and X-Forwarded-Proto are believed; unset: none. */
-  LECTERN_TRUSTED_PROXIES: z.string().refine((v) => list(v).every(isCidr), 'must be comma-separated IP addresses or CIDR ranges').optional(),
+  LECTERN_TRUSTED_PROXIES: z
+    .string()
+    .refine((v) => list(v).every(isCidr), 'must be comma-separated IP addresses or CIDR ranges')
+    .optional(),
   /** Private IPv4 ranges (CIDR, comma-separated) that builds' network steps may reach; loopback, link-local and this machine's addresses never. */
-  LECTERN_BUILD_NETWORK_ALLOW: z.string().refine((v) => list(v).every(isCidr), 'must be comma-separated IPv4 CIDR ranges').optional(),
+  LECTERN_BUILD_NETWORK_ALLOW: z
+    .string()
+    .refine((v) => list(v).every(isCidr), 'must be comma-separated IPv4 CIDR ranges')
+    .optional(),
   /** Output of one build command kept in its log, and of all of a build's commands together (bytes). */
   LECTERN_BUILD_LOG_COMMAND_BYTES: intFrom(1_048_576, 1024, 1024 ** 3),
   LECTERN_BUILD_LOG_BYTES: intFrom(10 * 1_048_576, 1024, 1024 ** 3),
@@ -69,7 +74,10 @@ const schema = z.object({
 });
 
 function list(v: string): string[] {
-  return v.split(',').map((s) => s.trim()).filter(Boolean);
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function isCidr(v: string): boolean {
@@ -147,9 +155,7 @@ export class ConfigError extends Error {
 
 /** Reads the settings; throws a ConfigError that names every invalid variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const known = Object.fromEntries(
-    Object.keys(schema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]),
-  );
+  const known = Object.fromEntries(Object.keys(schema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]));
   const parsed = schema.safeParse(known);
   // nginx can only be handed files it can read itself: X-Accel-Redirect needs local (file:) storage.
   const xAccelIssue =

@@ -1,6 +1,6 @@
 // One structured logger (pino: JSON lines, cheap when a level is off). Secrets are redacted by
 // key name as a second line of defence; code should never log them in the first place.
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type { Logger };
 

@@ -5,16 +5,14 @@
 import type { Dirent } from 'node:fs';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseDocument, isScalar, type Document } from 'yaml';
+import { type Document, isScalar, parseDocument } from 'yaml';
 import { OutputDir, OutputRefused } from './output.ts';
 
 export type OfflineFormat = 'htmlzip' | 'pdf' | 'epub';
 export type SphinxBuilder = 'sphinx' | 'sphinx_htmldir' | 'sphinx_singlehtml';
 export type Doctype = SphinxBuilder | 'mkdocs' | 'generic';
 
-export type PythonInstall =
-  | { requirements: string }
-  | { path: string; method: 'pip'; extra_requirements: string[] };
+export type PythonInstall = { requirements: string } | { path: string; method: 'pip'; extra_requirements: string[] };
 
 export interface BuildTool {
   /** As written in the file (`"3.12"`, `"latest"`). */
@@ -137,8 +135,8 @@ const KEYS = {
 /** Keys Read the Docs once read (or reads, for features Lectern lacks): say what to do instead. */
 const KEY_HINTS: Record<string, string> = {
   'python.version': 'it is no longer read; set build.tools.python instead',
-  'python.system_packages': 'the build environment always sees the machine\'s packages',
-  'python.use_system_site_packages': 'the build environment always sees the machine\'s packages',
+  'python.system_packages': "the build environment always sees the machine's packages",
+  'python.use_system_site_packages': "the build environment always sees the machine's packages",
   'build.image': 'it is no longer read; use build.os',
 };
 const YAML11_TRUE = /^(yes|Yes|YES|on|On|ON)$/;
@@ -156,10 +154,7 @@ type Mapping = Record<string, unknown>;
  * Returns the config and the file it came from (relative to the checkout), or null without one.
  * @throws BuildConfigError for anything the repository's author can fix.
  */
-export async function loadBuildConfig(
-  checkoutDir: string,
-  opts: { yamlPath?: string | null } = {},
-): Promise<{ config: BuildConfig; file: string | null }> {
+export async function loadBuildConfig(checkoutDir: string, opts: { yamlPath?: string | null } = {}): Promise<{ config: BuildConfig; file: string | null }> {
   const root = await realpath(checkoutDir);
   const file = await findConfigFile(root, opts.yamlPath || null);
   if (file === null) return { config: await normalize(root, null, { version: 2 }, null), file: null };
@@ -325,10 +320,7 @@ async function normalize(root: string, file: string | null, raw: Mapping, doc: D
     if (sphinx!.configuration === null) {
       sphinx!.configuration = await findSphinxConf(root);
       if (sphinx!.configuration === null) {
-        throw new BuildConfigError(
-          `${file}: sphinx.configuration: not set, and the repository has no conf.py; set it to the path of conf.py.`,
-          file,
-        );
+        throw new BuildConfigError(`${file}: sphinx.configuration: not set, and the repository has no conf.py; set it to the path of conf.py.`, file);
       }
     }
     doctype = sphinx!.builder;
@@ -522,7 +514,7 @@ class Checker {
         continue;
       }
       // `python: 3.10` is a number to YAML; the text as written is what was meant.
-      const written = typeof version === 'number' ? this.source(['build', 'tools', tool]) ?? String(version) : version;
+      const written = typeof version === 'number' ? (this.source(['build', 'tools', tool]) ?? String(version)) : version;
       const s = this.string(written, key);
       if (s === undefined) continue;
       if (!NAME.test(s)) this.problem(key, `${JSON.stringify(s)} is not a version`);
@@ -604,15 +596,13 @@ class Checker {
   async mkdocs(value: unknown): Promise<MkdocsConfig | null> {
     const mkdocs = this.mapping(value, 'mkdocs');
     if (!mkdocs) return null;
-    const configuration =
-      mkdocs.configuration == null ? null : await this.path(mkdocs.configuration, 'mkdocs.configuration', { mustBeFile: true });
+    const configuration = mkdocs.configuration == null ? null : await this.path(mkdocs.configuration, 'mkdocs.configuration', { mustBeFile: true });
     return { configuration, fail_on_warning: this.bool(mkdocs.fail_on_warning, 'mkdocs.fail_on_warning') };
   }
 
   submodules(value: unknown): BuildConfig['submodules'] {
     const submodules = this.mapping(value, 'submodules') ?? {};
-    const allOrList = (v: unknown, key: string, empty: string[] | 'all'): string[] | 'all' =>
-      v === 'all' ? 'all' : v == null ? empty : this.strings(v, key);
+    const allOrList = (v: unknown, key: string, empty: string[] | 'all'): string[] | 'all' => (v === 'all' ? 'all' : v == null ? empty : this.strings(v, key));
     const include = allOrList(submodules.include, 'submodules.include', []);
     const including = include === 'all' || include.length > 0;
     // Read the Docs: with nothing included, everything is excluded.
@@ -675,11 +665,7 @@ function searchPattern(pattern: string): string | null {
   return p;
 }
 
-type Location =
-  | { kind: 'missing' }
-  | { kind: 'outside' }
-  | { kind: 'broken' }
-  | { kind: 'found'; real: string; isFile: boolean };
+type Location = { kind: 'missing' } | { kind: 'outside' } | { kind: 'broken' } | { kind: 'found'; real: string; isFile: boolean };
 
 /**
  * Where `rel` (normalized, inside the checkout) really is, following symbolic links one

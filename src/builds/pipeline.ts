@@ -9,14 +9,14 @@ import { existsSync } from 'node:fs';
 import { chown, lstat, mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { type BuildLimits, DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
+import { forbiddenVariableName } from '../domain/environment-variables.ts';
 import type { Build, Project, Version } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
 import type { Cipher } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
-import { DEFAULT_BUILD_LIMITS, type BuildLimits } from '../config.ts';
-import { forbiddenVariableName } from '../domain/environment-variables.ts';
-import { BuildConfigError, loadBuildConfig, type BuildConfig } from './config.ts';
+import { type BuildConfig, BuildConfigError, loadBuildConfig } from './config.ts';
 import { OutputRefused, zipDirectory } from './output.ts';
 import { publishBuild } from './publish.ts';
 import { Recorder } from './record.ts';
@@ -36,7 +36,6 @@ export interface PipelineDeps {
   /** Bounds and network of builds (LECTERN_BUILD_*); defaults when absent. */
   limits?: BuildLimits;
 }
-
 
 const DEFAULT_TIME_LIMIT_S = 900;
 const FORMAT_EXT = { htmlzip: '.zip', epub: '.epub', pdf: '.pdf' } as const;
@@ -105,7 +104,6 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   const sandbox = bwrapAvailable();
   // Builds run as a user of their own when Lectern runs as root: their directory is theirs alone.
   const uid = buildUid(limits, build.id);
-
 
   const baseEnv: Record<string, string> = {
     PATH: `${venv}/bin:/usr/local/bin:/usr/bin:/bin`,
@@ -191,7 +189,10 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       await chown(home, uid, uid);
     }
     // No sandbox, no build: the project's code never runs unconfined.
-    if (!sandbox) throw new StepFailed('bubblewrap (bwrap) is not installed or cannot run on this machine: Lectern runs no build without its sandbox (apt-get install -y bubblewrap).');
+    if (!sandbox)
+      throw new StepFailed(
+        'bubblewrap (bwrap) is not installed or cannot run on this machine: Lectern runs no build without its sandbox (apt-get install -y bubblewrap).',
+      );
     if (ignored.length) {
       await prisma.buildCommand.create({
         data: {
@@ -209,7 +210,10 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const url = project.repositoryUrl;
     const isTagCommit = version.type === 'tag' && version.machine; // machine `stable` on a tag: identifier is a commit
     const ref = version.type === 'tag' && !version.machine ? version.verboseName : version.type === 'branch' ? version.identifier : null;
-    await run('Cloning', 'git clone', ['git', 'clone', '--depth', '1', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url, checkout], { cwd: workdir, network: true });
+    await run('Cloning', 'git clone', ['git', 'clone', '--depth', '1', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url, checkout], {
+      cwd: workdir,
+      network: true,
+    });
     if (isTagCommit && version.identifier) {
       await run('Cloning', 'git fetch', ['git', 'fetch', '--depth', '1', 'origin', version.identifier], { network: true });
       await run('Cloning', 'git checkout', ['git', 'checkout', '--force', version.identifier]);
@@ -222,11 +226,13 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     });
     await prisma.buildCommand.delete({ where: { id: head.commandId } }); // not shown, as Read the Docs hides it
     const commit = /^[0-9a-f]{40,64}$/m.exec(head.output)?.[0];
-    if (head.exitCode !== 0 || !commit) throw new StepFailed(`Cloning failed: the checked-out commit could not be read (git rev-parse HEAD exited with code ${head.exitCode}).`);
+    if (head.exitCode !== 0 || !commit)
+      throw new StepFailed(`Cloning failed: the checked-out commit could not be read (git rev-parse HEAD exited with code ${head.exitCode}).`);
     await prisma.build.update({ where: { id: build.id }, data: { commit } });
     rtdEnv.READTHEDOCS_GIT_COMMIT_HASH = commit;
     // The branches and tags are read beside the build (their own sandbox, network and scratch), not before it.
-    if (deps.syncVersions) syncing = deps.syncVersions(project.id, url).catch((e) => deps.log.warn({ err: (e as Error).message }, 'version sync after clone failed'));
+    if (deps.syncVersions)
+      syncing = deps.syncVersions(project.id, url).catch((e) => deps.log.warn({ err: (e as Error).message }, 'version sync after clone failed'));
 
     // 2. Configuration.
     let config: BuildConfig;
@@ -242,7 +248,12 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const submodules = config.submodules;
     if (submodules && (submodules.include === 'all' || (Array.isArray(submodules.include) && submodules.include.length > 0))) {
       const paths = submodules.include === 'all' ? [] : submodules.include;
-      await run('Cloning', 'git submodule', ['git', 'submodule', 'update', '--init', '--force', '--depth', '1', ...(submodules.recursive ? ['--recursive'] : []), '--', ...paths], { network: true });
+      await run(
+        'Cloning',
+        'git submodule',
+        ['git', 'submodule', 'update', '--init', '--force', '--depth', '1', ...(submodules.recursive ? ['--recursive'] : []), '--', ...paths],
+        { network: true },
+      );
     }
     const jobs = config.build?.jobs;
     /** The commands of one `build.jobs` entry, each in bash, in order (rtd-behavior §9.3). */
@@ -276,10 +287,20 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       else {
         for (const entry of config.python?.install ?? []) {
           if ('requirements' in entry && entry.requirements) {
-            await run('Installing', 'pip install -r', [`${venv}/bin/python`, '-m', 'pip', 'install', '--exists-action=w', '--no-cache-dir', '-r', entry.requirements], { network: true });
+            await run(
+              'Installing',
+              'pip install -r',
+              [`${venv}/bin/python`, '-m', 'pip', 'install', '--exists-action=w', '--no-cache-dir', '-r', entry.requirements],
+              { network: true },
+            );
           } else if ('path' in entry && entry.path) {
             const extras = entry.extra_requirements?.length ? `[${entry.extra_requirements.join(',')}]` : '';
-            await run('Installing', 'pip install', [`${venv}/bin/python`, '-m', 'pip', 'install', '--upgrade-strategy', 'only-if-needed', '--no-cache-dir', `./${entry.path}${extras}`], { network: true });
+            await run(
+              'Installing',
+              'pip install',
+              [`${venv}/bin/python`, '-m', 'pip', 'install', '--upgrade-strategy', 'only-if-needed', '--no-cache-dir', `./${entry.path}${extras}`],
+              { network: true },
+            );
           }
         }
       }
@@ -294,8 +315,19 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const conf = config.sphinx?.configuration ?? 'conf.py';
     const confDir = path.join(checkout, path.dirname(conf));
     const sphinx = (b: string, out: string) => [
-      `${venv}/bin/python`, '-m', 'sphinx', '-T', ...(config.sphinx?.fail_on_warning ? ['-W', '--keep-going'] : []),
-      '-b', b, '-d', path.join(output, 'doctrees'), '-D', `language=${project.language}`, '.', out,
+      `${venv}/bin/python`,
+      '-m',
+      'sphinx',
+      '-T',
+      ...(config.sphinx?.fail_on_warning ? ['-W', '--keep-going'] : []),
+      '-b',
+      b,
+      '-d',
+      path.join(output, 'doctrees'),
+      '-D',
+      `language=${project.language}`,
+      '.',
+      out,
     ];
     if (custom) {
       for (const command of custom) await run('Building', 'build.commands', ['bash', '-c', command]);
@@ -305,7 +337,18 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
         await runJob('build.html', jobs.build.html, false);
       } else if (config.mkdocs) {
         const yml = config.mkdocs.configuration ?? 'mkdocs.yml';
-        await run('Building', 'mkdocs build', [`${venv}/bin/python`, '-m', 'mkdocs', 'build', '--clean', '--site-dir', html, '--config-file', yml, ...(config.mkdocs.fail_on_warning ? ['--strict'] : [])]);
+        await run('Building', 'mkdocs build', [
+          `${venv}/bin/python`,
+          '-m',
+          'mkdocs',
+          'build',
+          '--clean',
+          '--site-dir',
+          html,
+          '--config-file',
+          yml,
+          ...(config.mkdocs.fail_on_warning ? ['--strict'] : []),
+        ]);
       } else if (config.sphinx) {
         const builder = { sphinx: 'html', sphinx_htmldir: 'dirhtml', sphinx_singlehtml: 'singlehtml' }[config.sphinx.builder] ?? 'html';
         await run('Building', `sphinx-build -b ${builder}`, sphinx(builder, html), { cwd: confDir });
@@ -321,7 +364,12 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
           const dir = path.join(output, `${format}-build`);
           if (own) {
             await runJob(`build.${format}`, own, false);
-            await moveSingle(`build.${format}`, path.join(output, format), FORMAT_EXT[format], path.join(output, format, `${project.slug}${FORMAT_EXT[format]}`));
+            await moveSingle(
+              `build.${format}`,
+              path.join(output, format),
+              FORMAT_EXT[format],
+              path.join(output, format, `${project.slug}${FORMAT_EXT[format]}`),
+            );
           } else if (format === 'htmlzip') {
             await run('Building htmlzip', 'sphinx-build -b singlehtml', sphinx('singlehtml', dir), { cwd: confDir });
             // Written by Lectern into a directory of its own, never into one the build could have linked elsewhere.
@@ -336,7 +384,10 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
           } else if (format === 'pdf') {
             if (!existsSync('/usr/bin/latexmk')) throw new StepFailed('PDF needs LaTeX, which is not installed on this build machine (latexmk not found).');
             await run('Building pdf', 'sphinx-build -b latex', sphinx('latex', dir), { cwd: confDir });
-            await run('Building pdf', 'latexmk', ['latexmk', '-r', '/dev/null', '-pdf', '-f', '-dvi-', '-ps-', '-interaction=nonstopmode', '-quiet'], { cwd: dir, allowFailure: true });
+            await run('Building pdf', 'latexmk', ['latexmk', '-r', '/dev/null', '-pdf', '-f', '-dvi-', '-ps-', '-interaction=nonstopmode', '-quiet'], {
+              cwd: dir,
+              allowFailure: true,
+            });
             await moveSingle('Building pdf', dir, '.pdf', path.join(output, 'pdf', `${project.slug}.pdf`));
           }
           formats[format] = true;
@@ -346,14 +397,23 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
           const why = (e as Error).message.split('\n')[0]!;
           formatErrors.push(`${format}: ${why}`);
           await prisma.buildCommand.create({
-            data: { buildId: build.id, description: `${format} skipped`, command: `${format}`, output: `The ${format} download was not made: ${why}\n`, exitCode: 1, endTime: new Date() },
+            data: {
+              buildId: build.id,
+              description: `${format} skipped`,
+              command: `${format}`,
+              output: `The ${format} download was not made: ${why}\n`,
+              exitCode: 1,
+              endTime: new Date(),
+            },
           });
         }
       }
       await runJob('post_build', jobs?.post_build, false);
     }
     if (!existsSync(path.join(html, 'index.html'))) {
-      throw new StepFailed(`Building failed: the HTML output has no index.html at its root (${custom || jobs?.build.html ? '$READTHEDOCS_OUTPUT/html' : 'the builder\'s output'}).`);
+      throw new StepFailed(
+        `Building failed: the HTML output has no index.html at its root (${custom || jobs?.build.html ? '$READTHEDOCS_OUTPUT/html' : "the builder's output"}).`,
+      );
     }
 
     await checkoutIsReal();

@@ -11,10 +11,10 @@
 import path from 'node:path';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
-import type { PutDirectoryResult, Storage } from '../storage/index.ts';
 import { events } from '../domain/events.ts';
+import type { PutDirectoryResult, Storage } from '../storage/index.ts';
 import { artifactPrefix, buildPrefix, downloadKey } from './artifacts.ts';
-import { OutputDir, PublishBudget, type OutputLimits } from './output.ts';
+import { OutputDir, type OutputLimits, PublishBudget } from './output.ts';
 
 export type DownloadFormat = 'pdf' | 'htmlzip' | 'epub';
 
@@ -93,7 +93,10 @@ export async function publishBuild(prisma: PrismaClient, storage: Storage, input
     const walked = new PublishBudget(limits);
     for (const f of files) walked.add((await f.dir.entry(f.rel)).size);
     const htmlEntries = await html.list({ limits });
-    walked.check(htmlEntries.length, htmlEntries.reduce((n, e) => n + e.size, 0));
+    walked.check(
+      htmlEntries.length,
+      htmlEntries.reduce((n, e) => n + e.size, 0),
+    );
 
     // 2. Uploaded, each file checked again as it is read, and counted as read.
     uploaded = true;

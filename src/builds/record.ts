@@ -14,7 +14,7 @@ import type { PrismaClient } from '../db/database.ts';
 import type { Build, BuildCommand } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
 import type { SandboxRun } from './sandbox.ts';
-import { runCommand, type RunResult } from './subprocess.ts';
+import { type RunResult, runCommand } from './subprocess.ts';
 
 export const MASK = '*****';
 
@@ -245,7 +245,7 @@ class BoundedLog {
 
   constructor(
     private readonly recorder: Recorder,
-    private readonly room: number,
+    readonly room: number,
     /** Which bound `room` comes from. */
     private readonly bound: 'command' | 'build',
     private readonly limits: RecorderLimits,
@@ -277,7 +277,8 @@ class BoundedLog {
     }
     // The window holds at most #tailLimit characters (so at most 3 bytes each); cut to bytes at the end.
     const limit = this.#tailLimit;
-    this.#tail = chunk.length >= limit ? chunk.slice(-limit) : this.#tail.length + chunk.length > limit ? (this.#tail + chunk).slice(-limit) : this.#tail + chunk;
+    this.#tail =
+      chunk.length >= limit ? chunk.slice(-limit) : this.#tail.length + chunk.length > limit ? (this.#tail + chunk).slice(-limit) : this.#tail + chunk;
   }
 
   /** What is shown while the command runs: nothing that may be the start of a secret still to come. */
@@ -407,7 +408,10 @@ export class PgListener {
       if (this.#closed) return;
       if (!this.#down) {
         this.#down = true;
-        this.opts.log?.warn({ err: err?.message ?? 'connection closed', channel: this.channel }, 'LISTEN connection to the database lost; reconnecting (polling meanwhile)');
+        this.opts.log?.warn(
+          { err: err?.message ?? 'connection closed', channel: this.channel },
+          'LISTEN connection to the database lost; reconnecting (polling meanwhile)',
+        );
       }
       const max = this.opts.retryMs?.max ?? 30_000;
       const wait = this.#delay * (0.75 + Math.random() / 2);
@@ -565,8 +569,7 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
       const present = new Set(commands.map((c) => c.id));
       for (const id of sent.keys()) if (!present.has(id)) sent.delete(id);
 
-      const stateChange: BuildProgress[] =
-        build.state !== lastState ? [{ kind: 'STATE', build, command: null, output: null, outputOffset: null }] : [];
+      const stateChange: BuildProgress[] = build.state !== lastState ? [{ kind: 'STATE', build, command: null, output: null, outputOffset: null }] : [];
       lastState = build.state;
       // Output of commands already running came before the state change; new commands after it.
       // `finished` comes last of all.

@@ -15,7 +15,7 @@
 //   slirp4netns terminates connections on the host side only after they leave the namespace.
 // Without slirp4netns or nft, network steps run with no network at all (fail closed).
 // @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/toolchain.md "Sandboxing", README "Security model"
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { chown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
@@ -96,7 +96,8 @@ export interface SandboxRun {
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
-export const formatBytes = (n: number) => (n >= GiB ? `${+(n / GiB).toFixed(1)} GiB` : n >= MiB ? `${+(n / MiB).toFixed(1)} MiB` : `${Math.round(n / 1024)} KiB`);
+export const formatBytes = (n: number) =>
+  n >= GiB ? `${+(n / GiB).toFixed(1)} GiB` : n >= MiB ? `${+(n / MiB).toFixed(1)} MiB` : `${Math.round(n / 1024)} KiB`;
 
 let sequence = 0;
 
@@ -125,26 +126,43 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
       : [];
   const full = [
     'bwrap',
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
     // /tmp is on the build's disk, counted with it (first: the data dir may itself be under /tmp).
-    '--bind', tmp, '/tmp',
+    '--bind',
+    tmp,
+    '/tmp',
     // Parents before children: a hidden directory inside another is mounted over the first one's tmpfs.
     // Directories bubblewrap makes for mount points inside a tmpfs are made traversable (0755) first.
     ...[...new Set(o.hide)].sort((a, b) => a.length - b.length).flatMap((d) => [...parents(d), '--tmpfs', d]),
     ...parents(o.workdir),
-    '--bind', o.workdir, o.workdir,
+    '--bind',
+    o.workdir,
+    o.workdir,
     ...(network ? ['--ro-bind', resolv, '/etc/resolv.conf'] : []),
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--unshare-net',
-    '--die-with-parent', '--new-session',
-    '--cap-drop', 'ALL',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--unshare-net',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
     // Kept only until setpriv changes the user (which clears them all): the user and group changes,
     // and entering the build's directories (its user's, mode 700) as root without caps.
     ...(dropUser.length ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP', '--cap-add', 'CAP_DAC_READ_SEARCH'] : []),
-    '--info-fd', '3',
-    '--block-fd', '4',
-    '--chdir', o.cwd,
+    '--info-fd',
+    '3',
+    '--block-fd',
+    '4',
+    '--chdir',
+    o.cwd,
     '--',
     ...(prlimit ? [prlimit, ...rlimits, '--'] : []),
     ...dropUser,
@@ -336,7 +354,13 @@ function makeCgroups(name: string, limits: BuildLimits): Cgroups | null {
   if (memV1 !== null && existsSync('/sys/fs/cgroup/memory/memory.limit_in_bytes')) {
     const dir = path.join('/sys/fs/cgroup/memory', memV1, name);
     const swap = existsSync(path.join('/sys/fs/cgroup/memory', memV1, 'memory.memsw.limit_in_bytes'));
-    if (tryMake(dir, [['memory.limit_in_bytes', String(limits.maxMemoryBytes)], ...(swap ? ([['memory.memsw.limit_in_bytes', String(limits.maxMemoryBytes)]] as [string, string][]) : [])])) memoryDir = dir;
+    if (
+      tryMake(dir, [
+        ['memory.limit_in_bytes', String(limits.maxMemoryBytes)],
+        ...(swap ? ([['memory.memsw.limit_in_bytes', String(limits.maxMemoryBytes)]] as [string, string][]) : []),
+      ])
+    )
+      memoryDir = dir;
     const pidsV1 = ownCgroup('pids');
     const pids = pidsV1 !== null && existsSync('/sys/fs/cgroup/pids') ? path.join('/sys/fs/cgroup/pids', pidsV1, name) : null;
     if (pids && tryMake(pids, [['pids.max', String(limits.maxProcesses)]])) pidsDir = pids;
@@ -344,7 +368,13 @@ function makeCgroups(name: string, limits: BuildLimits): Cgroups | null {
     const unified = ownCgroup(null);
     if (unified !== null && existsSync('/sys/fs/cgroup/cgroup.controllers')) {
       const dir = path.join('/sys/fs/cgroup', unified, name);
-      if (tryMake(dir, [['memory.max', String(limits.maxMemoryBytes)], ['memory.swap.max', '0'], ['pids.max', String(limits.maxProcesses)]])) {
+      if (
+        tryMake(dir, [
+          ['memory.max', String(limits.maxMemoryBytes)],
+          ['memory.swap.max', '0'],
+          ['pids.max', String(limits.maxProcesses)],
+        ])
+      ) {
         memoryDir = dir;
         pidsDir = dir;
         v2 = true;
@@ -437,7 +467,13 @@ export async function runSandboxedOnce(
   try {
     if (uid !== null) await chown(workdir, uid, uid);
     const box = prepareSandbox(argv, { workdir, hide: o.hide, cwd: workdir, network: true, uid, limits: o.limits });
-    const r = await runCommand(argv, { cwd: workdir, env: { ...o.env, HOME: workdir, TMPDIR: '/tmp' }, timeoutMs: o.timeoutMs, sandbox: box, maxOutputBytes: 64 * MiB });
+    const r = await runCommand(argv, {
+      cwd: workdir,
+      env: { ...o.env, HOME: workdir, TMPDIR: '/tmp' },
+      timeoutMs: o.timeoutMs,
+      sandbox: box,
+      maxOutputBytes: 64 * MiB,
+    });
     return { exitCode: r.exitCode, output: r.output, timedOut: r.timedOut };
   } finally {
     await rm(workdir, { recursive: true, force: true }).catch(() => {});

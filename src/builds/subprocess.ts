@@ -121,7 +121,7 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
       if (timedOut) note(`[killed: the command ran longer than ${Math.round(opts.timeoutMs / 1000)} s]`);
       if (limit) note(`[Lectern stopped this command: ${limit.message}]`);
       if (setupError) note(`[Lectern could not set up the sandbox: ${setupError}]`);
-      const exitCode = setupError ? 125 : code ?? (signal ? 128 + 9 : 1);
+      const exitCode = setupError ? 125 : (code ?? (signal ? 128 + 9 : 1));
       resolve({ exitCode: limit && exitCode === 0 ? 137 : exitCode, output, timedOut, aborted, limit });
     });
   });

@@ -5,13 +5,15 @@
 // same process); a slow poll is only a safety net, and a sync waiting out its backoff wakes it when
 // due. It renews each job's lease while working, puts back jobs whose worker died, and on stop
 // either lets running ones finish or returns them to the queue.
-import { hostname } from 'node:os';
+
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { events } from '../domain/events.ts';
-import { Aborted, runBuild, type PipelineDeps } from './pipeline.ts';
-import { PgListener } from './record.ts';
+import { Aborted, type PipelineDeps, runBuild } from './pipeline.ts';
 import { claimBuild, heartbeat, reapExpired, releaseBuild } from './queue.ts';
+import { PgListener } from './record.ts';
 import {
+  type ClaimedVersionSync,
   claimVersionSync,
   DEFAULT_SYNC_RETRY,
   describeSyncError,
@@ -19,12 +21,11 @@ import {
   finishVersionSync,
   heartbeatVersionSync,
   nextVersionSyncDueMs,
+  type RetryPolicy,
   reapExpiredVersionSyncs,
   releaseVersionSync,
   retryDelaySeconds,
   versionSyncQueued,
-  type ClaimedVersionSync,
-  type RetryPolicy,
 } from './version-sync-queue.ts';
 
 export interface WorkerOptions {
@@ -133,14 +134,17 @@ export class Worker {
 
   #startBuild(build: Awaited<ReturnType<typeof claimBuild>> & object): void {
     const controller = new AbortController();
-    const beat = setInterval(() => {
-      heartbeat(this.deps.prisma, build.id, this.id, this.#leaseSeconds).then(
-        (mine) => {
-          if (!mine) controller.abort(new Aborted('lease lost'));
-        },
-        () => {},
-      );
-    }, (this.#leaseSeconds * 1000) / 3);
+    const beat = setInterval(
+      () => {
+        heartbeat(this.deps.prisma, build.id, this.id, this.#leaseSeconds).then(
+          (mine) => {
+            if (!mine) controller.abort(new Aborted('lease lost'));
+          },
+          () => {},
+        );
+      },
+      (this.#leaseSeconds * 1000) / 3,
+    );
     this.deps.log.info({ build: build.id, project: build.projectId }, 'build started');
     const done = runBuild(this.deps, build, controller.signal)
       .catch(async (e: unknown) => {
@@ -150,7 +154,13 @@ export class Worker {
         await this.deps.prisma.build
           .updateMany({
             where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
-            data: { state: 'finished', success: false, error: 'Lectern could not run this build (its log has the details).', finishedAt: new Date(), leaseExpiresAt: null },
+            data: {
+              state: 'finished',
+              success: false,
+              error: 'Lectern could not run this build (its log has the details).',
+              finishedAt: new Date(),
+              leaseExpiresAt: null,
+            },
           })
           .catch(() => {});
       })
@@ -165,9 +175,12 @@ export class Worker {
 
   #startSync(job: ClaimedVersionSync): void {
     const { prisma, log } = this.deps;
-    const beat = setInterval(() => {
-      heartbeatVersionSync(prisma, job.id, this.id, this.#leaseSeconds).catch(() => {});
-    }, (this.#leaseSeconds * 1000) / 3);
+    const beat = setInterval(
+      () => {
+        heartbeatVersionSync(prisma, job.id, this.id, this.#leaseSeconds).catch(() => {});
+      },
+      (this.#leaseSeconds * 1000) / 3,
+    );
     const done = this.deps.syncVersions!(job.projectId, job.repositoryUrl)
       .then(
         async (result) => {

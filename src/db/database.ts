@@ -290,7 +290,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     // Sent as a startup parameter of every pooled connection: PostgreSQL cancels a statement that
     // runs longer (SQLSTATE 57014, `canceling statement due to statement timeout`).
     const timeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-    let adapter: SqlDriverAdapterFactory = fairPg(new PrismaPg({ connectionString: url, max: PG_POOL_SIZE, ...(timeout > 0 ? { statement_timeout: timeout } : {}) }));
+    let adapter: SqlDriverAdapterFactory = fairPg(
+      new PrismaPg({ connectionString: url, max: PG_POOL_SIZE, ...(timeout > 0 ? { statement_timeout: timeout } : {}) }),
+    );
     if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
     const prisma = new PrismaClient({ adapter });
     return {

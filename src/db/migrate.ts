@@ -4,7 +4,7 @@
 // processes start at once against one PostgreSQL server.
 // @see ../shared/reference/toolchain.md "Migrations without the native engine"
 import { createHash } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The raw SQL a migration needs: multi-statement scripts, and simple parameterless queries. */
@@ -53,9 +53,7 @@ export async function migrate(db: SqlRunner, migrations?: Migration[]): Promise<
       "applied_at" TIMESTAMPTZ NOT NULL DEFAULT now()
     )`);
     const applied = new Map(
-      (await db.query<{ name: string; checksum: string }>('SELECT "name", "checksum" FROM "_lectern_migrations"')).map(
-        (r) => [r.name, r.checksum],
-      ),
+      (await db.query<{ name: string; checksum: string }>('SELECT "name", "checksum" FROM "_lectern_migrations"')).map((r) => [r.name, r.checksum]),
     );
     for (const [name, checksum] of applied) {
       const m = all.find((x) => x.name === name);
@@ -66,9 +64,7 @@ export async function migrate(db: SqlRunner, migrations?: Migration[]): Promise<
     for (const m of all) {
       if (applied.has(m.name)) continue;
       try {
-        await db.exec(
-          `BEGIN;\n${m.sql}\n;INSERT INTO "_lectern_migrations" ("name", "checksum") VALUES (${quote(m.name)}, ${quote(m.checksum)});\nCOMMIT;`,
-        );
+        await db.exec(`BEGIN;\n${m.sql}\n;INSERT INTO "_lectern_migrations" ("name", "checksum") VALUES (${quote(m.name)}, ${quote(m.checksum)});\nCOMMIT;`);
       } catch (e) {
         await db.exec('ROLLBACK').catch(() => {});
         throw new MigrationError(`migration ${m.name} failed: ${(e as Error).message}`);
@@ -84,9 +80,7 @@ export async function migrate(db: SqlRunner, migrations?: Migration[]): Promise<
 /** Names of migrations not yet applied (for /readyz). */
 export async function pendingMigrations(db: SqlRunner, migrations?: Migration[]): Promise<string[]> {
   const all = migrations ?? (await readMigrations());
-  const rows = await db
-    .query<{ name: string }>('SELECT "name" FROM "_lectern_migrations"')
-    .catch(() => [] as { name: string }[]);
+  const rows = await db.query<{ name: string }>('SELECT "name" FROM "_lectern_migrations"').catch(() => [] as { name: string }[]);
   const applied = new Set(rows.map((r) => r.name));
   return all.filter((m) => !applied.has(m.name)).map((m) => m.name);
 }

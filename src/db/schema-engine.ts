@@ -3,7 +3,7 @@
 // produce exactly schema.prisma. The CLI's native engine cannot be downloaded on these machines.
 // The shadow database is an in-memory PGlite, so nothing here touches a real database.
 // @see ../shared/reference/toolchain.md "Prisma 7 offline"
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';

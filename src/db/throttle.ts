@@ -84,10 +84,7 @@ export class DatabaseThrottle implements RequestThrottle {
     this.#failed++;
     const now = Date.now();
     if (now - this.#lastFailureLog < LOG_FAILURES_EVERY_MS) return;
-    this.log.warn(
-      { err, failedChecks: this.#failed },
-      "throttle: the database did not answer; requests are counted by this process alone until it does",
-    );
+    this.log.warn({ err, failedChecks: this.#failed }, 'throttle: the database did not answer; requests are counted by this process alone until it does');
     this.#lastFailureLog = now;
     this.#failed = 0;
   }

@@ -46,8 +46,7 @@ export const versionRule: Rule<Prisma.VersionWhereInput, VersionRow> = {
     project: projectRule.where(viewer),
     OR: [{ privacyLevel: 'public' }, ...(viewer ? [{ project: maintainedBy(viewer) }] : [])],
   }),
-  allows: (caller, v) =>
-    v.type !== 'external' && (v.privacyLevel === 'public' && v.project.privacyLevel === 'public' ? true : maintains(caller, v.projectId)),
+  allows: (caller, v) => v.type !== 'external' && (v.privacyLevel === 'public' && v.project.privacyLevel === 'public' ? true : maintains(caller, v.projectId)),
 };
 
 /**
@@ -75,8 +74,7 @@ export const buildRule: Rule<Prisma.BuildWhereInput, BuildRow> = {
   where: (viewer) => ({
     OR: [{ project: { privacyLevel: 'public' }, version: { privacyLevel: 'public' } }, ...(viewer ? [{ project: maintainedBy(viewer) }] : [])],
   }),
-  allows: (caller, b) =>
-    (b.project.privacyLevel === 'public' && b.version?.privacyLevel === 'public') || maintains(caller, b.projectId),
+  allows: (caller, b) => (b.project.privacyLevel === 'public' && b.version?.privacyLevel === 'public') || maintains(caller, b.projectId),
 };
 
 /** A subproject relationship: visible when its child project is. */

@@ -6,7 +6,7 @@ import type { Context } from '../graphql/context.ts';
 import { NotFoundError, ValidationError } from '../graphql/errors.ts';
 import { prisma, services } from '../services.ts';
 import { requireMaintainedProject } from './access.ts';
-import { checkString, Collector, notBlank, required } from './validate.ts';
+import { Collector, checkString, notBlank, required } from './validate.ts';
 
 export const VALUE_MAX = 48_000;
 export const PROJECT_TOTAL_MAX = 256_000;
@@ -50,7 +50,7 @@ const RESERVED: { names?: string[]; prefixes?: string[]; suffixes?: string[]; wh
   {
     names: ['GCONV_PATH', 'GLIBC_TUNABLES', 'HOSTALIASES', 'LOCPATH', 'NLSPATH', 'RESOLV_HOST_CONF', 'RES_OPTIONS', 'LOCALDOMAIN', 'TZDIR'],
     prefixes: ['LD_', 'DYLD_', 'MALLOC_'],
-    why: "the program loader or the C library reads it (it can load other code into every program)",
+    why: 'the program loader or the C library reads it (it can load other code into every program)',
   },
   { prefixes: ['GIT_'], why: 'git reads it (configuration, hooks and helper programs)' },
   { prefixes: ['PYTHON'], why: 'Python reads it at start-up (module paths, start-up scripts)' },

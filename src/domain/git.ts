@@ -32,7 +32,8 @@ export function parseLsRemote(output: string): RemoteRefs {
     if (ref.startsWith('refs/heads/')) branches.set(ref.slice(11), commit);
     else if (ref.startsWith('refs/tags/')) {
       const name = ref.slice(10);
-      if (name.endsWith('^{}')) tags.set(name.slice(0, -3), commit); // the peeled commit wins
+      if (name.endsWith('^{}'))
+        tags.set(name.slice(0, -3), commit); // the peeled commit wins
       else if (!tags.has(name)) tags.set(name, commit);
     }
   }
@@ -48,7 +49,11 @@ export function parseLsRemote(output: string): RemoteRefs {
 export async function lsRemote(url: string, timeoutMs = 60_000): Promise<RemoteRefs> {
   const { config } = services();
   const home = os.homedir();
-  const hide = [config.dataDir, ...[fileStorageDir(config.storage)].filter((d): d is string => d !== null), ...(home !== '/' && path.isAbsolute(home) ? [home] : [])];
+  const hide = [
+    config.dataDir,
+    ...[fileStorageDir(config.storage)].filter((d): d is string => d !== null),
+    ...(home !== '/' && path.isAbsolute(home) ? [home] : []),
+  ];
   if (!bwrapAvailable()) throw new GitError(`git ls-remote ${url} failed: bubblewrap (bwrap) is not installed, and Lectern asks no remote outside its sandbox`);
   const r = await runSandboxedOnce(['git', 'ls-remote', '--symref', '--', url, 'HEAD', 'refs/heads/*', 'refs/tags/*'], {
     scratch: path.join(config.dataDir, 'builds'),

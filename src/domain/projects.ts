@@ -6,10 +6,10 @@ import { ValidationError } from '../graphql/errors.ts';
 import { prisma } from '../services.ts';
 import { requireMaintainedProject, requireViewer } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
-import { events } from './events.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from './choices.ts';
+import { events } from './events.ts';
 import { projectSlug } from './slug.ts';
-import { checkChoice, checkRepositoryUrl, checkString, checkUrl, Collector, maxLength } from './validate.ts';
+import { Collector, checkChoice, checkRepositoryUrl, checkString, checkUrl, maxLength } from './validate.ts';
 
 export interface RepositoryInput {
   url?: string | null;
@@ -47,7 +47,7 @@ function checkRepository(c: Collector, repo: RepositoryInput | null | undefined,
 function checkTags(c: Collector, tags: string[] | null | undefined) {
   if (!tags) return;
   if (tags.length > 100) c.add('tags', 'Ensure this field has no more than 100 elements.');
-  tags.forEach((t, i) => c.add(`tags.${i}`, checkString(t, { max: 100, required: true })));
+  for (const [i, t] of tags.entries()) c.add(`tags.${i}`, checkString(t, { max: 100, required: true }));
 }
 
 function checkYamlPath(path: string | null | undefined): string | undefined {
@@ -179,15 +179,17 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   if (input.privacyLevel != null) data.privacyLevel = input.privacyLevel;
   if (input.externalBuildsPrivacyLevel != null) data.externalBuildsPrivacyLevel = input.externalBuildsPrivacyLevel;
   if (input.tags != null) data.tags = uniqueTags(input.tags);
-  return prisma().$transaction(async (tx) => {
-    const updated = await tx.project.update({ where: { id: project.id }, data });
-    // A machine `latest` follows the default branch (rtd-behavior §5.2).
-    if (input.defaultBranch !== undefined) {
-      await tx.version.updateMany({
-        where: { projectId: project.id, slug: 'latest', machine: true },
-        data: { identifier: updated.defaultBranch },
-      });
-    }
-    return updated;
-  }).finally(() => events.emit('servedChanged', { projectId: project.id }));
+  return prisma()
+    .$transaction(async (tx) => {
+      const updated = await tx.project.update({ where: { id: project.id }, data });
+      // A machine `latest` follows the default branch (rtd-behavior §5.2).
+      if (input.defaultBranch !== undefined) {
+        await tx.version.updateMany({
+          where: { projectId: project.id, slug: 'latest', machine: true },
+          data: { identifier: updated.defaultBranch },
+        });
+      }
+      return updated;
+    })
+    .finally(() => events.emit('servedChanged', { projectId: project.id }));
 }

@@ -46,7 +46,10 @@ function checkFields(input: RedirectInput, partial: boolean): RedirectType | und
   if (type === undefined || type === null) {
     if (!partial) c.add('type', required);
   } else if (!REDIRECT_TYPES.has(type)) c.add('type', invalidChoice(type));
-  for (const [field, value] of [['fromUrl', input.fromUrl], ['toUrl', input.toUrl]] as const) {
+  for (const [field, value] of [
+    ['fromUrl', input.fromUrl],
+    ['toUrl', input.toUrl],
+  ] as const) {
     if (value != null && value.length > URL_MAX) c.add(field, maxLength(URL_MAX));
   }
   if (input.description != null && input.description.length > 255) c.add('description', maxLength(255));
@@ -95,31 +98,31 @@ export async function createRedirect(ctx: Context, projectSlug: string, input: R
   const type = checkFields(input, false)!;
   const { fromUrl, toUrl } = normalizeRedirect(type, input.fromUrl ?? '', input.toUrl ?? '');
   checkRules(type, fromUrl, toUrl);
-  return prisma().$transaction(async (tx) => {
-    await lockProject(tx, project.id);
-    await checkOnePerType(tx, project.id, type);
-    const count = await tx.redirect.count({ where: { projectId: project.id } });
-    if (count >= REDIRECT_LIMIT) {
-      throw rule(
-        `This project has reached the limit of ${REDIRECT_LIMIT} redirects. Consider replacing some of your redirects with a wildcard redirect.`,
-      );
-    }
-    const position = Math.min(Math.max(input.position ?? 0, 0), count);
-    await tx.redirect.updateMany({ where: { projectId: project.id, position: { gte: position } }, data: { position: { increment: 1 } } });
-    return tx.redirect.create({
-      data: {
-        projectId: project.id,
-        type,
-        fromUrl,
-        toUrl,
-        position,
-        httpStatus: input.httpStatus ?? 302,
-        enabled: input.enabled ?? true,
-        force: input.force ?? false,
-        description: input.description ?? '',
-      },
-    });
-  }).finally(() => events.emit('servedChanged', { projectId: project.id }));
+  return prisma()
+    .$transaction(async (tx) => {
+      await lockProject(tx, project.id);
+      await checkOnePerType(tx, project.id, type);
+      const count = await tx.redirect.count({ where: { projectId: project.id } });
+      if (count >= REDIRECT_LIMIT) {
+        throw rule(`This project has reached the limit of ${REDIRECT_LIMIT} redirects. Consider replacing some of your redirects with a wildcard redirect.`);
+      }
+      const position = Math.min(Math.max(input.position ?? 0, 0), count);
+      await tx.redirect.updateMany({ where: { projectId: project.id, position: { gte: position } }, data: { position: { increment: 1 } } });
+      return tx.redirect.create({
+        data: {
+          projectId: project.id,
+          type,
+          fromUrl,
+          toUrl,
+          position,
+          httpStatus: input.httpStatus ?? 302,
+          enabled: input.enabled ?? true,
+          force: input.force ?? false,
+          description: input.description ?? '',
+        },
+      });
+    })
+    .finally(() => events.emit('servedChanged', { projectId: project.id }));
 }
 
 async function findRedirect(client: Tx, projectId: number, id: number) {
@@ -133,35 +136,33 @@ export async function updateRedirect(ctx: Context, projectSlug: string, id: numb
   const project = await requireMaintainedProject(ctx, projectSlug);
   await findRedirect(prisma(), project.id, id);
   const given = checkFields(input, partial);
-  return prisma().$transaction(async (tx) => {
-    await lockProject(tx, project.id);
-    const current = await findRedirect(tx, project.id, id);
-    const type = given ?? current.type;
-    const { fromUrl, toUrl } = normalizeRedirect(
-      type,
-      input.fromUrl ?? (partial ? current.fromUrl : ''),
-      input.toUrl ?? (partial ? current.toUrl : ''),
-    );
-    checkRules(type, fromUrl, toUrl);
-    await checkOnePerType(tx, project.id, type, id);
-    const data: Prisma.RedirectUpdateInput = { type, fromUrl, toUrl };
-    if (input.httpStatus != null) data.httpStatus = input.httpStatus;
-    if (input.enabled != null) data.enabled = input.enabled;
-    if (input.force != null) data.force = input.force;
-    if (input.description != null) data.description = input.description;
-    if (input.position != null && input.position !== current.position) {
-      const count = await tx.redirect.count({ where: { projectId: project.id } });
-      const to = Math.min(Math.max(input.position, 0), count - 1);
-      const from = current.position;
-      if (to < from) {
-        await tx.redirect.updateMany({ where: { projectId: project.id, position: { gte: to, lt: from } }, data: { position: { increment: 1 } } });
-      } else if (to > from) {
-        await tx.redirect.updateMany({ where: { projectId: project.id, position: { gt: from, lte: to } }, data: { position: { decrement: 1 } } });
+  return prisma()
+    .$transaction(async (tx) => {
+      await lockProject(tx, project.id);
+      const current = await findRedirect(tx, project.id, id);
+      const type = given ?? current.type;
+      const { fromUrl, toUrl } = normalizeRedirect(type, input.fromUrl ?? (partial ? current.fromUrl : ''), input.toUrl ?? (partial ? current.toUrl : ''));
+      checkRules(type, fromUrl, toUrl);
+      await checkOnePerType(tx, project.id, type, id);
+      const data: Prisma.RedirectUpdateInput = { type, fromUrl, toUrl };
+      if (input.httpStatus != null) data.httpStatus = input.httpStatus;
+      if (input.enabled != null) data.enabled = input.enabled;
+      if (input.force != null) data.force = input.force;
+      if (input.description != null) data.description = input.description;
+      if (input.position != null && input.position !== current.position) {
+        const count = await tx.redirect.count({ where: { projectId: project.id } });
+        const to = Math.min(Math.max(input.position, 0), count - 1);
+        const from = current.position;
+        if (to < from) {
+          await tx.redirect.updateMany({ where: { projectId: project.id, position: { gte: to, lt: from } }, data: { position: { increment: 1 } } });
+        } else if (to > from) {
+          await tx.redirect.updateMany({ where: { projectId: project.id, position: { gt: from, lte: to } }, data: { position: { decrement: 1 } } });
+        }
+        data.position = to;
       }
-      data.position = to;
-    }
-    return tx.redirect.update({ where: { id }, data });
-  }).finally(() => events.emit('servedChanged', { projectId: project.id }));
+      return tx.redirect.update({ where: { id }, data });
+    })
+    .finally(() => events.emit('servedChanged', { projectId: project.id }));
 }
 
 export interface RedirectQuery {
@@ -173,12 +174,14 @@ export interface RedirectQuery {
 export async function deleteRedirect(ctx: Context, projectSlug: string, id: number, query: RedirectQuery = {}) {
   const project = await requireMaintainedProject(ctx, projectSlug);
   await findRedirect(prisma(), project.id, id);
-  return prisma().$transaction(async (tx) => {
-    await lockProject(tx, project.id);
-    const current = await findRedirect(tx, project.id, id);
-    const shown = await tx.redirect.findUniqueOrThrow({ ...query, where: { id } });
-    await tx.redirect.delete({ where: { id } });
-    await tx.redirect.updateMany({ where: { projectId: project.id, position: { gt: current.position } }, data: { position: { decrement: 1 } } });
-    return shown;
-  }).finally(() => events.emit('servedChanged', { projectId: project.id }));
+  return prisma()
+    .$transaction(async (tx) => {
+      await lockProject(tx, project.id);
+      const current = await findRedirect(tx, project.id, id);
+      const shown = await tx.redirect.findUniqueOrThrow({ ...query, where: { id } });
+      await tx.redirect.delete({ where: { id } });
+      await tx.redirect.updateMany({ where: { projectId: project.id, position: { gt: current.position } }, data: { position: { decrement: 1 } } });
+      return shown;
+    })
+    .finally(() => events.emit('servedChanged', { projectId: project.id }));
 }

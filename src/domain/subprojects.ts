@@ -26,27 +26,29 @@ export async function createSubproject(ctx: Context, parentSlug: string, input: 
   if (!found || found.id === parent.id || !maintained.has(found.id)) throw notValid();
   const alias = input.alias ?? found.slug;
   try {
-    return await prisma().$transaction(async (tx) => {
-      // The rules below read relationships of both projects: lock both rows (in id order, so two
-      // creates never wait on each other crosswise) and check under the locks, so concurrent
-      // creates cannot nest, give a child two parents, or reuse an alias.
-      const [first, second] = [parent.id, found.id].sort((a, b) => a - b);
-      await tx.$queryRaw`SELECT id FROM "Project" WHERE id IN (${first}, ${second}) ORDER BY id FOR NO KEY UPDATE`;
-      const child = await tx.project.findUnique({
-        where: { id: found.id },
-        select: { _count: { select: { subprojects: true, superprojects: true } } },
-      });
-      if (!child || child._count.subprojects > 0 || child._count.superprojects > 0) throw notValid();
-      if (alias.length > 255 || !ALIAS.test(alias)) {
-        throw ValidationError.field('alias', 'Aliases can contain letters, numbers, underscores, and hyphens.');
-      }
-      if (await tx.projectRelationship.findFirst({ where: { childId: parent.id }, select: { id: true } })) {
-        throw ValidationError.field('nonFieldErrors', 'Subproject nesting is not supported');
-      }
-      if (await tx.projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } })) throw taken();
-      if (alias.includes('/')) throw ValidationError.field('nonFieldErrors', "Aliases can't contain slashes.");
-      return tx.projectRelationship.create({ data: { parentId: parent.id, childId: found.id, alias } });
-    }).finally(() => events.emit('servedChanged', { projectId: parent.id }));
+    return await prisma()
+      .$transaction(async (tx) => {
+        // The rules below read relationships of both projects: lock both rows (in id order, so two
+        // creates never wait on each other crosswise) and check under the locks, so concurrent
+        // creates cannot nest, give a child two parents, or reuse an alias.
+        const [first, second] = [parent.id, found.id].sort((a, b) => a - b);
+        await tx.$queryRaw`SELECT id FROM "Project" WHERE id IN (${first}, ${second}) ORDER BY id FOR NO KEY UPDATE`;
+        const child = await tx.project.findUnique({
+          where: { id: found.id },
+          select: { _count: { select: { subprojects: true, superprojects: true } } },
+        });
+        if (!child || child._count.subprojects > 0 || child._count.superprojects > 0) throw notValid();
+        if (alias.length > 255 || !ALIAS.test(alias)) {
+          throw ValidationError.field('alias', 'Aliases can contain letters, numbers, underscores, and hyphens.');
+        }
+        if (await tx.projectRelationship.findFirst({ where: { childId: parent.id }, select: { id: true } })) {
+          throw ValidationError.field('nonFieldErrors', 'Subproject nesting is not supported');
+        }
+        if (await tx.projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } })) throw taken();
+        if (alias.includes('/')) throw ValidationError.field('nonFieldErrors', "Aliases can't contain slashes.");
+        return tx.projectRelationship.create({ data: { parentId: parent.id, childId: found.id, alias } });
+      })
+      .finally(() => events.emit('servedChanged', { projectId: parent.id }));
   } catch (e) {
     // A unique index caught what the checks could not see: say which rule it was by looking again
     // (the driver adapter does not reliably name the constraint).
@@ -65,12 +67,14 @@ export async function createSubproject(ctx: Context, parentSlug: string, input: 
 export async function deleteSubproject(ctx: Context, parentSlug: string, alias: string, query: SubprojectQuery = {}) {
   const parent = await requireMaintainedProject(ctx, parentSlug);
   const where = { parentId: parent.id, alias };
-  return prisma().$transaction(async (tx) => {
-    const shown = await tx.projectRelationship.findFirst({ ...query, where });
-    // Gone already, or removed by a concurrent delete between the read and here.
-    if (!shown || (await tx.projectRelationship.deleteMany({ where })).count === 0) throw new NotFoundError('ProjectRelationship');
-    return shown;
-  }).finally(() => events.emit('servedChanged', { projectId: parent.id }));
+  return prisma()
+    .$transaction(async (tx) => {
+      const shown = await tx.projectRelationship.findFirst({ ...query, where });
+      // Gone already, or removed by a concurrent delete between the read and here.
+      if (!shown || (await tx.projectRelationship.deleteMany({ where })).count === 0) throw new NotFoundError('ProjectRelationship');
+      return shown;
+    })
+    .finally(() => events.emit('servedChanged', { projectId: parent.id }));
 }
 
 export interface SubprojectQuery {

@@ -1,16 +1,21 @@
 // Users and their API tokens, made from the command line. A token's key is returned once; only
 // its hash is stored.
-import { Prisma } from '../generated/prisma/client.ts';
+
 import type { PrismaClient } from '../db/database.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import { ValidationError } from '../graphql/errors.ts';
 import { hashToken, newTokenKey } from '../secrets.ts';
-import { checkString, Collector } from './validate.ts';
+import { Collector, checkString } from './validate.ts';
 
 const USERNAME = /^[\w.@+-]+$/;
 
 export async function createUser(db: PrismaClient, username: string, email?: string) {
   const c = new Collector();
-  c.add('username', checkString(username, { max: 150, required: true }) ?? (USERNAME.test(username) ? undefined : 'Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters.'));
+  c.add(
+    'username',
+    checkString(username, { max: 150, required: true }) ??
+      (USERNAME.test(username) ? undefined : 'Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters.'),
+  );
   if (email !== undefined) c.add('email', /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) && email.length <= 254 ? undefined : 'Enter a valid email address.');
   c.throwIfAny();
   try {

@@ -3,9 +3,9 @@
 // read by a worker, from a queued sync job (sync-versions, webhooks) or beside a build after its
 // clone; this file decides and writes, and queues the job.
 import { explain, rcompare } from '@renovatebot/pep440';
-import type { Context } from '../graphql/context.ts';
-import type { Prisma, Version } from '../generated/prisma/client.ts';
 import { queueVersionSync } from '../builds/version-sync-queue.ts';
+import type { Prisma, Version } from '../generated/prisma/client.ts';
+import type { Context } from '../graphql/context.ts';
 import { prisma } from '../services.ts';
 import { requireMaintainedProject } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
@@ -105,7 +105,16 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
   if (candidate) {
     if (!stable) {
       const created = await tx.version.create({
-        data: { projectId, slug: 'stable', verboseName: 'stable', machine: true, active: true, type: candidate.type, identifier: candidate.identifier, privacyLevel },
+        data: {
+          projectId,
+          slug: 'stable',
+          verboseName: 'stable',
+          machine: true,
+          active: true,
+          type: candidate.type,
+          identifier: candidate.identifier,
+          privacyLevel,
+        },
       });
       result.added.push('stable');
       result.toBuild.push(created);

@@ -7,7 +7,7 @@ import { prisma } from '../services.ts';
 import { requireMaintainedProject } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import { events } from './events.ts';
-import { checkChoice, Collector } from './validate.ts';
+import { Collector, checkChoice } from './validate.ts';
 
 export interface UpdateVersionInput {
   active?: boolean | null;

@@ -6,9 +6,9 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IntegrationProvider, Project, Version } from '../generated/prisma/client.ts';
 import { authenticate, contextFor } from '../graphql/context.ts';
-import { isMaintainer } from './access.ts';
 import { LecternError } from '../graphql/errors.ts';
 import { prisma, services } from '../services.ts';
+import { isMaintainer } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import { queueProjectVersionSync } from './version-sync.ts';
 
@@ -110,7 +110,8 @@ function parseJson(text: string): unknown {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
-const obj = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 
 /**
  * The id a provider gives one delivery (the same on its retries), under the header it came in, or
@@ -318,7 +319,11 @@ async function genericApi(project: Project, payload: Record<string, unknown>): P
   } else if (typeof given === 'string') names = [given];
   else if (Array.isArray(given) && given.every((b) => typeof b === 'string')) names = given as string[];
   else return detail(400, '"branches" must be a branch name or a list of them', event);
-  return build(project, names.map((name) => ({ name, type: null })), event);
+  return build(
+    project,
+    names.map((name) => ({ name, type: null })),
+    event,
+  );
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Storage } from '../storage/index.ts';
 import { assertKey } from '../storage/storage.ts';
 import { pageCache } from './cache.ts';
 import { candidateFiles, docFromPath, unresolveDocsUrl } from './locate.ts';
-import { findSection, parsePage, renderSection, type ParsedPage, type TocEntry } from './sphinx.ts';
+import { findSection, type ParsedPage, parsePage, renderSection, type TocEntry } from './sphinx.ts';
 
 export interface EmbedArgs {
   project?: string | null;

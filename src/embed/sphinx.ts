@@ -2,8 +2,9 @@
 // Sphinx wrote rather than the `.fjson` files Read the Docs kept: a page is parsed once into what
 // every embed of it needs (its table of contents and its elements by id), and each request only
 // picks a section out of that and writes it with absolute links.
-import * as cheerio from 'cheerio';
+
 import type { CheerioAPI } from 'cheerio';
+import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 
 /** One entry of a page's table of contents: its title and the anchor it links to (`#` for the page itself). */
@@ -85,7 +86,10 @@ export function slugify(s: string): string {
 
 /** docutils' `make_id`: how Sphinx makes a section's id from its title. */
 export function makeId(s: string): string {
-  const ascii = s.toLowerCase().normalize('NFKD').replace(/[^\x00-\x7f]/g, '');
+  const ascii = s
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^\x00-\x7f]/g, '');
   return ascii
     .split(/\s+/)
     .filter(Boolean)
@@ -156,12 +160,18 @@ export function renderSection(page: ParsedPage, elements: Element[], baseUrl: st
   return elements.map((el) => {
     const target = (el.name === 'span' || el.name === 'h2') && parentElement(el) ? parentElement(el)! : el;
     const copy = $(target).clone();
-    copy.find('[href]').add(copy.filter('[href]')).each((_i, e) => {
-      e.attribs.href = absolute(e.attribs.href!, baseUrl);
-    });
-    copy.find('[src]').add(copy.filter('[src]')).each((_i, e) => {
-      e.attribs.src = absolute(e.attribs.src!, baseUrl);
-    });
+    copy
+      .find('[href]')
+      .add(copy.filter('[href]'))
+      .each((_i, e) => {
+        e.attribs.href = absolute(e.attribs.href!, baseUrl);
+      });
+    copy
+      .find('[src]')
+      .add(copy.filter('[src]'))
+      .each((_i, e) => {
+        e.attribs.src = absolute(e.attribs.src!, baseUrl);
+      });
     return $.html(copy);
   });
 }

@@ -6,8 +6,8 @@
 // first served: the heaviest operations run one at a time, the work queued ahead of a docs request
 // stays about one operation's step, and small operations (a page, a project) never wait.
 import { complexityFromQuery } from '@pothos/plugin-complexity';
-import type { Plugin } from 'graphql-yoga';
 import type { GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
 import { isExemptFromCostLimit } from './builder.ts';
 
 /** Operations costing at most this share of the limit run without waiting. */

@@ -3,10 +3,10 @@
 // @see https://pothos-graphql.dev/docs/guide/app-layout
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin, { ComplexityErrorKind, type FieldComplexityValue } from '@pothos/plugin-complexity';
-import type { GraphQLField } from 'graphql';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import type { GraphQLField } from 'graphql';
 import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
 import { prisma, services } from '../services.ts';
@@ -72,10 +72,7 @@ function fieldCost(field: GraphQLField<unknown, unknown>): FieldComplexityValue 
   const returned = list ? config?.type.type?.ref : config?.type.ref;
   const root = ROOT_KINDS.has(config?.kind ?? '');
   const reads =
-    root ||
-    e.pothosPrismaRelationField !== undefined ||
-    (config?.kind === 'PrismaObject' && isPrismaModel(returned)) ||
-    selectsRelation(e.pothosPrismaSelect);
+    root || e.pothosPrismaRelationField !== undefined || (config?.kind === 'PrismaObject' && isPrismaModel(returned)) || selectsRelation(e.pothosPrismaSelect);
   const cost = root ? ROOT_COST : reads ? LOOKUP_COST : 1;
   const value = list ? { field: cost, multiplier: LIST_MULTIPLIER } : cost;
   costs.set(field, value);

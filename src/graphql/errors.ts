@@ -81,6 +81,9 @@ export class QueryTooCostlyError extends LecternError {
     readonly value: number,
     readonly max: number,
   ) {
-    super('QUERY_TOO_COSTLY', `Query exceeds maximum ${kind} (${kind}: ${value}, max: ${max})`, { [kind]: value, [`max${kind[0]!.toUpperCase()}${kind.slice(1)}`]: max });
+    super('QUERY_TOO_COSTLY', `Query exceeds maximum ${kind} (${kind}: ${value}, max: ${max})`, {
+      [kind]: value,
+      [`max${kind[0]!.toUpperCase()}${kind.slice(1)}`]: max,
+    });
   }
 }

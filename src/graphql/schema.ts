@@ -1,5 +1,5 @@
 // The schema: the type files register themselves on the builder; this file only gathers them.
-import { lexicographicSortSchema, printSchema, type GraphQLFieldResolver, type GraphQLObjectType } from 'graphql';
+import { type GraphQLFieldResolver, type GraphQLObjectType, lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.ts';
 import { QueryTooCostlyError } from './errors.ts';
 import './types/scalars.ts';

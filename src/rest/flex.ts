@@ -68,7 +68,7 @@ export function permit(flex: FlexParams, permitted: ReadonlySet<string>): FlexPa
 export function nested(flex: FlexParams, name: string): FlexParams {
   const below = (list: string[]) => list.filter((p) => p.startsWith(`${name}.`)).map((p) => p.slice(name.length + 1));
   const fields = flex.fields === null ? null : below(flex.fields);
-  return { fields: fields && fields.length ? fields : null, omit: below(flex.omit), expand: below(flex.expand) };
+  return { fields: fields?.length ? fields : null, omit: below(flex.omit), expand: below(flex.expand) };
 }
 
 /** Whether the top-level field `name` is written at this level. */

@@ -7,7 +7,9 @@ export type Errors = Record<string, unknown>;
 
 // Types are told apart by shape, not instanceof: the schema may come from another copy of
 // graphql-js than this module would import.
+// biome-ignore lint/suspicious/noExplicitAny: any wrapped type
 export const isNonNull = (t: GraphQLInputType): t is GraphQLNonNull<any> => 'ofType' in t && String(t).endsWith('!');
+// biome-ignore lint/suspicious/noExplicitAny: any wrapped type
 export const isList = (t: GraphQLInputType): t is GraphQLList<any> => 'ofType' in t && !String(t).endsWith('!');
 export const isEnum = (t: GraphQLInputType): t is GraphQLEnumType => 'getValues' in t;
 export const isInputObject = (t: unknown): t is GraphQLInputObjectType => !!t && typeof t === 'object' && 'getFields' in t && !('getInterfaces' in t);
@@ -95,33 +97,30 @@ function coerce(type: GraphQLInputType, value: unknown): { value?: unknown; erro
     const ok = typeof text === 'string' && type.getValues().some((v) => v.name === text);
     return ok ? { value: text } : { error: [`"${pyStr(value)}" is not a valid choice.`] };
   }
-  {
-    switch ((type as { name: string }).name) {
-      case 'String': {
-        // Numbers are coerced to strings, as DRF's CharField does; booleans and composites are not.
-        if (typeof value !== 'string' && typeof value !== 'number') return { error: ['Not a valid string.'] };
-        const text = String(value);
-        const bad = stringError(text);
-        return bad ? { error: [bad] } : { value: text };
-      }
-      case 'Boolean':
-        if (TRUE.has(value)) return { value: true };
-        if (FALSE.has(value)) return { value: false };
-        return { error: ['Must be a valid boolean.'] };
-      case 'Int': {
-        // DRF's IntegerField: an integral number, or a string of one (a `.0` tail is allowed).
-        const text = typeof value === 'string' ? value.trim().replace(/\.0*$/, '') : undefined;
-        const n = text !== undefined ? (/^[-+]?\d{1,1000}$/.test(text) ? Number(text) : NaN) : value;
-        if (typeof n !== 'number' || !Number.isInteger(n)) return { error: ['A valid integer is required.'] };
-        if (n > INT_MAX) return { error: [`Ensure this value is less than or equal to ${INT_MAX}.`] };
-        if (n < INT_MIN) return { error: [`Ensure this value is greater than or equal to ${INT_MIN}.`] };
-        return { value: n };
-      }
-      default:
-        return { value };
+  switch ((type as { name: string }).name) {
+    case 'String': {
+      // Numbers are coerced to strings, as DRF's CharField does; booleans and composites are not.
+      if (typeof value !== 'string' && typeof value !== 'number') return { error: ['Not a valid string.'] };
+      const text = String(value);
+      const bad = stringError(text);
+      return bad ? { error: [bad] } : { value: text };
     }
+    case 'Boolean':
+      if (TRUE.has(value)) return { value: true };
+      if (FALSE.has(value)) return { value: false };
+      return { error: ['Must be a valid boolean.'] };
+    case 'Int': {
+      // DRF's IntegerField: an integral number, or a string of one (a `.0` tail is allowed).
+      const text = typeof value === 'string' ? value.trim().replace(/\.0*$/, '') : undefined;
+      const n = text !== undefined ? (/^[-+]?\d{1,1000}$/.test(text) ? Number(text) : NaN) : value;
+      if (typeof n !== 'number' || !Number.isInteger(n)) return { error: ['A valid integer is required.'] };
+      if (n > INT_MAX) return { error: [`Ensure this value is less than or equal to ${INT_MAX}.`] };
+      if (n < INT_MIN) return { error: [`Ensure this value is greater than or equal to ${INT_MIN}.`] };
+      return { value: n };
+    }
+    default:
+      return { value };
   }
-  return { value };
 }
 
 function objectInput(type: GraphQLInputObjectType, value: unknown): { value?: unknown; error?: unknown } {

@@ -61,7 +61,15 @@ export function openApiDocument(routes: Route[], schema: GraphQLSchema, serverUr
     const ref = route.resource ? { $ref: `#/components/schemas/${route.resource.name}` } : { type: 'object' };
     const body =
       route.envelope === 'page'
-        ? { type: 'object', properties: { count: { type: 'integer' }, next: { type: ['string', 'null'] }, previous: { type: ['string', 'null'] }, results: { type: 'array', items: ref } } }
+        ? {
+            type: 'object',
+            properties: {
+              count: { type: 'integer' },
+              next: { type: ['string', 'null'] },
+              previous: { type: ['string', 'null'] },
+              results: { type: 'array', items: ref },
+            },
+          }
         : ref;
     const responses: Record<string, unknown> = {
       [route.status]: route.status === 204 ? { description: 'Done; no body.' } : { description: 'Success.', content: { 'application/json': { schema: body } } },

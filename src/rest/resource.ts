@@ -1,7 +1,7 @@
 // A REST resource as a table: each JSON field names the GraphQL fields it needs and how to write
 // its value from them. From a request's fields/omit/expand the same table yields both the
 // GraphQL selection set and the JSON object, so the two can never disagree.
-import { expands, includes, nested, type FlexParams } from './flex.ts';
+import { expands, type FlexParams, includes, nested } from './flex.ts';
 
 export interface RestEnv {
   /** Absolute base of the API, e.g. `https://docs.example.com/api/v3`. */
@@ -10,6 +10,7 @@ export interface RestEnv {
 }
 
 // GraphQL results are plain JSON objects.
+// biome-ignore lint/suspicious/noExplicitAny: GraphQL results are read by path, their shape is the operation's
 export type Node = Record<string, any>;
 
 export interface Field {

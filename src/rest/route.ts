@@ -1,8 +1,9 @@
 // The shape of a REST route: a declarative entry that names its GraphQL operation, how the
 // request becomes variables, its representation, envelope and success status. The router
 // (router.ts) and the OpenAPI document (openapi.ts) are both made from these entries.
-import type { FlexParams } from './flex.ts';
+
 import type { RestError } from './errors.ts';
+import type { FlexParams } from './flex.ts';
 import type { Node, Resource, RestEnv } from './resource.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -7,12 +7,12 @@ import express, { type Request, type Response } from 'express';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import type { Yoga } from '../app.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from '../domain/choices.ts';
-import { AuthenticationFailed, operation, session, type Session } from './execute.ts';
 import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
-import { NO_FLEX, parseFlex, permit, RecursiveExpansionError, type FlexParams } from './flex.ts';
+import { AuthenticationFailed, operation, type Session, session } from './execute.ts';
+import { type FlexParams, NO_FLEX, parseFlex, permit, RecursiveExpansionError } from './flex.ts';
 import { v3Json } from './format.ts';
 import { readInput } from './input.ts';
-import { selection, serialize, type Node, type RestEnv } from './resource.ts';
+import { type Node, type RestEnv, selection, serialize } from './resource.ts';
 import type { Method, Route, RouteCall } from './route.ts';
 import type { RequestThrottle } from './throttle.ts';
 
@@ -206,7 +206,12 @@ export function restRouter(opts: RouterOptions): express.Router {
     const path = req.path;
     if (req.method === 'GET' && !path.endsWith('/')) {
       const q = req.originalUrl.indexOf('?');
-      send(res, 301, { detail: 'Moved permanently: this URL ends with a slash.' }, { Location: `${opts.mount}${path}/${q >= 0 ? req.originalUrl.slice(q) : ''}` });
+      send(
+        res,
+        301,
+        { detail: 'Moved permanently: this URL ends with a slash.' },
+        { Location: `${opts.mount}${path}/${q >= 0 ? req.originalUrl.slice(q) : ''}` },
+      );
       return;
     }
     const slashed = path.endsWith('/') ? path : `${path}/`;

@@ -11,11 +11,12 @@
 // shows after LECTERN_SERVE_CACHE_SECONDS at the latest, as without this path; 0 turns it off.
 // The answers are kept by lru-cache, each with that expiry as its own TTL, bounded in entries and
 // in bytes, least recently used first out.
-import { LRUCache } from 'lru-cache';
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { servedGeneration, type Freshness } from './cache.ts';
+import { LRUCache } from 'lru-cache';
+import { type Freshness, servedGeneration } from './cache.ts';
 import { docsHostLabel, hostnameOf } from './paths.ts';
-import { acceptsGzip, respond, type Answer, type Conditions } from './send.ts';
+import { type Answer, acceptsGzip, type Conditions, respond } from './send.ts';
 
 /** Pages answered here, at most; their bytes are mostly the file cache's own buffers, but counted again. */
 const MAX_ENTRIES = 4096;
@@ -172,7 +173,7 @@ export class FastPath {
    * null when it is no docs request, or a URL parseurl would take apart otherwise.
    */
   #keyOf(slot: string, url: string | undefined, asked: Asked, peer: string | undefined): string | null {
-    if (!url || url.charCodeAt(0) !== 0x2f || UNUSUAL_URL.test(url)) return null;
+    if (url?.charCodeAt(0) !== 0x2f || UNUSUAL_URL.test(url)) return null;
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const domain = this.#domain;

@@ -15,7 +15,13 @@ import type { ByteRange } from '../storage/index.ts';
  * server answer those whole; `send` does too), or an empty representation. Overlapping and
  * adjacent ranges are combined first, so `bytes=0-99,100-199` is one range.
  */
-export function rangeOf(range: string | undefined, ifRange: string | undefined, size: number, etag: string, lastModifiedHttp: string): ByteRange | 'unsatisfiable' | null {
+export function rangeOf(
+  range: string | undefined,
+  ifRange: string | undefined,
+  size: number,
+  etag: string,
+  lastModifiedHttp: string,
+): ByteRange | 'unsatisfiable' | null {
   if (range === undefined || size === 0 || !BYTES_UNIT.test(range)) return null;
   // If-Range is only looked at with a Range (§13.1.5).
   if (ifRange !== undefined && !ifRangeHolds(ifRange, etag, lastModifiedHttp)) return null;

@@ -79,7 +79,8 @@ function targetOf(rule: RedirectRule, req: RedirectRequest): { target: string; a
       // Read the Docs' loop guard: `/dir/*` -> `/dir/sub/:splat` must not match what it produced
       // (a target the rule itself matches, reached already).
       const toHead = rule.toUrl.split(':splat')[0]!;
-      if (rule.toUrl.includes(':splat') && !isAbsolute(rule.toUrl) && toHead.startsWith(rule.fromUrl.replace(/\*$/, '')) && subject.startsWith(toHead)) return null;
+      if (rule.toUrl.includes(':splat') && !isAbsolute(rule.toUrl) && toHead.startsWith(rule.fromUrl.replace(/\*$/, '')) && subject.startsWith(toHead))
+        return null;
       const filled = fill(rule.toUrl, m.splat);
       if (!filled) return null;
       return rule.type === 'page' && !filled.absolute ? { target: inside(filled.target), absolute: false } : filled;

@@ -4,12 +4,13 @@
 // A project comes with its redirects and relations in one SQL statement (Prisma would send five),
 // and every lookup goes through a short-lived cache (./cache.ts), so a warm page sends none.
 // @see ../domain/urls.ts servedRoot() for where each project lives
-import { Prisma } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
+
 import { offeredVersions, projectRule, readableVersionRule } from '../domain/access.ts';
 import { servedProjectSelect } from '../domain/urls.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import type { Context } from '../graphql/context.ts';
 import { prisma } from '../services.ts';
-import { TtlCache, type Freshness } from './cache.ts';
+import { type Freshness, TtlCache } from './cache.ts';
 
 export const projectSelect = {
   id: true,
@@ -93,35 +94,51 @@ export class Resolver {
 
   /** `<label>.<docs domain>`: docsRoot() writes `_` as `-`, so both spellings of the slug are tried. */
   projectByHostLabel(label: string, fresh?: Freshness): Promise<ServedProjectRow | null> {
-    return this.#cache.get(`host:${label}`, async () => {
-      const candidates = [...new Set([label, label.replace(/-/g, '_')])];
-      const rows = await servedProjects(Prisma.sql`p.slug IN (${Prisma.join(candidates)})`);
-      return rows.find((r) => r.slug === label) ?? rows[0] ?? null;
-    }, fresh);
+    return this.#cache.get(
+      `host:${label}`,
+      async () => {
+        const candidates = [...new Set([label, label.replace(/-/g, '_')])];
+        const rows = await servedProjects(Prisma.sql`p.slug IN (${Prisma.join(candidates)})`);
+        return rows.find((r) => r.slug === label) ?? rows[0] ?? null;
+      },
+      fresh,
+    );
   }
 
   subprojectByAlias(parentId: number, alias: string, fresh?: Freshness): Promise<ServedProjectRow | null> {
-    return this.#cache.get(`alias:${parentId}:${alias}`, async () => {
-      const rows = await servedProjects(Prisma.sql`p.id = (SELECT "childId" FROM "ProjectRelationship" WHERE "parentId" = ${parentId} AND alias = ${alias})`);
-      return rows[0] ?? null;
-    }, fresh);
+    return this.#cache.get(
+      `alias:${parentId}:${alias}`,
+      async () => {
+        const rows = await servedProjects(Prisma.sql`p.id = (SELECT "childId" FROM "ProjectRelationship" WHERE "parentId" = ${parentId} AND alias = ${alias})`);
+        return rows[0] ?? null;
+      },
+      fresh,
+    );
   }
 
   /** The project of `language` in the family of `root`: itself, its main project, or a translation of that. */
   projectForLanguage(root: ServedProjectRow, language: string, fresh?: Freshness): Promise<ServedProjectRow | null> {
     if (root.language === language) return Promise.resolve(root);
     const main = root.mainLanguageProjectId ?? root.id;
-    return this.#cache.get(`lang:${main}:${language}`, async () => {
-      const rows = await servedProjects(Prisma.sql`p.language = ${language} AND (p.id = ${main} OR p."mainLanguageProjectId" = ${main}) ORDER BY p.id LIMIT 1`);
-      return rows[0] ?? null;
-    }, fresh);
+    return this.#cache.get(
+      `lang:${main}:${language}`,
+      async () => {
+        const rows = await servedProjects(
+          Prisma.sql`p.language = ${language} AND (p.id = ${main} OR p."mainLanguageProjectId" = ${main}) ORDER BY p.id LIMIT 1`,
+        );
+        return rows[0] ?? null;
+      },
+      fresh,
+    );
   }
 
   /** The translations family of `project` (its main project first), public ones only: what a menu may list. */
   publicFamily(project: ServedProjectRow): Promise<ServedProjectRow[]> {
     const main = project.mainLanguageProjectId ?? project.id;
     return this.#cache.get(`family:${main}`, async () => {
-      const rows = await servedProjects(Prisma.sql`p."privacyLevel" = 'public' AND (p.id = ${main} OR p."mainLanguageProjectId" = ${main}) ORDER BY p.language ASC`);
+      const rows = await servedProjects(
+        Prisma.sql`p."privacyLevel" = 'public' AND (p.id = ${main} OR p."mainLanguageProjectId" = ${main}) ORDER BY p.language ASC`,
+      );
       return rows.sort((a, b) => Number(b.id === main) - Number(a.id === main));
     });
   }

@@ -12,12 +12,12 @@ import { docsRoot, servedRoot } from '../domain/urls.ts';
 import { anonymousContext, createContext } from '../graphql/context.ts';
 import { UnauthenticatedError } from '../graphql/errors.ts';
 import type { Logger } from '../log.ts';
-import { StorageKeyError, type Storage } from '../storage/index.ts';
-import { docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
-import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
-import { Reader, Resolver, type ReadableVersion, type ServedProjectRow } from './resolve.ts';
+import { type Storage, StorageKeyError } from '../storage/index.ts';
 import type { Freshness } from './cache.ts';
 import type { FastPath } from './fast.ts';
+import { docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
+import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
+import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
 import { Sender } from './send.ts';
 import { compareVersions, SWITCHER_JS, switcherTag } from './switcher.ts';
 
@@ -303,7 +303,10 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
   const userRedirect = (s: Scope, m: RedirectMatch): void => {
     s.res.set('X-Lectern-Redirect', 'user');
-    if (m.absolute) return redirect(s, m.status, m.target);
+    if (m.absolute) {
+      redirect(s, m.status, m.target);
+      return;
+    }
     // Relative targets stay on this host and under this docs root; encodePath leaves exactly one
     // leading slash, so a splat can never turn the path into `//other.host`.
     const cut = m.target.search(/[?#]/);
@@ -325,7 +328,10 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     } catch {
       slug = undefined;
     }
-    if (!slug || !/^[a-z0-9][a-z0-9_-]*$/.test(slug)) return notFound(res);
+    if (!slug || !/^[a-z0-9][a-z0-9_-]*$/.test(slug)) {
+      notFound(res);
+      return;
+    }
     const location = headerSafe(withQuery(`${docsRoot(slug)}${m![2] ?? '/'}`, queryOf(req.originalUrl)));
     res.status(302).set('Location', location).set('Cache-Control', 'no-cache').type('text/plain').end(`Redirecting to ${location}`);
   };
@@ -360,7 +366,11 @@ function redirect(s: Scope, status: 301 | 302, location: string): void {
 
 /** `priv`: the reader was answered about something private (a private project it may see). */
 function notFound(res: Response, priv = false): void {
-  res.status(404).set('Cache-Control', priv ? 'private, no-cache' : 'no-cache').type('html').send(NOT_FOUND_PAGE);
+  res
+    .status(404)
+    .set('Cache-Control', priv ? 'private, no-cache' : 'no-cache')
+    .type('html')
+    .send(NOT_FOUND_PAGE);
 }
 
 /** HTML is revalidated on every view (a new build may have replaced it); other files are kept a while. */

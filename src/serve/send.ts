@@ -14,14 +14,15 @@
 // used first out, and one read of a key shared by the requests that ask for it meanwhile.
 // Ranges count in the bytes without content coding: a Range request gets a part of the stored
 // bytes (or of the page with its tag), whatever its Accept-Encoding, under that representation's ETag.
-import type { Request, Response } from 'express';
-import { LRUCache } from 'lru-cache';
+
 import type { ServerResponse } from 'node:http';
-import mime from 'mime-types';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import type { Request, Response } from 'express';
+import { LRUCache } from 'lru-cache';
+import mime from 'mime-types';
 import { FileStorage } from '../storage/file.ts';
 import type { ByteRange, ObjectInfo, Storage } from '../storage/index.ts';
 import { contentTypeFor, parseEtags } from '../storage/storage.ts';
@@ -327,7 +328,16 @@ export class Sender {
    * of storage, the whole object gzipped on the way when asked; a page that gets the tag is read
    * whole and answered as a kept one is.
    */
-  async #stream(req: Request, res: Response, key: string, kept: Kept, opened: Readable | undefined, tagged: boolean, gzipOk: boolean, opts: SendOptions): Promise<boolean> {
+  async #stream(
+    req: Request,
+    res: Response,
+    key: string,
+    kept: Kept,
+    opened: Readable | undefined,
+    tagged: boolean,
+    gzipOk: boolean,
+    opts: SendOptions,
+  ): Promise<boolean> {
     let body = opened;
     try {
       const status = opts.status ?? 200;
@@ -461,18 +471,21 @@ export class Sender {
   /** The gzip encoding of `rep`, made once (concurrent requests share the making), or null when not smaller. */
   #gzipOf(key: string, kept: Kept, rep: Rep): Promise<Buffer | null> {
     if (rep.gz !== undefined) return Promise.resolve(rep.gz);
-    rep.gzLoad ??= gzipAsync(rep.bytes, { level: zlib.constants.Z_BEST_COMPRESSION }).then((gz) => {
-      const made = gz.length < rep.bytes.length ? gz : null;
-      rep.gz = made;
-      rep.gzLoad = undefined;
-      if (made) this.#grew(key, kept);
-      return made;
-    }, () => {
-      // Not expected; the identity bytes are always right.
-      rep.gz = null;
-      rep.gzLoad = undefined;
-      return null;
-    });
+    rep.gzLoad ??= gzipAsync(rep.bytes, { level: zlib.constants.Z_BEST_COMPRESSION }).then(
+      (gz) => {
+        const made = gz.length < rep.bytes.length ? gz : null;
+        rep.gz = made;
+        rep.gzLoad = undefined;
+        if (made) this.#grew(key, kept);
+        return made;
+      },
+      () => {
+        // Not expected; the identity bytes are always right.
+        rep.gz = null;
+        rep.gzLoad = undefined;
+        return null;
+      },
+    );
     return rep.gzLoad;
   }
 }
@@ -535,7 +548,9 @@ const isHtml = (key: string) => key.endsWith('.html') || contentTypeFor(key).sta
 
 /** Types worth compressing: text, JSON, JavaScript, XML and SVG. */
 function isText(type: string): boolean {
-  return /^(?:text\/|image\/svg\+xml|application\/(?:javascript|ecmascript|json|xml|xhtml\+xml|rss\+xml|atom\+xml|manifest\+json|ld\+json|[\w.-]+\+(?:json|xml))(?:;|$))/i.test(type);
+  return /^(?:text\/|image\/svg\+xml|application\/(?:javascript|ecmascript|json|xml|xhtml\+xml|rss\+xml|atom\+xml|manifest\+json|ld\+json|[\w.-]+\+(?:json|xml))(?:;|$))/i.test(
+    type,
+  );
 }
 
 /** Parsed Accept-Encoding values, a few distinct ones in practice (browsers send the same one each time). */

@@ -7,19 +7,19 @@
 // backend never creates symlinks and refuses to follow any it finds in its tree, so no key, and no
 // symlink planted in the tree, reaches outside the root.
 // @see ./storage.ts
-import { randomUUID, createHash } from 'node:crypto';
-import { constants, createWriteStream, type BigIntStats } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { type BigIntStats, constants, createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { OutputDir } from '../builds/output.ts';
 import {
   assertKey,
   assertPrefix,
   compareKeys,
   contentTypeFor,
   etagMatches,
-  uploadDirectory,
   type GetOptions,
   type NotModified,
   type ObjectInfo,
@@ -27,8 +27,8 @@ import {
   type PutDirectoryResult,
   type Storage,
   type StoredObject,
+  uploadDirectory,
 } from './storage.ts';
-import type { OutputDir } from '../builds/output.ts';
 
 /** Temp files older than this are left-overs of a crashed process, removed when the storage opens. */
 const STALE_TMP_MS = 24 * 60 * 60 * 1000;

@@ -45,10 +45,7 @@ export function openStorage(spec: string, env: Record<string, string | undefined
       endpoint: env.S3_ENDPOINT || undefined,
       region: env.S3_REGION || env.AWS_REGION || undefined,
       // Neither set: the SDK's own chain (instance role, shared config…) decides.
-      credentials:
-        accessKeyId && secretAccessKey
-          ? { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined }
-          : undefined,
+      credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined } : undefined,
     });
   }
   throw new Error(`LECTERN_STORAGE must be file:/dir or s3://bucket/prefix, not ${JSON.stringify(spec)}`);

@@ -1,33 +1,27 @@
 // Storage in any S3-compatible object store (LECTERN_STORAGE=s3://bucket/prefix), so several
 // Lectern processes on several machines share build artifacts. Keys map to `<prefix>/<key>`.
 // @see ./storage.ts; ../../../shared/spec/decisions.md §3
-import {
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+
+import type { Readable } from 'node:stream';
+import { DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { Readable } from 'node:stream';
+import type { OutputDir } from '../builds/output.ts';
 import {
   assertKey,
   assertPrefix,
   compareKeys,
   contentTypeFor,
   etagMatches,
-  parseEtags,
-  uploadDirectory,
   type GetOptions,
   type NotModified,
   type ObjectInfo,
   type PutDirectoryOptions,
   type PutDirectoryResult,
+  parseEtags,
   type Storage,
   type StoredObject,
+  uploadDirectory,
 } from './storage.ts';
-import type { OutputDir } from '../builds/output.ts';
 
 /** Above this a body of known length goes up in parts (a single PUT is limited to 5 GB). */
 const MULTIPART_FROM = 64 * 1024 * 1024;
@@ -110,9 +104,7 @@ export class S3Storage implements Storage {
     try {
       // A ranged GetObject: the store sends those bytes only, and the object's length in Content-Range.
       const range = opts.range ? `bytes=${opts.range.start}-${opts.range.end}` : undefined;
-      const res = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, IfNoneMatch: single, Range: range }),
-      );
+      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, IfNoneMatch: single, Range: range }));
       const body = res.Body as Readable;
       const etag = res.ETag ?? '';
       if (opts.ifNoneMatch && etagMatches(opts.ifNoneMatch, etag)) {

@@ -4,9 +4,9 @@
 // (read through src/builds/output.ts, which refuses anything but the build's own regular files).
 // @see ../../../shared/spec/decisions.md §3
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import mime from 'mime-types';
-import { OutputDir, PublishBudget, useOutputDir, type OutputLimits } from '../builds/output.ts';
+import { type OutputDir, type OutputLimits, PublishBudget, useOutputDir } from '../builds/output.ts';
 
 /** What `head` says about an object. `etag` is a quoted HTTP entity tag, usable as the ETag header. */
 export interface ObjectInfo {
@@ -201,7 +201,10 @@ export async function uploadDirectory(
         return false;
       }
     });
-    budget.check(files.length, files.reduce((n, f) => n + f.size, 0));
+    budget.check(
+      files.length,
+      files.reduce((n, f) => n + f.size, 0),
+    );
     const before = { files: budget.files, bytes: budget.bytes };
     await mapLimit(files, UPLOAD_CONCURRENCY, async (entry) => {
       const key = joinKey(prefix, entry.relPath);

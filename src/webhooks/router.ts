@@ -34,7 +34,10 @@ export function webhookRouter(opts: WebhookRouterOptions): Router {
   };
 
   const notAllowed = (req: Request, res: Response) => {
-    res.status(405).set('allow', 'POST, OPTIONS').json({ detail: `Method "${req.method}" not allowed.` });
+    res
+      .status(405)
+      .set('allow', 'POST, OPTIONS')
+      .json({ detail: `Method "${req.method}" not allowed.` });
   };
 
   router.all('/:first/:second', (req, res, next) => {

@@ -21,8 +21,8 @@ import { createUser } from '../../src/domain/users.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { createLogger } from '../../src/log.ts';
 import { Cipher } from '../../src/secrets.ts';
-import { git, startGitServer, TEST_NETWORK } from '../helpers/git.ts';
 import { sphinxFiles } from '../helpers/builds.ts';
+import { git, startGitServer, TEST_NETWORK } from '../helpers/git.ts';
 
 const rounds = Number(process.argv[2] ?? 5);
 const SECRET = 'bench-secret-key-0123456789abcdef012345';
@@ -35,7 +35,16 @@ const server = app.listen(0, '127.0.0.1');
 await new Promise((r) => server.once('listening', r));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const worker = new Worker(
-  { prisma: db.prisma, storage, cipher: new Cipher(SECRET), log, dataDir, publicUrl: config.publicUrl, syncVersions: syncProjectVersions, limits: config.build },
+  {
+    prisma: db.prisma,
+    storage,
+    cipher: new Cipher(SECRET),
+    log,
+    dataDir,
+    publicUrl: config.publicUrl,
+    syncVersions: syncProjectVersions,
+    limits: config.build,
+  },
   { concurrency: 1 },
 );
 await worker.start();
@@ -46,7 +55,9 @@ const pages: Record<string, string> = {};
 for (let i = 0; i < 12; i++) pages[`docs/page${i}.rst`] = `Page ${i}\n=======\n\n${'Some text. '.repeat(40)}\n\nSection\n-------\n\nMore.\n`;
 const files = sphinxFiles({
   ...pages,
-  'docs/index.rst': `Bench\n=====\n\n.. toctree::\n\n${Object.keys(pages).map((p) => `   ${path.basename(p, '.rst')}`).join('\n')}\n`,
+  'docs/index.rst': `Bench\n=====\n\n.. toctree::\n\n${Object.keys(pages)
+    .map((p) => `   ${path.basename(p, '.rst')}`)
+    .join('\n')}\n`,
 });
 const repo = gitServer.repo('bench', files);
 const { token } = await createUser(db.prisma, 'bench');
@@ -114,12 +125,20 @@ const warmTotal = median(warm.map((w) => w.total));
 const warmSphinx = median(sphinxWarm);
 console.log(`small Sphinx project (${Object.keys(pages).length + 1} pages), ${rounds} warm rounds, medians`);
 console.log(`                      trigger->cloning   trigger->finished   sphinx-build alone   overhead   ratio`);
-console.log(`cold (first build)    ${f(cold.toCloning)}          ${f(cold.total)}           ${f(sphinxCold)}        ${f(cold.total - sphinxCold)}   ${(cold.total / sphinxCold).toFixed(2)}x`);
-console.log(`warm (same version)   ${f(median(warm.map((w) => w.toCloning)))}          ${f(warmTotal)}           ${f(warmSphinx)}        ${f(warmTotal - warmSphinx)}   ${(warmTotal / warmSphinx).toFixed(2)}x`);
+console.log(
+  `cold (first build)    ${f(cold.toCloning)}          ${f(cold.total)}           ${f(sphinxCold)}        ${f(cold.total - sphinxCold)}   ${(cold.total / sphinxCold).toFixed(2)}x`,
+);
+console.log(
+  `warm (same version)   ${f(median(warm.map((w) => w.toCloning)))}          ${f(warmTotal)}           ${f(warmSphinx)}        ${f(warmTotal - warmSphinx)}   ${(warmTotal / warmSphinx).toFixed(2)}x`,
+);
 console.log(`targets: trigger->cloning < 200 ms; warm overhead < 1000 ms`);
 
 // Where the last warm build's time went: each command, and the time between commands.
-const last = await db.prisma.build.findFirstOrThrow({ where: { project: { slug: 'bench' } }, orderBy: { id: 'desc' }, include: { commands: { orderBy: { id: 'asc' } } } });
+const last = await db.prisma.build.findFirstOrThrow({
+  where: { project: { slug: 'bench' } },
+  orderBy: { id: 'desc' },
+  include: { commands: { orderBy: { id: 'asc' } } },
+});
 console.log(`\nlast warm build, command by command (ms; gap = time since the previous command ended)`);
 let previous = last.startedAt!.getTime();
 for (const c of last.commands) {

@@ -5,7 +5,7 @@
 //   cached    the same request with the page already parsed
 // through the whole in-process HTTP stack, printing p50/p90 of each and the ratio.
 // Run: npx tsx test/bench/embed.ts [iterations]
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import supertest from 'supertest';

@@ -14,16 +14,16 @@
 // and prints p50/p99 of each probe, the ratio of p99 to the idle p99, and how many heavy operations
 // completed (with their mean time).
 // Run: npx tsx test/bench/responsive.ts [seconds-per-scenario] [clients] [embedded|postgres (default: both)]
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { artifactPrefix } from '../../src/builds/artifacts.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { openStorage } from '../../src/storage/index.ts';
-import { startPostgres, withDatabase } from '../setup/postgres.ts';
 import { freePort } from '../helpers/net.ts';
+import { startPostgres, withDatabase } from '../setup/postgres.ts';
 
 const seconds = Number(process.argv[2] ?? 8);
 const CLIENTS = Number(process.argv[3] ?? 4);
@@ -65,10 +65,15 @@ async function seed(dataDir: string, databaseUrl: string | undefined, storageUrl
     const html = path.join(dataDir, '..', 'html');
     await mkdir(path.join(html, 'guide'), { recursive: true });
     await writeFile(path.join(html, 'index.html'), '<!doctype html><html><head><title>Bench</title></head><body><h1>Bench</h1></body></html>');
-    await writeFile(path.join(html, 'guide', 'install.html'), `<!doctype html><html><head><title>Install</title></head><body>${'<p>Install it.</p>'.repeat(200)}</body></html>`);
+    await writeFile(
+      path.join(html, 'guide', 'install.html'),
+      `<!doctype html><html><head><title>Install</title></head><body>${'<p>Install it.</p>'.repeat(200)}</body></html>`,
+    );
     const project = await prisma.project.findUniqueOrThrow({ where: { slug: slugOf(0) } });
     const version = await prisma.version.findFirstOrThrow({ where: { projectId: project.id, slug: 'latest' } });
-    const build = await prisma.build.create({ data: { projectId: project.id, versionId: version.id, versionSlug: 'latest', state: 'finished', success: true, finishedAt: new Date() } });
+    const build = await prisma.build.create({
+      data: { projectId: project.id, versionId: version.id, versionSlug: 'latest', state: 'finished', success: true, finishedAt: new Date() },
+    });
     await openStorage(storageUrl).putDirectory(html, artifactPrefix(project.slug, 'latest', build.id, 'html'));
     await prisma.version.update({ where: { id: version.id }, data: { publishedBuildId: build.id, lastBuildId: build.id, built: true } });
   } finally {
@@ -155,7 +160,13 @@ async function runScenario(db: string, base: string, s: Scenario): Promise<Row> 
     return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1]! };
   };
   const n = heavy.done + heavy.refused;
-  return { db, scenario: s.name, healthz: stats(healthz), docs: stats(docs), heavy: { done: heavy.done, refused: heavy.refused, meanMs: n ? heavy.totalMs / n : 0 } };
+  return {
+    db,
+    scenario: s.name,
+    healthz: stats(healthz),
+    docs: stats(docs),
+    heavy: { done: heavy.done, refused: heavy.refused, meanMs: n ? heavy.totalMs / n : 0 },
+  };
 }
 
 async function runDatabase(db: 'embedded' | 'postgres', databaseUrl: string | undefined): Promise<Row[]> {
@@ -187,20 +198,23 @@ const only = process.argv[4];
 const rows: Row[] = [];
 if (only !== 'postgres') rows.push(...(await runDatabase('embedded', undefined)));
 const { adminUrl, stop } = only === 'embedded' ? { adminUrl: '', stop: async () => {} } : await startPostgres();
-if (only !== 'embedded') try {
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS lectern_responsive_bench');
-  await admin.query('CREATE DATABASE lectern_responsive_bench');
-  await admin.end();
-  rows.push(...(await runDatabase('postgres', withDatabase(adminUrl, 'lectern_responsive_bench'))));
-} finally {
-  await stop();
-}
+if (only !== 'embedded')
+  try {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query('DROP DATABASE IF EXISTS lectern_responsive_bench');
+    await admin.query('CREATE DATABASE lectern_responsive_bench');
+    await admin.end();
+    rows.push(...(await runDatabase('postgres', withDatabase(adminUrl, 'lectern_responsive_bench'))));
+  } finally {
+    await stop();
+  }
 
 const ms = (x: number) => x.toFixed(1).padStart(7);
 console.log(`\n${CLIENTS} heavy clients, probes every ${PROBE_MS} ms for ${seconds} s per scenario; latency in ms; ×idle = p99 / idle p99\n`);
-console.log(`${'database'.padEnd(9)} ${'scenario'.padEnd(34)} ${'healthz p50'.padStart(11)} ${'p99'.padStart(7)} ${'max'.padStart(7)} ${'×idle'.padStart(6)}  ${'docs p50'.padStart(8)} ${'p99'.padStart(7)} ${'max'.padStart(7)} ${'×idle'.padStart(6)}  heavy ops (mean ms)`);
+console.log(
+  `${'database'.padEnd(9)} ${'scenario'.padEnd(34)} ${'healthz p50'.padStart(11)} ${'p99'.padStart(7)} ${'max'.padStart(7)} ${'×idle'.padStart(6)}  ${'docs p50'.padStart(8)} ${'p99'.padStart(7)} ${'max'.padStart(7)} ${'×idle'.padStart(6)}  heavy ops (mean ms)`,
+);
 for (const r of rows) {
   const idle = rows.find((x) => x.db === r.db && x.scenario === 'idle')!;
   const ops = r.heavy.done + r.heavy.refused ? `${r.heavy.done} run, ${r.heavy.refused} refused (${r.heavy.meanMs.toFixed(0)})` : '-';

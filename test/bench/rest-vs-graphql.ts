@@ -59,7 +59,13 @@ for (let i = 0; i < VERSIONS; i++) {
   await prisma.version.update({ where: { id: v.id }, data: { lastBuildId: b.id } });
 }
 
-const config = loadConfig({ LECTERN_DATA_DIR: '/tmp/lectern-bench', DATABASE_URL: databaseUrl, LECTERN_LOG_LEVEL: 'silent', LECTERN_API_THROTTLE: '0', LECTERN_PUBLIC_URL: 'http://127.0.0.1:8000' });
+const config = loadConfig({
+  LECTERN_DATA_DIR: '/tmp/lectern-bench',
+  DATABASE_URL: databaseUrl,
+  LECTERN_LOG_LEVEL: 'silent',
+  LECTERN_API_THROTTLE: '0',
+  LECTERN_PUBLIC_URL: 'http://127.0.0.1:8000',
+});
 const { app } = buildApp({ config, db, log: createLogger('silent'), secretKey: 'bench-secret-key-0123456789abcdef012345' });
 
 // The hand-written handler: what a developer would write without the GraphQL core, giving the
@@ -112,7 +118,13 @@ app.get('/bench/direct/:slug/', async (req, res) => {
     default_branch: p.defaultBranch ?? 'master',
     subproject_of: p.mainLanguageProject ? null : related(p.superprojects[0]?.parent),
     translation_of: related(p.mainLanguageProject),
-    urls: { documentation: docs(p.defaultVersion), home: `${config.publicUrl}/docs/${p.slug}/`, builds: `${api}/builds/`, versions: `${api}/versions/`, downloads: null },
+    urls: {
+      documentation: docs(p.defaultVersion),
+      home: `${config.publicUrl}/docs/${p.slug}/`,
+      builds: `${api}/builds/`,
+      versions: `${api}/versions/`,
+      downloads: null,
+    },
     tags: [...p.tags].sort(),
     users: p.users,
     privacy_level: p.privacyLevel,
@@ -138,7 +150,11 @@ app.get('/bench/direct/:slug/', async (req, res) => {
             hidden: v.hidden,
             type: v.type,
             privacy_level: v.privacyLevel,
-            downloads: { ...(v.hasPdf ? { pdf: dl('pdf') } : {}), ...(v.hasHtmlzip ? { htmlzip: dl('htmlzip') } : {}), ...(v.hasEpub ? { epub: dl('epub') } : {}) },
+            downloads: {
+              ...(v.hasPdf ? { pdf: dl('pdf') } : {}),
+              ...(v.hasHtmlzip ? { htmlzip: dl('htmlzip') } : {}),
+              ...(v.hasEpub ? { epub: dl('epub') } : {}),
+            },
             urls: { documentation: docs(v.slug), vcs: `${p.repositoryUrl}/tree/${v.verboseName}/` },
             _links: { _self: `${api}/versions/${v.slug}/`, builds: `${api}/versions/${v.slug}/builds/`, project: `${api}/` },
             last_build: b && {
@@ -152,7 +168,12 @@ app.get('/bench/direct/:slug/', async (req, res) => {
               success: b.state === 'finished' ? b.success : null,
               error: b.error,
               commit: b.commit,
-              _links: { _self: `${api}/builds/${b.id}/`, project: `${api}/`, version: `${api}/versions/${b.versionSlug}/`, notifications: `${api}/builds/${b.id}/notifications/` },
+              _links: {
+                _self: `${api}/builds/${b.id}/`,
+                project: `${api}/`,
+                version: `${api}/versions/${b.versionSlug}/`,
+                notifications: `${api}/builds/${b.id}/notifications/`,
+              },
               urls: { build: `${api}/builds/${b.id}/`, project: `${api}/`, version: `${api}/versions/${b.versionSlug}/` },
             },
           },

@@ -16,9 +16,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import http from 'node:http';
-import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -30,14 +29,18 @@ import { openDatabase } from '../../src/db/database.ts';
 import { events } from '../../src/domain/events.ts';
 import { createLogger } from '../../src/log.ts';
 import { openStorage } from '../../src/storage/index.ts';
-import { startPostgres, withDatabase } from '../setup/postgres.ts';
 import { freePort } from '../helpers/net.ts';
+import { startPostgres, withDatabase } from '../setup/postgres.ts';
 
 const run = promisify(execFile);
 const seconds = Number(process.argv[2] ?? 8);
 const WRK = '/usr/bin/wrk';
 const NGINX = '/usr/sbin/nginx';
-for (const [file, pkg] of [[WRK, 'wrk'], [NGINX, 'nginx'], ['/usr/bin/sphinx-build', 'python3-sphinx']]) {
+for (const [file, pkg] of [
+  [WRK, 'wrk'],
+  [NGINX, 'nginx'],
+  ['/usr/bin/sphinx-build', 'python3-sphinx'],
+]) {
   if (!existsSync(file)) {
     console.error(`${file} is missing: apt-get install -y ${pkg}`);
     process.exit(2);
@@ -46,7 +49,15 @@ for (const [file, pkg] of [[WRK, 'wrk'], [NGINX, 'nginx'], ['/usr/bin/sphinx-bui
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'lectern-serve-bench-'));
 const html = path.join(work, 'html');
-await run('/usr/bin/sphinx-build', ['-q', '-b', 'html', '-d', path.join(work, 'doctrees'), path.resolve(import.meta.dirname, '../fixtures/serve/sphinx'), html]);
+await run('/usr/bin/sphinx-build', [
+  '-q',
+  '-b',
+  'html',
+  '-d',
+  path.join(work, 'doctrees'),
+  path.resolve(import.meta.dirname, '../fixtures/serve/sphinx'),
+  html,
+]);
 const PAGE = 'guide/install.html';
 const pageBytes = (await readFile(path.join(html, PAGE))).length;
 
@@ -65,7 +76,9 @@ const prisma = db.prisma;
 // Published as the pipeline's step 5 does: files first, then the version points at the build.
 const project = await prisma.project.create({ data: { name: 'bench', slug: 'bench', repositoryUrl: 'https://example.com/bench.git' } });
 const version = await prisma.version.create({ data: { projectId: project.id, slug: 'latest', verboseName: 'latest', active: true, machine: true } });
-const build = await prisma.build.create({ data: { projectId: project.id, versionId: version.id, versionSlug: 'latest', state: 'finished', success: true, finishedAt: new Date() } });
+const build = await prisma.build.create({
+  data: { projectId: project.id, versionId: version.id, versionSlug: 'latest', state: 'finished', success: true, finishedAt: new Date() },
+});
 const prefix = artifactPrefix('bench', 'latest', build.id, 'html');
 await openStorage(env.LECTERN_STORAGE).putDirectory(html, prefix);
 await prisma.version.update({ where: { id: version.id }, data: { publishedBuildId: build.id, built: true } });
@@ -78,7 +91,6 @@ async function listen(extra: Record<string, string>): Promise<{ port: number; cl
   await new Promise((r) => server.once('listening', r));
   return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
 }
-
 
 /** nginx with one worker (Lectern is one process too): static files, and a proxy to Lectern with the X-Accel location. */
 async function startNginx(lecternPort: number): Promise<{ port: number; proxyPort: number; stop: () => void }> {
@@ -119,7 +131,10 @@ http {
   );
   const child = spawn(NGINX, ['-c', conf, '-p', work, '-g', 'daemon off;'], { stdio: 'inherit' });
   for (let i = 0; i < 50; i++) {
-    const ok = await fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/`).then(
+      () => true,
+      () => false,
+    );
     if (ok) break;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -4,9 +4,9 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
-import { git, startGitServer, type GitServer } from '../helpers/git.ts';
+import { type GitServer, git, startGitServer } from '../helpers/git.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -22,10 +22,7 @@ beforeAll(async () => {
   token = await t.user('e2e');
   worker = await startTestWorker(t);
 
-  const repo = server.repo(
-    'end-to-end',
-    sphinxFiles({ '.readthedocs.yaml': 'version: 2\nformats: [htmlzip]\nsphinx:\n  configuration: docs/conf.py\n' }),
-  );
+  const repo = server.repo('end-to-end', sphinxFiles({ '.readthedocs.yaml': 'version: 2\nformats: [htmlzip]\nsphinx:\n  configuration: docs/conf.py\n' }));
   const p = await importProject(t, token, 'End To End', repo.url);
   slug = p.slug;
   await waitForBuild(t, await latestBuildOf(t, slug));
@@ -83,11 +80,14 @@ describe('a pushed commit, built and served', () => {
   it('the htmlzip download is served where the API says', async () => {
     const v = await t.http.get(`/api/v3/projects/${slug}/versions/latest/`).set('authorization', `Token ${token}`);
     const url = new URL(v.body.downloads.htmlzip as string);
-    const zip = await t.http.get(url.pathname).buffer(true).parse((res, cb) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const zip = await t.http
+      .get(url.pathname)
+      .buffer(true)
+      .parse((res, cb) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(zip.status).toBe(200);
     expect(zip.headers['content-disposition']).toMatch(/attachment; filename="?end-to-end-latest\.zip"?/);
     expect((zip.body as Buffer).subarray(0, 2).toString()).toBe('PK');

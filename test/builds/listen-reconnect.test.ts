@@ -8,12 +8,12 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { followBuild, PgListener, PROGRESS_CHANNEL, announceProgress, type BuildProgress } from '../../src/builds/record.ts';
+import { announceProgress, type BuildProgress, followBuild, PgListener, PROGRESS_CHANNEL } from '../../src/builds/record.ts';
 import { NOTIFY_CHANNEL, Worker } from '../../src/builds/worker.ts';
 import { events } from '../../src/domain/events.ts';
 import { createLogger } from '../../src/log.ts';
 import { Cipher } from '../../src/secrets.ts';
-import { testApp, TEST_SECRET_KEY, type TestApp } from '../helpers/app.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { dbKind } from '../helpers/db.ts';
 
 const LONG_POLL = 30 * 60_000;
@@ -62,10 +62,9 @@ async function otherProcess<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 /** The backend LISTENing on `channel` in this test's database. */
 const listenerPid = (channel: string) =>
   otherProcess(async (c) => {
-    const r = await c.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1 AND pid <> pg_backend_pid()`,
-      [`LISTEN ${channel}`],
-    );
+    const r = await c.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = $1 AND pid <> pg_backend_pid()`, [
+      `LISTEN ${channel}`,
+    ]);
     return r.rows.length === 1 ? r.rows[0]!.pid : null;
   });
 

@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactPrefix, downloadKey } from '../../src/builds/artifacts.ts';
 import type { Worker } from '../../src/builds/worker.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, mkdocsFiles, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
-import { git, startGitServer, type GitServer } from '../helpers/git.ts';
+import { type GitServer, git, startGitServer } from '../helpers/git.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -73,7 +73,8 @@ describe('a Sphinx project with a .readthedocs.yaml, a local package and offline
         ].join('\n'),
         'docs/requirements.txt': './localext\n',
         'localext/setup.py': "from setuptools import setup\nsetup(name='fixture-ext', version='1.0', packages=['fixture_ext'])\n",
-        'localext/fixture_ext/__init__.py': "def setup(app):\n    app.add_js_file(None, body='/* fixture_ext was here */')\n    return {'version': '1.0', 'parallel_read_safe': True}\n",
+        'localext/fixture_ext/__init__.py':
+          "def setup(app):\n    app.add_js_file(None, body='/* fixture_ext was here */')\n    return {'version': '1.0', 'parallel_read_safe': True}\n",
         'docs/conf.py': "project = 'Fixture'\nextensions = ['fixture_ext']\nhtml_theme = 'alabaster'\n",
       }),
     );
@@ -95,9 +96,20 @@ describe('a Sphinx project with a .readthedocs.yaml, a local package and offline
     const build = await waitForBuild(t, buildId);
     const commands = build.commands.map((c) => c.command);
     const index = (re: RegExp) => commands.findIndex((c) => re.test(c));
-    const order = [/^git clone/, /^cat -- \.readthedocs\.yaml/, /venv/, /pip install .*-r docs\/requirements\.txt/, /sphinx -T .*-b html/, /-b singlehtml/, /-b epub/];
+    const order = [
+      /^git clone/,
+      /^cat -- \.readthedocs\.yaml/,
+      /venv/,
+      /pip install .*-r docs\/requirements\.txt/,
+      /sphinx -T .*-b html/,
+      /-b singlehtml/,
+      /-b epub/,
+    ];
     const positions = order.map(index);
-    expect(positions.every((i) => i >= 0), commands.join('\n')).toBe(true);
+    expect(
+      positions.every((i) => i >= 0),
+      commands.join('\n'),
+    ).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
     for (const c of build.commands) {
       expect(c.exitCode, c.command).toBe(0);
@@ -170,10 +182,13 @@ describe('Sphinx builders and submodules', () => {
 
   it('submodules: include all checks them out before building', async () => {
     const sub = server.repo('sub-content', { 'part.rst': 'Part\n====\n\nFrom the submodule.\n' });
-    const repo = server.repo('with-submodule', sphinxFiles({
-      '.readthedocs.yaml': 'version: 2\nsphinx:\n  configuration: docs/conf.py\nsubmodules:\n  include: all\n',
-      'docs/index.rst': 'Fixture\n=======\n\n.. toctree::\n\n   guide\n   external/part\n',
-    }));
+    const repo = server.repo(
+      'with-submodule',
+      sphinxFiles({
+        '.readthedocs.yaml': 'version: 2\nsphinx:\n  configuration: docs/conf.py\nsubmodules:\n  include: all\n',
+        'docs/index.rst': 'Fixture\n=======\n\n.. toctree::\n\n   guide\n   external/part\n',
+      }),
+    );
     git(repo.work, 'submodule', 'add', '--quiet', sub.url, 'docs/external');
     repo.commit({}, 'add submodule');
     git(repo.work, 'push', '--quiet', 'origin', 'main');
@@ -186,7 +201,7 @@ describe('Sphinx builders and submodules', () => {
 });
 
 describe('build.jobs', () => {
-  it('runs each job at its step, in order, with the build\'s environment; build.jobs.build.html replaces the builder', async () => {
+  it("runs each job at its step, in order, with the build's environment; build.jobs.build.html replaces the builder", async () => {
     const repo = server.repo('with-jobs', {
       '.readthedocs.yaml': [
         'version: 2',
@@ -237,9 +252,13 @@ describe('build.jobs', () => {
   });
 
   it('a failing job fails the build, naming the job and its command', async () => {
-    const repo = server.repo('failing-job', sphinxFiles({
-      '.readthedocs.yaml': 'version: 2\nsphinx:\n  configuration: docs/conf.py\nbuild:\n  os: ubuntu-24.04\n  tools: {python: "3"}\n  jobs:\n    pre_build: ["echo broken on purpose; exit 3"]\n',
-    }));
+    const repo = server.repo(
+      'failing-job',
+      sphinxFiles({
+        '.readthedocs.yaml':
+          'version: 2\nsphinx:\n  configuration: docs/conf.py\nbuild:\n  os: ubuntu-24.04\n  tools: {python: "3"}\n  jobs:\n    pre_build: ["echo broken on purpose; exit 3"]\n',
+      }),
+    );
     const p = await importProject(t, token, 'Failing Job', repo.url);
     const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
     expect(build.success).toBe(false);
@@ -312,7 +331,7 @@ describe('failures a person can act on', () => {
     expect(v.publishedBuildId).toBeNull();
   });
 
-  it('a repository that cannot be cloned fails at cloning with git\'s message', async () => {
+  it("a repository that cannot be cloned fails at cloning with git's message", async () => {
     const p = await importProject(t, token, 'Gone Repo', `${server.url}/does-not-exist.git`);
     const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
     expect(build.success).toBe(false);

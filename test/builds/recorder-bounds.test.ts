@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MASK, Recorder } from '../../src/builds/record.ts';
-import { testDatabase, type TestDatabase } from '../helpers/db.ts';
+import { type TestDatabase, testDatabase } from '../helpers/db.ts';
 
 let t: TestDatabase;
 let projectId: number;
@@ -91,11 +91,17 @@ describe('one command printing far more than its bound', () => {
     watching = false;
     await watch;
     expect([...seen].some((s) => s === 'first\n')).toBe(true);
-    expect([...seen].some((s) => s.startsWith('first\nsecond\nbbbb') && s.endsWith('\n[Lectern: output of this command past 56 KiB is not being kept; its last lines are shown when it ends]\n'))).toBe(
-      true,
-    );
+    expect(
+      [...seen].some(
+        (s) =>
+          s.startsWith('first\nsecond\nbbbb') &&
+          s.endsWith('\n[Lectern: output of this command past 56 KiB is not being kept; its last lines are shown when it ends]\n'),
+      ),
+    ).toBe(true);
     expect(r.output.startsWith('first\nsecond\nbbbb')).toBe(true);
-    expect(r.output).toMatch(/\n\[Lectern: output of this command past 56 KiB was not kept but for its last 8 KiB \(\d+(\.\d)? KiB left out, 200 KiB in all\): a command's log is limited to 64 KiB \(LECTERN_BUILD_LOG_COMMAND_BYTES\)\]\nb+third\nfourth\n$/);
+    expect(r.output).toMatch(
+      /\n\[Lectern: output of this command past 56 KiB was not kept but for its last 8 KiB \(\d+(\.\d)? KiB left out, 200 KiB in all\): a command's log is limited to 64 KiB \(LECTERN_BUILD_LOG_COMMAND_BYTES\)\]\nb+third\nfourth\n$/,
+    );
   });
 });
 
@@ -149,7 +155,7 @@ describe('secrets where the output was cut', () => {
   const b64 = Buffer.from(secret).toString('base64');
 
   /** A command printing `before` bytes of x, `text`, then `after` bytes of y. */
-  const printing = (before: number, text: string, after: number) => [
+  const printing = (before: number, _text: string, after: number) => [
     'sh',
     '-c',
     `head -c ${before} /dev/zero | tr '\\0' x; printf '%s' "$TEXT"; head -c ${after} /dev/zero | tr '\\0' y`,
@@ -181,11 +187,10 @@ describe('secrets where the output was cut', () => {
   it('whole secrets in the first and last parts are masked, in every form', async () => {
     const recorder = new Recorder(t.db.prisma, await newBuild(), [secret], [], limits);
     const forms = `${secret} ${b64} ${encodeURIComponent(secret)} ${JSON.stringify(secret)}\n`;
-    const r = await recorder.run(
-      'leaky',
-      ['sh', '-c', `printf '%s' "$TEXT"; head -c 200K /dev/zero | tr '\\0' x; echo; printf '%s' "$TEXT"`],
-      { ...opts, env: { ...env, TEXT: forms } },
-    );
+    const r = await recorder.run('leaky', ['sh', '-c', `printf '%s' "$TEXT"; head -c 200K /dev/zero | tr '\\0' x; echo; printf '%s' "$TEXT"`], {
+      ...opts,
+      env: { ...env, TEXT: forms },
+    });
     expect(r.output.startsWith(`${MASK} ${MASK} ${MASK} "${MASK}"\n`)).toBe(true);
     expect(r.output.endsWith(`x\n${MASK} ${MASK} ${MASK} "${MASK}"\n`)).toBe(true);
     expect(r.output).not.toContain('hunter');

@@ -4,10 +4,10 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactPrefix } from '../../src/builds/artifacts.ts';
 import type { Worker } from '../../src/builds/worker.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
-import { startGitServer, type GitServer } from '../helpers/git.ts';
-import { startS3, type S3Server } from '../setup/s3.ts';
+import { type GitServer, startGitServer } from '../helpers/git.ts';
+import { type S3Server, startS3 } from '../setup/s3.ts';
 
 let s3: S3Server;
 let t: TestApp;

@@ -8,9 +8,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapAvailable } from '../../src/builds/sandbox.ts';
 import type { Worker } from '../../src/builds/worker.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
-import { git, startGitServer, type GitServer } from '../helpers/git.ts';
+import { type GitServer, git, startGitServer } from '../helpers/git.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -75,7 +75,7 @@ html_theme = 'alabaster'
 `;
 
 describe('a hostile conf.py', () => {
-  it('cannot read the data dir, the Lectern process or files outside, write outside, reach the network, or see other projects\' variables', async () => {
+  it("cannot read the data dir, the Lectern process or files outside, write outside, reach the network, or see other projects' variables", async () => {
     // Another project with a secret the hostile build must never see.
     const victim = server.repo('victim', { 'README.md': 'x' });
     const v = await importProject(t, token, 'Victim', victim.url);
@@ -86,13 +86,12 @@ describe('a hostile conf.py', () => {
     );
     expect(set.data.createEnvironmentVariable.__typename).toMatch(/Success/);
 
-    const repo = server.repo('hostile', sphinxFiles({ 'docs/conf.py': hostileConf({ dataDir: t.dataDir, outside, port: listenerPort, pid: process.pid, storageDir, homeSecret }) }));
-    const p = await importProject(t, token, 'Hostile', repo.url);
-    await t.gql(
-      `mutation { createEnvironmentVariable(project: "${p.slug}", input: {name: "OWN_TOKEN", value: "own-value-456"}) { __typename } }`,
-      {},
-      token,
+    const repo = server.repo(
+      'hostile',
+      sphinxFiles({ 'docs/conf.py': hostileConf({ dataDir: t.dataDir, outside, port: listenerPort, pid: process.pid, storageDir, homeSecret }) }),
     );
+    const p = await importProject(t, token, 'Hostile', repo.url);
+    await t.gql(`mutation { createEnvironmentVariable(project: "${p.slug}", input: {name: "OWN_TOKEN", value: "own-value-456"}) { __typename } }`, {}, token);
     // The import's build may have started before the variable existed; the next one has it.
     await waitForBuild(t, await latestBuildOf(t, p.slug));
     const res = await t.http.post(`/api/v3/projects/${p.slug}/versions/latest/builds/`).set('authorization', `Token ${token}`);
@@ -123,7 +122,7 @@ describe('a hostile conf.py', () => {
     expect(JSON.stringify(build)).not.toContain('victim-value-123');
   });
 
-  it('is killed at the project\'s time limit and the build says so', async () => {
+  it("is killed at the project's time limit and the build says so", async () => {
     const repo = server.repo('sleepy', sphinxFiles());
     const p = await importProject(t, token, 'Sleepy', repo.url);
     await waitForBuild(t, await latestBuildOf(t, p.slug));

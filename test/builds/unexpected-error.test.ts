@@ -6,9 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, startTestWorker, waitForBuild } from '../helpers/builds.ts';
-import { startGitServer, type GitServer } from '../helpers/git.ts';
+import { type GitServer, startGitServer } from '../helpers/git.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -31,7 +31,16 @@ afterAll(async () => {
 });
 
 it('fails the build with a message, and the server and worker go on', async () => {
-  const yaml = ['version: 2', 'build:', '  os: ubuntu-22.04', '  tools: {python: "3.11"}', '  commands:', '    - mkdir -p $READTHEDOCS_OUTPUT/html', '    - echo hi > $READTHEDOCS_OUTPUT/html/index.html', ''].join('\n');
+  const yaml = [
+    'version: 2',
+    'build:',
+    '  os: ubuntu-22.04',
+    '  tools: {python: "3.11"}',
+    '  commands:',
+    '    - mkdir -p $READTHEDOCS_OUTPUT/html',
+    '    - echo hi > $READTHEDOCS_OUTPUT/html/index.html',
+    '',
+  ].join('\n');
   const token = await t.user('owner');
   const repo = server.repo('unlucky', { '.readthedocs.yaml': yaml });
   const p = await importProject(t, token, 'unlucky', repo.url);

@@ -2,7 +2,7 @@
 // served by git daemon: a sync asked for waits in the database until a worker runs it, survives a
 // restart, coalesces with requests made meanwhile, is taken back from a worker that died, and one
 // that keeps failing is retried with growing, capped waits and then left failed with its error.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,14 +10,14 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimVersionSync, finishVersionSync } from '../../src/builds/version-sync-queue.ts';
 import type { Worker } from '../../src/builds/worker.ts';
-import { openDatabase, type Database } from '../../src/db/database.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
-import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { importProject } from '../helpers/builds.ts';
 import { cliEnv, gql, killChildren, root, startServe } from '../helpers/cli-process.ts';
 import { createPostgresDatabase, dbKind } from '../helpers/db.ts';
-import { git, startGitServer, TEST_HOST, type GitServer } from '../helpers/git.ts';
+import { type GitServer, git, startGitServer, TEST_HOST } from '../helpers/git.ts';
 import { startSyncWorker, syncJobOf, syncSettled } from '../helpers/version-sync.ts';
 
 let t: TestApp;
@@ -158,7 +158,8 @@ describe('a version sync asked for', () => {
     const until = Date.now() + 60_000;
     for (;;) {
       const job = (await syncJobOf(t, p.id))!;
-      if (job.state === 'queued' && job.attempts > 0 && !waits.has(job.attempts)) waits.set(job.attempts, (job.runAt.getTime() - job.updatedAt.getTime()) / 1000);
+      if (job.state === 'queued' && job.attempts > 0 && !waits.has(job.attempts))
+        waits.set(job.attempts, (job.runAt.getTime() - job.updatedAt.getTime()) / 1000);
       if (job.state === 'failed') break;
       if (Date.now() > until) throw new Error(`still ${job.state} after a minute: ${JSON.stringify(job)}`);
       await new Promise((r) => setTimeout(r, 20));
@@ -180,7 +181,13 @@ describe('a version sync asked for', () => {
     }
     expect(waits.get(2)!).toBeGreaterThanOrEqual(waits.get(1)! - ms);
     expect(waits.get(3)!).toBeGreaterThanOrEqual(waits.get(2)! - ms);
-    expect(lines.filter((l) => l.msg === 'version sync failed' && l.project === p.id).map((l) => l.state)).toEqual(['queued', 'queued', 'queued', 'queued', 'failed']);
+    expect(lines.filter((l) => l.msg === 'version sync failed' && l.project === p.id).map((l) => l.state)).toEqual([
+      'queued',
+      'queued',
+      'queued',
+      'queued',
+      'failed',
+    ]);
 
     // It stops there: no sixth run.
     await new Promise((r) => setTimeout(r, 1500));
@@ -213,7 +220,9 @@ function cliProcess(command: string, env: NodeJS.ProcessEnv) {
 }
 
 describe(`lectern processes on ${dbKind()}`, () => {
-  it('`serve` without a worker (LECTERN_BUILD_CONCURRENCY=0) queues the sync; it survives the restart and `lectern worker` runs it', { timeout: 180_000 }, async () => {
+  it('`serve` without a worker (LECTERN_BUILD_CONCURRENCY=0) queues the sync; it survives the restart and `lectern worker` runs it', {
+    timeout: 180_000,
+  }, async () => {
     const repo = repoWithFeature('cli-restart');
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lectern-sync-cli-'));
     const pg = dbKind() === 'postgres' ? await createPostgresDatabase() : null;

@@ -2,17 +2,18 @@
 // vanished (its lease ran out) is retried by another worker, or failed once it used its attempts.
 // On PostgreSQL, with real `lectern worker` processes: one killed with SIGKILL mid-build, and two
 // sharing 20 builds, each built exactly once.
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimBuild, MAX_ATTEMPTS } from '../../src/builds/queue.ts';
-import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { cliEnv, killChildren, root } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
-import { git, startGitServer, type GitServer } from '../helpers/git.ts';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type GitServer, git, startGitServer } from '../helpers/git.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -170,10 +171,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60
 if (dbKind() === 'postgres') {
   describe('lectern worker processes on one PostgreSQL', () => {
     it('a worker killed with SIGKILL mid-build: the build is retried by another within its lease, never left running', async () => {
-      const repo = server.repo(
-        'killed',
-        sphinxFiles({ 'docs/conf.py': "import time\ntime.sleep(5)\nproject = 'Killed'\nhtml_theme = 'alabaster'\n" }),
-      );
+      const repo = server.repo('killed', sphinxFiles({ 'docs/conf.py': "import time\ntime.sleep(5)\nproject = 'Killed'\nhtml_theme = 'alabaster'\n" }));
       const p = await importProject(t, token, 'Killed', repo.url);
       const id = await latestBuildOf(t, p.slug);
       const proc = startWorkerProcess(4);
@@ -226,16 +224,15 @@ if (dbKind() === 'postgres') {
       const a = startWorkerProcess(30, 2);
       const b = startWorkerProcess(30, 2);
       try {
-        await until(
-          'all 20 builds to finish',
-          async () => (await t.db.prisma.build.count({ where: { id: { in: ids }, state: 'finished' } })) === 20,
-          180_000,
-        );
+        await until('all 20 builds to finish', async () => (await t.db.prisma.build.count({ where: { id: { in: ids }, state: 'finished' } })) === 20, 180_000);
         const builds = await t.db.prisma.build.findMany({ where: { id: { in: ids } }, include: { commands: true } });
         for (const build of builds) {
           expect(build.success, `${build.id}: ${build.error}`).toBe(true);
           expect(build.attempts, `build ${build.id}`).toBe(1);
-          expect(build.commands.filter((c) => c.command.startsWith('git clone')), `build ${build.id}`).toHaveLength(1);
+          expect(
+            build.commands.filter((c) => c.command.startsWith('git clone')),
+            `build ${build.id}`,
+          ).toHaveLength(1);
         }
         const byWorker = new Map<string, number>();
         for (const build of builds) byWorker.set(build.workerId!, (byWorker.get(build.workerId!) ?? 0) + 1);

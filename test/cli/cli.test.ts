@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { emptyPostgresDatabase, tempDirs } from '../helpers/cli-databases.ts';
-import { cliEnv, gql, killChildren, runCli, show, startServe, type CliResult, type Served } from '../helpers/cli-process.ts';
+import { type CliResult, cliEnv, gql, killChildren, runCli, type Served, show, startServe } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
 
 const kind = dbKind();
@@ -68,7 +68,7 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
 
   it('`serve` on a NEW data dir migrates, answers /healthz and /readyz, and stops with 0 on SIGTERM', { timeout: 120_000 }, async () => {
     expect(existsSync(`${dataDir}/db`)).toBe(false);
-    const s = await serve('NEW data dir' + (kind === 'postgres' ? ' and empty database' : ''));
+    const s = await serve(`NEW data dir${kind === 'postgres' ? ' and empty database' : ''}`);
     expect(s.listening).toMatchObject({ level: 30, database: kind });
     const ready = await fetch(`${s.url}/readyz`);
     expect(ready.status).toBe(200);

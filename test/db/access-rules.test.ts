@@ -4,9 +4,9 @@
 // projects, maintainers, versions, builds and subprojects, against the real database.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRule, offeredVersions, projectRule, readableVersionRule, subprojectRule, versionRule, type Caller } from '../../src/domain/access.ts';
+import { buildRule, type Caller, offeredVersions, projectRule, readableVersionRule, subprojectRule, versionRule } from '../../src/domain/access.ts';
 import { contextFor } from '../../src/graphql/context.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 const privacy = fc.constantFrom('public', 'private');
 const world = fc.record({
@@ -47,7 +47,10 @@ async function load(w: World) {
   await db.version.deleteMany();
   await db.project.deleteMany();
   await db.user.deleteMany();
-  const users = await db.user.createManyAndReturn({ data: Array.from({ length: w.users }, (_, i) => ({ username: `u${i}` })), select: { id: true, username: true } });
+  const users = await db.user.createManyAndReturn({
+    data: Array.from({ length: w.users }, (_, i) => ({ username: `u${i}` })),
+    select: { id: true, username: true },
+  });
   const projects = [];
   for (const [i, p] of w.projects.entries()) {
     const maintainers = p.maintainers.filter((m) => m < users.length).map((m) => ({ id: users[m]!.id }));
@@ -57,15 +60,27 @@ async function load(w: World) {
     projects.push(project);
     for (const [j, v] of p.versions.entries()) {
       const version = await db.version.create({
-        data: { projectId: project.id, slug: `v${j}`, verboseName: `v${j}`, privacyLevel: v.privacyLevel as never, type: v.type as never, active: v.active, built: v.built, hidden: v.hidden },
+        data: {
+          projectId: project.id,
+          slug: `v${j}`,
+          verboseName: `v${j}`,
+          privacyLevel: v.privacyLevel as never,
+          type: v.type as never,
+          active: v.active,
+          built: v.built,
+          hidden: v.hidden,
+        },
       });
-      await db.build.createMany({ data: Array.from({ length: v.builds }, () => ({ projectId: project.id, versionId: version.id, versionSlug: version.slug })) });
+      await db.build.createMany({
+        data: Array.from({ length: v.builds }, () => ({ projectId: project.id, versionId: version.id, versionSlug: version.slug })),
+      });
     }
     await db.build.createMany({ data: Array.from({ length: p.versionlessBuilds }, () => ({ projectId: project.id, versionSlug: 'gone' })) });
   }
   for (const [i, p] of w.projects.entries()) {
     const parent = p.parent === null ? null : projects[p.parent % projects.length]!;
-    if (parent && parent.id !== projects[i]!.id) await db.projectRelationship.create({ data: { parentId: parent.id, childId: projects[i]!.id, alias: `a${i}` } });
+    if (parent && parent.id !== projects[i]!.id)
+      await db.projectRelationship.create({ data: { parentId: parent.id, childId: projects[i]!.id, alias: `a${i}` } });
   }
   return users;
 }
@@ -91,12 +106,18 @@ describe('each rule: the list condition and the one-row check agree', () => {
         for (const viewer of [null, ...users]) {
           const caller = contextFor(viewer);
           const who = viewer?.username ?? 'anonymous';
-          expect(await allowed(caller, projects, projectRule.allows), `projects for ${who}`).toEqual(ids(await db.project.findMany({ where: projectRule.where(viewer) })));
-          expect(await allowed(caller, versions, versionRule.allows), `versions for ${who}`).toEqual(ids(await db.version.findMany({ where: versionRule.where(viewer) })));
+          expect(await allowed(caller, projects, projectRule.allows), `projects for ${who}`).toEqual(
+            ids(await db.project.findMany({ where: projectRule.where(viewer) })),
+          );
+          expect(await allowed(caller, versions, versionRule.allows), `versions for ${who}`).toEqual(
+            ids(await db.version.findMany({ where: versionRule.where(viewer) })),
+          );
           expect(await allowed(caller, versions, readableVersionRule.allows), `readable versions for ${who}`).toEqual(
             ids(await db.version.findMany({ where: readableVersionRule.where(viewer) })),
           );
-          expect(await allowed(caller, builds, buildRule.allows), `builds for ${who}`).toEqual(ids(await db.build.findMany({ where: buildRule.where(viewer) })));
+          expect(await allowed(caller, builds, buildRule.allows), `builds for ${who}`).toEqual(
+            ids(await db.build.findMany({ where: buildRule.where(viewer) })),
+          );
           expect(await allowed(caller, relationships, subprojectRule.allows), `subprojects for ${who}`).toEqual(
             ids(await db.projectRelationship.findMany({ where: subprojectRule.where(viewer) })),
           );

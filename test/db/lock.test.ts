@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/db/database.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
 import { DataDirInUseError, lockDataDir } from '../../src/db/lock.ts';
 import { tempDirs } from '../helpers/cli-databases.ts';
 import { cliEnv, killChildren, runCli, show } from '../helpers/cli-process.ts';
@@ -114,7 +114,10 @@ describe('a second process', () => {
     const before = snapshot(path.join(dir, 'db'));
     const env = cliEnv({ LECTERN_DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1' });
     const [migrate, serve] = await Promise.all([runCli(['migrate'], env), runCli(['serve'], env)]);
-    for (const [args, r] of [[['migrate'], migrate], [['serve'], serve]] as const) {
+    for (const [args, r] of [
+      [['migrate'], migrate],
+      [['serve'], serve],
+    ] as const) {
       expect(r.code, show([...args], r)).toBe(1);
       expect(r.stderr, show([...args], r)).toContain(`the embedded database in ${dir} is in use by another Lectern process (pid ${process.pid})`);
       expect(r.stderr).toMatch(/stop that process first/);

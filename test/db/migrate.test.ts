@@ -5,9 +5,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase, type OpenOptions } from '../../src/db/database.ts';
+import { type OpenOptions, openDatabase } from '../../src/db/database.ts';
 import { DataDirInUseError } from '../../src/db/lock.ts';
-import { migrate, MigrationError, pendingMigrations, readMigrations, type Migration, type SqlRunner } from '../../src/db/migrate.ts';
+import { type Migration, MigrationError, migrate, pendingMigrations, readMigrations, type SqlRunner } from '../../src/db/migrate.ts';
 import { emptyPostgresDatabase, pgliteSession, pgSession, tempDirs } from '../helpers/cli-databases.ts';
 import { cliEnv, killChildren, runCli, show } from '../helpers/cli-process.ts';
 import { createEmbeddedDataDir, createPostgresDatabase, dbKind } from '../helpers/db.ts';
@@ -66,8 +66,7 @@ async function using<T>(open: Promise<Session>, fn: (s: Session) => Promise<T>):
 const sha = (sql: string) => createHash('sha256').update(sql).digest('hex');
 const m = (name: string, sql: string): Migration => ({ name, sql, checksum: sha(sql) });
 
-const recorded = (s: SqlRunner) =>
-  s.query<{ name: string; checksum: string }>('SELECT "name", "checksum" FROM "_lectern_migrations" ORDER BY "name"');
+const recorded = (s: SqlRunner) => s.query<{ name: string; checksum: string }>('SELECT "name", "checksum" FROM "_lectern_migrations" ORDER BY "name"');
 const tableExists = async (s: SqlRunner, table: string) =>
   (await s.query<{ t: string | null }>(`SELECT to_regclass('public."${table}"')::text AS t`))[0]!.t !== null;
 
@@ -176,7 +175,9 @@ describe('edited and unknown migrations', () => {
     const db = await fresh();
     await using(db.session(), async (s) => {
       await migrate(s, [a, b]);
-      await expect(migrate(s, [a])).rejects.toThrow(new MigrationError('the database has migration 002_b, which this Lectern does not know: is it older than the database?'));
+      await expect(migrate(s, [a])).rejects.toThrow(
+        new MigrationError('the database has migration 002_b, which this Lectern does not know: is it older than the database?'),
+      );
     });
   });
 
@@ -253,7 +254,9 @@ describe('concurrent starters', () => {
         const results = await Promise.all(sessions.map((s) => migrate(s)));
         expect(results.flat().sort()).toEqual([...all].sort());
         expect(results.filter((r) => r.length > 0)).toHaveLength(1); // the first in applies all
-        const counts = await sessions[0]!.query<{ name: string; n: number }>('SELECT "name", count(*)::int AS n FROM "_lectern_migrations" GROUP BY "name" ORDER BY "name"');
+        const counts = await sessions[0]!.query<{ name: string; n: number }>(
+          'SELECT "name", count(*)::int AS n FROM "_lectern_migrations" GROUP BY "name" ORDER BY "name"',
+        );
         expect(counts).toEqual(all.map((name) => ({ name, n: 1 })));
       } finally {
         await Promise.all(sessions.map((s) => s.close()));

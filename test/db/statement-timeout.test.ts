@@ -4,9 +4,9 @@
 // statement runs to its end (its statements take turns with the event loop instead; see
 // test/bench/responsive.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/db/database.ts';
-import { createEmbeddedDataDir, createPostgresDatabase, dbKind } from '../helpers/db.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
 import { tempDirs } from '../helpers/cli-databases.ts';
+import { createEmbeddedDataDir, createPostgresDatabase, dbKind } from '../helpers/db.ts';
 
 const dirs = tempDirs();
 

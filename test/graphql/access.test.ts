@@ -2,7 +2,7 @@
 // also read their private projects, versions and builds, their redirects and variables; a bad
 // token is refused even where no token is needed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 let t: TestApp;
 let alice: string;
@@ -13,7 +13,11 @@ type Who = 'anonymous' | 'bob' | 'alice';
 const tokenOf = (who: Who) => (who === 'alice' ? alice : who === 'bob' ? bob : undefined);
 
 /** A project maintained by `maintainer`, with a public, active, built `latest` that has one build. */
-async function project(slug: string, maintainer: 'alice' | 'bob', data: { privacyLevel?: 'public' | 'private'; language?: string; programmingLanguage?: string } = {}) {
+async function project(
+  slug: string,
+  maintainer: 'alice' | 'bob',
+  data: { privacyLevel?: 'public' | 'private'; language?: string; programmingLanguage?: string } = {},
+) {
   const db = t.db.prisma;
   const p = await db.project.create({
     data: { name: slug, slug, repositoryUrl: `https://github.com/acme/${slug}`, ...data, users: { connect: { username: maintainer } } },
@@ -179,7 +183,10 @@ describe('subprojects', () => {
 
 describe('redirects and environment variables', () => {
   it.each(['redirects', 'environmentVariables'])('%s: anonymous callers get 401 UNAUTHENTICATED', async (field) => {
-    const http = await t.http.post('/graphql').set('accept', 'application/json').send({ query: `{ project(slug: "pub") { slug ${field} { totalCount } } }` });
+    const http = await t.http
+      .post('/graphql')
+      .set('accept', 'application/json')
+      .send({ query: `{ project(slug: "pub") { slug ${field} { totalCount } } }` });
     expect(http.headers['www-authenticate']).toBe('Token');
     const res = await t.gql(`{ project(slug: "pub") { slug ${field} { totalCount } } }`);
     expect(res.status).toBe(401);
@@ -207,7 +214,11 @@ describe('redirects and environment variables', () => {
   });
 
   it('the maintainer reads them, without the variable values', async () => {
-    const res = await t.gql(`{ project(slug: "pub") { redirects { totalCount nodes { fromUrl toUrl } } environmentVariables { totalCount nodes { name public } } } }`, {}, alice);
+    const res = await t.gql(
+      `{ project(slug: "pub") { redirects { totalCount nodes { fromUrl toUrl } } environmentVariables { totalCount nodes { name public } } } }`,
+      {},
+      alice,
+    );
     expect(res.status).toBe(200);
     expect(res.errors).toBeUndefined();
     expect(res.data.project).toEqual({
@@ -255,7 +266,12 @@ describe('projects filters', () => {
 
 describe('the Authorization header', () => {
   const post = (authorization: string) =>
-    t.http.post('/graphql').set('content-type', 'application/json').set('accept', 'application/json').set('authorization', authorization).send({ query: '{ viewer { username } projects { totalCount } }' });
+    t.http
+      .post('/graphql')
+      .set('content-type', 'application/json')
+      .set('accept', 'application/json')
+      .set('authorization', authorization)
+      .send({ query: '{ viewer { username } projects { totalCount } }' });
 
   it('`Token <key>` identifies the caller, whatever the case of the keyword', async () => {
     for (const header of [`Token ${alice}`, `token ${alice}`, `TOKEN  ${alice} `]) {
@@ -285,7 +301,7 @@ describe('the Authorization header', () => {
     expect(res.body.errors).toEqual([expect.objectContaining({ message, extensions: expect.objectContaining({ code: 'UNAUTHENTICATED' }) })]);
   });
 
-  it.each(['Bearer x', 'Bearer <alice\'s key>', 'Basic YWxpY2U6cHc='])('another scheme (%s) counts as anonymous', async (header) => {
+  it.each(['Bearer x', "Bearer <alice's key>", 'Basic YWxpY2U6cHc='])('another scheme (%s) counts as anonymous', async (header) => {
     const res = await post(header.replace("<alice's key>", alice));
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({ viewer: null, projects: { totalCount: 3 } });

@@ -1,14 +1,15 @@
 // Live build logs: Subscription.buildUpdated over server-sent events from a listening app, fed by
 // the worker's own writes (claimBuild, the Recorder, state updates), in order and ending at
 // `finished`, with secrets masked, Query.build's visibility, and a bound per client.
-import type { AddressInfo } from 'node:net';
+
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimBuild } from '../../src/builds/queue.ts';
 import { MASK, PROGRESS_CHANNEL, Recorder } from '../../src/builds/record.ts';
 import { liveBuilds } from '../../src/graphql/types/build.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { dbKind } from '../helpers/db.ts';
 
 let t: TestApp;
@@ -143,7 +144,10 @@ async function setState(buildId: number, state: 'installing' | 'building') {
   await t.db.prisma.build.update({ where: { id: buildId }, data: { state } });
 }
 async function finish(buildId: number, success: boolean, error: string | null = null) {
-  await t.db.prisma.build.updateMany({ where: { id: buildId, state: { not: 'finished' } }, data: { state: 'finished', success, error, finishedAt: new Date(), length: 3 } });
+  await t.db.prisma.build.updateMany({
+    where: { id: buildId, state: { not: 'finished' } },
+    data: { state: 'finished', success, error, finishedAt: new Date(), length: 3 },
+  });
   await Recorder.announce(t.db.prisma, buildId);
 }
 
@@ -222,12 +226,18 @@ describe('Subscription.buildUpdated', () => {
     const kinds = (id: number) => stream.updates.filter((u) => u.command?.id === id).map((u) => u.kind);
     expect(kinds(first.commandId)[0]).toBe('COMMAND_STARTED');
     expect(kinds(first.commandId).at(-1)).toBe('COMMAND_FINISHED');
-    expect(kinds(first.commandId).slice(1, -1).every((k) => k === 'OUTPUT')).toBe(true);
+    expect(
+      kinds(first.commandId)
+        .slice(1, -1)
+        .every((k) => k === 'OUTPUT'),
+    ).toBe(true);
     expect(logOf(stream.updates, first.commandId)).toBe('one\ntwo\nthree\n');
     expect(logOf(stream.updates, second.commandId)).toBe(`token is ${MASK}\n`);
     const at = (pred: (u: Update) => boolean) => stream.updates.findIndex(pred);
     expect(at((u) => u.build.state === 'cloning')).toBeLessThan(at((u) => u.command?.id === first.commandId));
-    expect(at((u) => u.kind === 'COMMAND_FINISHED' && u.command?.id === first.commandId)).toBeLessThan(at((u) => u.kind === 'STATE' && u.build.state === 'installing'));
+    expect(at((u) => u.kind === 'COMMAND_FINISHED' && u.command?.id === first.commandId)).toBeLessThan(
+      at((u) => u.kind === 'STATE' && u.build.state === 'installing'),
+    );
     expect(at((u) => u.kind === 'STATE' && u.build.state === 'installing')).toBeLessThan(at((u) => u.command?.id === second.commandId));
     expect(stream.updates.find((u) => u.kind === 'COMMAND_FINISHED' && u.command?.id === second.commandId)?.command?.exitCode).toBe(3);
     expect(stream.raw).not.toContain(secret);
@@ -256,14 +266,18 @@ describe('Subscription.buildUpdated', () => {
     const recorder = new Recorder(t.db.prisma, buildId, [secret]);
     const seen: string[] = [];
     const watch = setInterval(() => {
-      void t.db.prisma.buildCommand.findMany({ where: { buildId } }).then((rows) => rows.forEach((c) => seen.push(c.output)));
+      void t.db.prisma.buildCommand.findMany({ where: { buildId } }).then((rows) => seen.push(...rows.map((c) => c.output)));
     }, 50);
     // The secret is printed in two halves more than a second apart, so a write falls between them.
-    const r = await recorder.run('split', ['sh', '-c', 'printf "start\\n"; sleep 1.1; printf "x $HEAD"; sleep 1.2; printf -- "$REST y\\n"; sleep 1.1; printf "end\\n"'], {
-      cwd: '/',
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HEAD: secret.slice(0, 8), REST: secret.slice(8) },
-      timeoutMs: 20_000,
-    });
+    const r = await recorder.run(
+      'split',
+      ['sh', '-c', 'printf "start\\n"; sleep 1.1; printf "x $HEAD"; sleep 1.2; printf -- "$REST y\\n"; sleep 1.1; printf "end\\n"'],
+      {
+        cwd: '/',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HEAD: secret.slice(0, 8), REST: secret.slice(8) },
+        timeoutMs: 20_000,
+      },
+    );
     clearInterval(watch);
     await finish(buildId, true);
     await stream.ended;
@@ -274,7 +288,7 @@ describe('Subscription.buildUpdated', () => {
     for (const text of [...seen, stream.raw]) expect(text).not.toContain('abcd');
   });
 
-  it('shows a private project\'s builds only to its maintainers, as Query.build does', async () => {
+  it("shows a private project's builds only to its maintainers, as Query.build does", async () => {
     const { id, buildId } = await importProject(bob, 'live-private');
     await t.db.prisma.project.update({ where: { id }, data: { privacyLevel: 'private' } });
     for (const token of [alice, undefined]) {

@@ -3,7 +3,7 @@
 // something a build's shell can export.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cipher } from '../../src/secrets.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 // The key test/helpers/app.ts builds the app with.
 const cipher = new Cipher('test-secret-key-0123456789abcdef0123456789');
@@ -137,7 +137,9 @@ describe('createEnvironmentVariable', () => {
       // The same value encrypts differently each time, so equal secrets cannot be spotted.
       expect(rows[0]!.valueEncrypted).not.toBe(rows[1]!.valueEncrypted);
       // Nothing else in the database holds it either.
-      const dump = JSON.stringify(await t.db.prisma.project.findUniqueOrThrow({ where: { id: ids.docs }, include: { environmentVariables: true, builds: true, versions: true } }));
+      const dump = JSON.stringify(
+        await t.db.prisma.project.findUniqueOrThrow({ where: { id: ids.docs }, include: { environmentVariables: true, builds: true, versions: true } }),
+      );
       expect(dump).not.toContain(value);
     });
 
@@ -355,7 +357,7 @@ describe('deleteEnvironmentVariable', () => {
     expect(await t.db.prisma.environmentVariable.count({ where: { id: v.id } })).toBe(0);
   });
 
-  it('answers NotFoundError for an id the project does not have, even another project\'s, and deletes nothing', async () => {
+  it("answers NotFoundError for an id the project does not have, even another project's, and deletes nothing", async () => {
     const elsewhere = await t.db.prisma.environmentVariable.findFirstOrThrow({ where: { projectId: ids.other } });
     const before = await allVariables();
     for (const id of [999_999, elsewhere.id]) {
@@ -375,7 +377,11 @@ describe('deleteEnvironmentVariable', () => {
     const before = await allVariables();
     expect((await remove('docs', target.id, null)).data.deleteEnvironmentVariable).toMatchObject({ __typename: 'UnauthenticatedError', status: 401 });
     expect((await remove('docs', target.id, bob)).data.deleteEnvironmentVariable).toMatchObject({ __typename: 'ForbiddenError', status: 403 });
-    expect((await remove('no-such-project', target.id)).data.deleteEnvironmentVariable).toMatchObject({ __typename: 'NotFoundError', status: 404, model: 'Project' });
+    expect((await remove('no-such-project', target.id)).data.deleteEnvironmentVariable).toMatchObject({
+      __typename: 'NotFoundError',
+      status: 404,
+      model: 'Project',
+    });
     const bad = await t.gql(DELETE, { project: 'docs' }, alice);
     expect(bad.status).toBe(400);
     expect(bad.errors?.[0]?.message).toMatch(/\$id/);

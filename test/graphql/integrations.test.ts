@@ -2,7 +2,7 @@
 // creates it, and is stored encrypted (decisions §3, rtd-behavior §7).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cipher } from '../../src/secrets.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 // The key test/helpers/app.ts builds the app with.
 const cipher = new Cipher('test-secret-key-0123456789abcdef0123456789');
@@ -159,7 +159,7 @@ describe('deleteIntegration', () => {
     expect(list.data.project.integrations.map((i: { id: number }) => i.id)).not.toContain(integration.id);
   });
 
-  it('answers NotFoundError for an id the project does not have, even another project\'s, and deletes nothing', async () => {
+  it("answers NotFoundError for an id the project does not have, even another project's, and deletes nothing", async () => {
     const elsewhere = await t.db.prisma.integration.findFirstOrThrow({ where: { projectId: ids.other } });
     const before = await allIntegrations();
     for (const id of [999_999, elsewhere.id]) {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishBuild } from '../../src/builds/publish.ts';
 import { areaOf } from '../../src/metrics.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 let t: TestApp;
 let token: string;

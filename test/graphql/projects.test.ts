@@ -1,6 +1,6 @@
 // Importing, reading and updating projects through /graphql, as a frontend would.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 let t: TestApp;
 let alice: string;
@@ -25,7 +25,11 @@ afterAll(() => t.close());
 
 describe('importProject', () => {
   it('creates the project, its `latest` version and one triggered build of it', async () => {
-    const res = await t.gql(IMPORT, { input: { name: 'Test Project', repository: { url: 'https://github.com/acme/docs.git' }, language: 'es', programmingLanguage: 'py' } }, alice);
+    const res = await t.gql(
+      IMPORT,
+      { input: { name: 'Test Project', repository: { url: 'https://github.com/acme/docs.git' }, language: 'es', programmingLanguage: 'py' } },
+      alice,
+    );
     expect(res.status).toBe(200);
     const p = res.data.importProject.data;
     expect(p).toMatchObject({

@@ -1,8 +1,8 @@
 // The dashboard's nested project query must cost a fixed number of SQL statements whatever the
 // page size: one per level of the selection, never one per row (no N+1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { dbKind } from '../helpers/db.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
 
 const PROJECTS = 120;
 const VERSIONS_PER_PROJECT = 3;
@@ -49,8 +49,14 @@ beforeAll(async () => {
   const versions = await db.version.createManyAndReturn({
     data: projects.flatMap((p) => [
       ...Array.from({ length: VERSIONS_PER_PROJECT }, (_, v) => ({
-        projectId: p.id, slug: `v${v + 1}.0`, verboseName: `v${v + 1}.0`, identifier: `v${v + 1}.0`, type: 'tag' as const,
-        active: true, built: true, privacyLevel: 'public' as const,
+        projectId: p.id,
+        slug: `v${v + 1}.0`,
+        verboseName: `v${v + 1}.0`,
+        identifier: `v${v + 1}.0`,
+        type: 'tag' as const,
+        active: true,
+        built: true,
+        privacyLevel: 'public' as const,
       })),
       // Not listed as active: inactive, unbuilt, private.
       { projectId: p.id, slug: 'old', verboseName: 'old', type: 'branch' as const, active: false, built: true },
@@ -61,7 +67,11 @@ beforeAll(async () => {
   });
   const builds = await db.build.createManyAndReturn({
     data: versions.map((v) => ({
-      projectId: v.projectId, versionId: v.id, versionSlug: v.slug, state: 'finished' as const, success: true,
+      projectId: v.projectId,
+      versionId: v.id,
+      versionSlug: v.slug,
+      state: 'finished' as const,
+      success: true,
       config: configOf(v.project.slug, v.slug),
     })),
     select: { id: true },
@@ -178,7 +188,9 @@ describe('lookups by key, one per row or one per alias', () => {
   it("reads a page's per-project version in one statement, whatever the page size", async () => {
     const small = await counted(PER_ROW, { limit: 10, slug: 'v2.0' });
     const large = await counted(PER_ROW, { limit: 100, slug: 'v2.0' });
-    console.log(`[${dbKind()}] SQL statements for a page of projects each asking for a version: page size 10 → ${small.sql.length}, page size 100 → ${large.sql.length}`);
+    console.log(
+      `[${dbKind()}] SQL statements for a page of projects each asking for a version: page size 10 → ${small.sql.length}, page size 100 → ${large.sql.length}`,
+    );
     expect(large.res.errors).toBeUndefined();
     expect(large.res.data.projects.nodes).toHaveLength(100);
     for (const p of large.res.data.projects.nodes) expect(p.version).toEqual({ slug: 'v2.0', privacyLevel: 'public' });

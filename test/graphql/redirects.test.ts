@@ -2,7 +2,7 @@
 // required fields (seed 2.7), Read the Docs' wildcard checks, normalization and positions
 // (rtd-behavior §5.7), HTTP status and the per-project limit (decisions §1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 let t: TestApp;
 let alice: string;
@@ -98,7 +98,15 @@ describe('createRedirect', () => {
   });
 
   it('keeps the optional fields it is given', async () => {
-    const r = await created('docs', { type: 'exact', fromUrl: '/en/latest/a.html', toUrl: '/en/latest/b.html', httpStatus: 301, enabled: false, force: true, description: 'moved' });
+    const r = await created('docs', {
+      type: 'exact',
+      fromUrl: '/en/latest/a.html',
+      toUrl: '/en/latest/b.html',
+      httpStatus: 301,
+      enabled: false,
+      force: true,
+      description: 'moved',
+    });
     expect(r).toMatchObject({ httpStatus: 301, enabled: false, force: true, description: 'moved' });
   });
 
@@ -118,7 +126,11 @@ describe('createRedirect', () => {
       expect(await refused(() => create('docs', { type, fromUrl: '/a' }))).toEqual(required('toUrl'));
       expect(await refused(() => create('docs', { type, toUrl: '/b' }))).toEqual(required('fromUrl'));
       expect(await refused(() => create('docs', { type, fromUrl: '', toUrl: '' }))).toEqual(required('fromUrl', 'toUrl'));
-      expect(await created('docs', { type, fromUrl: `/${type}-from`, toUrl: `/${type}-to` })).toMatchObject({ type, fromUrl: `/${type}-from`, toUrl: `/${type}-to` });
+      expect(await created('docs', { type, fromUrl: `/${type}-from`, toUrl: `/${type}-to` })).toMatchObject({
+        type,
+        fromUrl: `/${type}-from`,
+        toUrl: `/${type}-to`,
+      });
     });
 
     it.each(['sphinx_html', 'sphinx_htmldir'])('%s needs neither, and stores neither', async (type) => {
@@ -157,7 +169,9 @@ describe('createRedirect', () => {
 
   describe('wildcards (page and exact)', () => {
     it.each(['page', 'exact'])('%s: refuses $rest, a * before the end, and :splat without a trailing *', async (type) => {
-      expect(await refused(() => create('docs', { type, fromUrl: '/old/$rest', toUrl: '/new/' }))).toEqual(rule('The $rest wildcard has been removed in favor of *.'));
+      expect(await refused(() => create('docs', { type, fromUrl: '/old/$rest', toUrl: '/new/' }))).toEqual(
+        rule('The $rest wildcard has been removed in favor of *.'),
+      );
       expect(await refused(() => create('docs', { type, fromUrl: '/a/*/b', toUrl: '/c' }))).toEqual(rule('The * wildcard must be at the end of the path.'));
       expect(await refused(() => create('docs', { type, fromUrl: '*/b', toUrl: '/c' }))).toEqual(rule('The * wildcard must be at the end of the path.'));
       expect(await refused(() => create('docs', { type, fromUrl: '/a/', toUrl: '/b/:splat' }))).toEqual(
@@ -176,7 +190,9 @@ describe('createRedirect', () => {
       await created('clean', { type: 'sphinx_html' });
       expect(await refused(() => create('clean', { type: 'sphinx_html' }))).toEqual(rule('Only one redirect of type `sphinx_html` is allowed per project.'));
       await created('clean', { type: 'sphinx_htmldir' });
-      expect(await refused(() => create('clean', { type: 'sphinx_htmldir' }))).toEqual(rule('Only one redirect of type `sphinx_htmldir` is allowed per project.'));
+      expect(await refused(() => create('clean', { type: 'sphinx_htmldir' }))).toEqual(
+        rule('Only one redirect of type `sphinx_htmldir` is allowed per project.'),
+      );
       expect(await created('other', { type: 'sphinx_html' })).toMatchObject({ type: 'sphinx_html', project: { slug: 'other' } });
     });
 
@@ -212,7 +228,7 @@ describe('createRedirect', () => {
       expect(positions).toEqual([0, 1, 2, 3, 4, 5]);
     });
 
-    it('does not shift another project\'s redirects', async () => {
+    it("does not shift another project's redirects", async () => {
       const before = await t.db.prisma.redirect.findMany({ where: { projectId: ids.docs }, orderBy: { id: 'asc' } });
       await created('positions', { type: 'prefix', fromUrl: '/h' });
       expect(await t.db.prisma.redirect.findMany({ where: { projectId: ids.docs }, orderBy: { id: 'asc' } })).toEqual(before);
@@ -231,7 +247,9 @@ describe('createRedirect', () => {
 
   it('refuses overlong URLs and descriptions, listing every bad field', async () => {
     expect(
-      await refused(() => create('docs', { type: 'page', fromUrl: `/${'a'.repeat(2048)}`, toUrl: `/${'b'.repeat(2048)}`, description: 'd'.repeat(256), httpStatus: 200 })),
+      await refused(() =>
+        create('docs', { type: 'page', fromUrl: `/${'a'.repeat(2048)}`, toUrl: `/${'b'.repeat(2048)}`, description: 'd'.repeat(256), httpStatus: 200 }),
+      ),
     ).toEqual([
       { field: 'fromUrl', messages: ['Ensure this field has no more than 2048 characters.'] },
       { field: 'toUrl', messages: ['Ensure this field has no more than 2048 characters.'] },
@@ -268,13 +286,29 @@ describe('createRedirect', () => {
     const before = await allRedirects();
     const input = { type: 'page', fromUrl: '/a', toUrl: '/b' };
     const anon = await create('access', input, null);
-    expect(anon.data.createRedirect).toMatchObject({ __typename: 'UnauthenticatedError', code: 'UNAUTHENTICATED', status: 401, message: 'Authentication credentials were not provided.' });
+    expect(anon.data.createRedirect).toMatchObject({
+      __typename: 'UnauthenticatedError',
+      code: 'UNAUTHENTICATED',
+      status: 401,
+      message: 'Authentication credentials were not provided.',
+    });
     const other = await create('access', input, bob);
-    expect(other.data.createRedirect).toMatchObject({ __typename: 'ForbiddenError', code: 'FORBIDDEN', status: 403, message: 'You do not have permission to perform this action.' });
+    expect(other.data.createRedirect).toMatchObject({
+      __typename: 'ForbiddenError',
+      code: 'FORBIDDEN',
+      status: 403,
+      message: 'You do not have permission to perform this action.',
+    });
     const otherBad = await create('access', { type: 'page' }, bob);
     expect(otherBad.data.createRedirect.__typename).toBe('ForbiddenError');
     const missing = await create('no-such-project', input);
-    expect(missing.data.createRedirect).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND', status: 404, model: 'Project', message: 'No Project matches the given query.' });
+    expect(missing.data.createRedirect).toMatchObject({
+      __typename: 'NotFoundError',
+      code: 'NOT_FOUND',
+      status: 404,
+      model: 'Project',
+      message: 'No Project matches the given query.',
+    });
     expect(await allRedirects()).toEqual(before);
   });
 });
@@ -291,7 +325,11 @@ describe('updateRedirect', () => {
       __typename: 'MutationUpdateRedirectSuccess',
       data: { id: page.id, type: 'exact', fromUrl: '/en/latest/x', toUrl: '/en/latest/y', project: { slug: 'access' } },
     });
-    expect(await t.db.prisma.redirect.findUniqueOrThrow({ where: { id: page.id } })).toMatchObject({ type: 'exact', fromUrl: '/en/latest/x', toUrl: '/en/latest/y' });
+    expect(await t.db.prisma.redirect.findUniqueOrThrow({ where: { id: page.id } })).toMatchObject({
+      type: 'exact',
+      fromUrl: '/en/latest/x',
+      toUrl: '/en/latest/y',
+    });
   });
 
   it('PUT needs the type and clears the URLs it is not given', async () => {
@@ -316,11 +354,15 @@ describe('updateRedirect', () => {
   });
 
   it('applies the wildcard rules and the HTTP status choice', async () => {
-    expect(await refused(() => update('access', page.id, { type: 'page', fromUrl: '/a*b', toUrl: '/c' }))).toEqual(rule('The * wildcard must be at the end of the path.'));
+    expect(await refused(() => update('access', page.id, { type: 'page', fromUrl: '/a*b', toUrl: '/c' }))).toEqual(
+      rule('The * wildcard must be at the end of the path.'),
+    );
     expect(await refused(() => update('access', page.id, { type: 'exact', fromUrl: '/a/$rest', toUrl: '/c' }))).toEqual(
       rule('The $rest wildcard has been removed in favor of *.'),
     );
-    expect(await refused(() => update('access', page.id, { httpStatus: 308 }, true))).toEqual([{ field: 'httpStatus', messages: ['"308" is not a valid choice.'] }]);
+    expect(await refused(() => update('access', page.id, { httpStatus: 308 }, true))).toEqual([
+      { field: 'httpStatus', messages: ['"308" is not a valid choice.'] },
+    ]);
   });
 
   it('changing to a clean-URL type clears both URLs, and only one of each type is allowed', async () => {
@@ -328,10 +370,21 @@ describe('updateRedirect', () => {
     const res = await update('access', page.id, { type: 'sphinx_html', fromUrl: '/ignored', toUrl: '/ignored' });
     expect(res.data.updateRedirect.data).toMatchObject({ type: 'sphinx_html', fromUrl: '', toUrl: '' });
     // Updating the one that exists is fine; turning another into a second is not.
-    expect((await update('access', page.id, { description: 'still one' }, true)).data.updateRedirect.data).toMatchObject({ type: 'sphinx_html', description: 'still one' });
-    expect(await refused(() => update('access', other.id, { type: 'sphinx_html' }))).toEqual(rule('Only one redirect of type `sphinx_html` is allowed per project.'));
-    expect(await refused(() => update('access', other.id, { type: 'sphinx_html' }, true))).toEqual(rule('Only one redirect of type `sphinx_html` is allowed per project.'));
-    expect((await update('access', other.id, { type: 'sphinx_htmldir' })).data.updateRedirect.data).toMatchObject({ type: 'sphinx_htmldir', fromUrl: '', toUrl: '' });
+    expect((await update('access', page.id, { description: 'still one' }, true)).data.updateRedirect.data).toMatchObject({
+      type: 'sphinx_html',
+      description: 'still one',
+    });
+    expect(await refused(() => update('access', other.id, { type: 'sphinx_html' }))).toEqual(
+      rule('Only one redirect of type `sphinx_html` is allowed per project.'),
+    );
+    expect(await refused(() => update('access', other.id, { type: 'sphinx_html' }, true))).toEqual(
+      rule('Only one redirect of type `sphinx_html` is allowed per project.'),
+    );
+    expect((await update('access', other.id, { type: 'sphinx_htmldir' })).data.updateRedirect.data).toMatchObject({
+      type: 'sphinx_htmldir',
+      fromUrl: '',
+      toUrl: '',
+    });
   });
 
   it('moves a redirect, shifting the ones in between, clamped to the list', async () => {
@@ -352,12 +405,18 @@ describe('updateRedirect', () => {
     expect(await order('moves')).toEqual(['/c@0', '/a@1', '/b@2', '/d@3']);
   });
 
-  it('answers NotFoundError for an id the project does not have, even another project\'s', async () => {
+  it("answers NotFoundError for an id the project does not have, even another project's", async () => {
     const elsewhere = await created('docs', { type: 'page', fromUrl: '/elsewhere', toUrl: '/x' });
     const before = await allRedirects();
     for (const id of [999_999, elsewhere.id]) {
       const res = await update('access', id, { type: 'page', fromUrl: '/a', toUrl: '/b' });
-      expect(res.data.updateRedirect).toEqual({ __typename: 'NotFoundError', code: 'NOT_FOUND', status: 404, model: 'Redirect', message: 'No Redirect matches the given query.' });
+      expect(res.data.updateRedirect).toEqual({
+        __typename: 'NotFoundError',
+        code: 'NOT_FOUND',
+        status: 404,
+        model: 'Redirect',
+        message: 'No Redirect matches the given query.',
+      });
     }
     expect(await allRedirects()).toEqual(before);
   });
@@ -408,7 +467,7 @@ describe('deleteRedirect', () => {
     expect(await created('full', { type: 'page', fromUrl: '/again', toUrl: '/x' })).toMatchObject({ project: { slug: 'full' } });
   });
 
-  it('answers NotFoundError for an id the project does not have, even another project\'s, and deletes nothing', async () => {
+  it("answers NotFoundError for an id the project does not have, even another project's, and deletes nothing", async () => {
     const elsewhere = await t.db.prisma.redirect.findFirstOrThrow({ where: { projectId: ids.docs } });
     const before = await allRedirects();
     for (const id of [999_999, elsewhere.id]) {

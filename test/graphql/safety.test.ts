@@ -6,7 +6,7 @@
 // (src/services.ts), so the app a block talks to must be the one built last.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { dbKind } from '../helpers/db.ts';
 
 const post = (t: TestApp, body: string | object, contentType = 'application/json') =>
@@ -20,7 +20,18 @@ function nested(levels: number): string {
 }
 
 /** What must never reach a client: SQL, database and driver messages, stack frames, file paths. */
-const LEAKS = [/select\s/i, /\bfrom\s+"/i, /"public"\./, /relation|does not exist|table/i, /prisma/i, /pglite|postgres/i, /\n\s+at /, /\bat .+:\d+:\d+/, /\/work\/|node_modules|\.ts\b|\.js\b/, /stack/i];
+const LEAKS = [
+  /select\s/i,
+  /\bfrom\s+"/i,
+  /"public"\./,
+  /relation|does not exist|table/i,
+  /prisma/i,
+  /pglite|postgres/i,
+  /\n\s+at /,
+  /\bat .+:\d+:\d+/,
+  /\/work\/|node_modules|\.ts\b|\.js\b/,
+  /stack/i,
+];
 
 describe('query limits (depth 12, complexity 20000 by default)', () => {
   let t: TestApp;
@@ -125,7 +136,8 @@ describe('query limits (depth 12, complexity 20000 by default)', () => {
   });
 
   it('refuses lookups nested in a page once they add up', async () => {
-    const pages = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `p${i}: projects(limit: 100) { nodes { version(slug: "latest") { slug } } }`).join(' ')} }`;
+    const pages = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `p${i}: projects(limit: 100) { nodes { version(slug: "latest") { slug } } }`).join(' ')} }`;
     // 100 + 100 rows × (10 for the lookup + 1): 1200 each.
     expect((await t.gql(pages(16))).errors).toBeUndefined();
     t.queries.length = 0;
@@ -166,8 +178,15 @@ describe('what a field costs (limit 100)', () => {
 
   it('refuses costly mutations with one error before any of them runs', async () => {
     t.queries.length = 0;
-    const res = await t.gql(`mutation { ${Array.from({ length: 50 }, (_, i) => `a${i}: deleteSubproject(project: "x", alias: "y${i}") { __typename }`).join(' ')} }`);
-    expect(res.errors).toEqual([expect.objectContaining({ message: 'Query exceeds maximum complexity (complexity: 5050, max: 100)', extensions: expect.objectContaining({ code: 'QUERY_TOO_COSTLY' }) })]);
+    const res = await t.gql(
+      `mutation { ${Array.from({ length: 50 }, (_, i) => `a${i}: deleteSubproject(project: "x", alias: "y${i}") { __typename }`).join(' ')} }`,
+    );
+    expect(res.errors).toEqual([
+      expect.objectContaining({
+        message: 'Query exceeds maximum complexity (complexity: 5050, max: 100)',
+        extensions: expect.objectContaining({ code: 'QUERY_TOO_COSTLY' }),
+      }),
+    ]);
     expect(res.data).toBeNull();
     expect(t.queries).toEqual([]);
   });
@@ -178,7 +197,9 @@ describe('heavy operations take turns (LECTERN_GRAPHQL_MAX_COMPLEXITY 4000)', ()
   beforeAll(async () => {
     t = await testApp({ LECTERN_GRAPHQL_MAX_COMPLEXITY: '4000' });
     const user = await t.db.prisma.user.create({ data: { username: 'maintainer' } });
-    await t.db.prisma.project.createMany({ data: Array.from({ length: 30 }, (_, i) => ({ name: `p${i}`, slug: `p${String(i).padStart(2, '0')}`, repositoryUrl: `https://x.org/p${i}` })) });
+    await t.db.prisma.project.createMany({
+      data: Array.from({ length: 30 }, (_, i) => ({ name: `p${i}`, slug: `p${String(i).padStart(2, '0')}`, repositoryUrl: `https://x.org/p${i}` })),
+    });
     await t.db.prisma.user.update({ where: { id: user.id }, data: { projects: { connect: [{ slug: 'p00' }, { slug: 'p01' }] } } });
   });
   afterAll(() => t.close());
@@ -387,7 +408,9 @@ describe('the HTTP surface', () => {
   });
 
   it('refuses mutations over GET', async () => {
-    const res = await t.http.get(`/graphql?query=${encodeURIComponent('mutation { deleteSubproject(project: "a", alias: "b") { __typename } }')}`).set('accept', 'application/json');
+    const res = await t.http
+      .get(`/graphql?query=${encodeURIComponent('mutation { deleteSubproject(project: "a", alias: "b") { __typename } }')}`)
+      .set('accept', 'application/json');
     expect(res.status).toBe(405);
   });
 

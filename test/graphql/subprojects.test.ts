@@ -1,7 +1,7 @@
 // Adding and removing subprojects through /graphql, with Read the Docs' rules checked in its
 // order (rtd-behavior §5.4): permission, child, alias format, nesting, alias uniqueness, slashes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 let t: TestApp;
 let alice: string;
@@ -71,7 +71,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('createSubproject', () => {
-  it('adds the child under the parent, with the child\'s slug as alias by default', async () => {
+  it("adds the child under the parent, with the child's slug as alias by default", async () => {
     const res = await create('main', { child: 'api' });
     expect(res.data.createSubproject.__typename).toBe('MutationCreateSubprojectSuccess');
     expect(res.data.createSubproject.data).toMatchObject({
@@ -97,11 +97,27 @@ describe('createSubproject', () => {
     it('answers anonymous callers 401, non-maintainers 403, an unknown parent 404, and writes nothing', async () => {
       const before = await relationships();
       const anon = await create('other-main', { child: 'solo' }, null);
-      expect(anon.data.createSubproject).toMatchObject({ __typename: 'UnauthenticatedError', code: 'UNAUTHENTICATED', status: 401, message: 'Authentication credentials were not provided.' });
+      expect(anon.data.createSubproject).toMatchObject({
+        __typename: 'UnauthenticatedError',
+        code: 'UNAUTHENTICATED',
+        status: 401,
+        message: 'Authentication credentials were not provided.',
+      });
       const other = await create('other-main', { child: 'bobs' }, bob);
-      expect(other.data.createSubproject).toMatchObject({ __typename: 'ForbiddenError', code: 'FORBIDDEN', status: 403, message: 'You do not have permission to perform this action.' });
+      expect(other.data.createSubproject).toMatchObject({
+        __typename: 'ForbiddenError',
+        code: 'FORBIDDEN',
+        status: 403,
+        message: 'You do not have permission to perform this action.',
+      });
       const missing = await create('no-such-project', { child: 'solo' });
-      expect(missing.data.createSubproject).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND', status: 404, model: 'Project', message: 'No Project matches the given query.' });
+      expect(missing.data.createSubproject).toMatchObject({
+        __typename: 'NotFoundError',
+        code: 'NOT_FOUND',
+        status: 404,
+        model: 'Project',
+        message: 'No Project matches the given query.',
+      });
       expect(await relationships()).toEqual(before);
     });
 
@@ -180,7 +196,7 @@ describe('createSubproject', () => {
     });
   });
 
-  describe('5. the alias must be unique among the parent\'s subprojects', () => {
+  describe("5. the alias must be unique among the parent's subprojects", () => {
     it('refuses an alias the parent already uses, even when it is the default', async () => {
       expect(await refused('main', { child: 'solo', alias: 'guide' })).toEqual(aliasTaken);
       expect(await refused('main', { child: 'solo', alias: 'User_Guide-2' })).toEqual(aliasTaken);
@@ -322,7 +338,12 @@ describe('deleteSubproject', () => {
     const other = await t.gql(DELETE, { project: 'main', alias: 'api' }, bob);
     expect(other.data.deleteSubproject).toMatchObject({ __typename: 'ForbiddenError', status: 403 });
     const missing = await t.gql(DELETE, { project: 'no-such-project', alias: 'api' }, alice);
-    expect(missing.data.deleteSubproject).toMatchObject({ __typename: 'NotFoundError', status: 404, model: 'Project', message: 'No Project matches the given query.' });
+    expect(missing.data.deleteSubproject).toMatchObject({
+      __typename: 'NotFoundError',
+      status: 404,
+      model: 'Project',
+      message: 'No Project matches the given query.',
+    });
     const bad = await t.gql(DELETE, { project: 'main', alias: null }, alice);
     expect(bad.status).toBe(400);
     expect(bad.errors?.[0]?.message).toMatch(/\$alias/);

@@ -1,7 +1,7 @@
 // Every mutation answers a selection of only `__typename` (a client checking success or error
 // type without reading the data) as it answers a full one: never "Unexpected error.".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 let t: TestApp;
 let token: string;

@@ -2,8 +2,8 @@
 // inactive versions, `stable` follows the highest release, `latest` the default branch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
-import { git, startGitServer, type GitServer } from '../helpers/git.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { type GitServer, git, startGitServer } from '../helpers/git.ts';
 import { startSyncWorker, syncJobOf, syncSettled } from '../helpers/version-sync.ts';
 
 let t: TestApp;
@@ -149,7 +149,11 @@ describe('syncing versions', () => {
     const p = await importProject('Sync Private', repo.url, 'private');
     await syncProjectVersions(p.id, repo.url);
     const privacy = async () => {
-      const res = await t.gql(`query($slug: String!) { project(slug: $slug) { versions(limit: 100) { nodes { slug privacyLevel } } } }`, { slug: p.slug }, token);
+      const res = await t.gql(
+        `query($slug: String!) { project(slug: $slug) { versions(limit: 100) { nodes { slug privacyLevel } } } }`,
+        { slug: p.slug },
+        token,
+      );
       expect(res.errors).toBeUndefined();
       return Object.fromEntries(res.data.project.versions.nodes.map((v: { slug: string; privacyLevel: string }) => [v.slug, v.privacyLevel]));
     };

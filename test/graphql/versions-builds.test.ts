@@ -1,7 +1,7 @@
 // Changing a project, activating and hiding its versions, and triggering builds through /graphql,
 // as a maintainer's dashboard would (rtd-behavior §1.4, §5.3, §5.6; decisions §4).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 
 let t: TestApp;
 let alice: string;
@@ -66,7 +66,16 @@ async function importProject(token: string, name: string): Promise<{ id: number;
 /** A version as a version sync would leave it (inactive unless told otherwise). */
 function addVersion(projectId: number, slug: string, data: { active?: boolean; built?: boolean; hidden?: boolean; type?: 'branch' | 'tag' | 'external' } = {}) {
   return t.db.prisma.version.create({
-    data: { projectId, slug, verboseName: slug, identifier: slug, type: data.type ?? 'tag', active: data.active ?? false, built: data.built ?? false, hidden: data.hidden ?? false },
+    data: {
+      projectId,
+      slug,
+      verboseName: slug,
+      identifier: slug,
+      type: data.type ?? 'tag',
+      active: data.active ?? false,
+      built: data.built ?? false,
+      hidden: data.hidden ?? false,
+    },
   });
 }
 
@@ -211,11 +220,27 @@ describe('updateProject', () => {
   it('answers 401 to anonymous callers, 403 to non-maintainers and 404 for an unknown slug, changing nothing', async () => {
     const before = await snapshot();
     const anon = await t.gql(UPDATE_PROJECT, { slug: 'docs', input: { name: 'Hijacked' } });
-    expect(anon.data.updateProject).toMatchObject({ __typename: 'UnauthenticatedError', code: 'UNAUTHENTICATED', status: 401, message: 'Authentication credentials were not provided.' });
+    expect(anon.data.updateProject).toMatchObject({
+      __typename: 'UnauthenticatedError',
+      code: 'UNAUTHENTICATED',
+      status: 401,
+      message: 'Authentication credentials were not provided.',
+    });
     const other = await t.gql(UPDATE_PROJECT, { slug: 'docs', input: { name: 'Hijacked' } }, bob);
-    expect(other.data.updateProject).toMatchObject({ __typename: 'ForbiddenError', code: 'FORBIDDEN', status: 403, message: 'You do not have permission to perform this action.' });
+    expect(other.data.updateProject).toMatchObject({
+      __typename: 'ForbiddenError',
+      code: 'FORBIDDEN',
+      status: 403,
+      message: 'You do not have permission to perform this action.',
+    });
     const missing = await t.gql(UPDATE_PROJECT, { slug: 'nope', input: { name: 'Hijacked' } }, alice);
-    expect(missing.data.updateProject).toMatchObject({ __typename: 'NotFoundError', code: 'NOT_FOUND', status: 404, model: 'Project', message: 'No Project matches the given query.' });
+    expect(missing.data.updateProject).toMatchObject({
+      __typename: 'NotFoundError',
+      code: 'NOT_FOUND',
+      status: 404,
+      model: 'Project',
+      message: 'No Project matches the given query.',
+    });
     // Authentication first, then existence, then permission; bad input is never looked at before.
     const anonMissing = await t.gql(UPDATE_PROJECT, { slug: 'nope', input: { language: 'xx' } });
     expect(anonMissing.data.updateProject.__typename).toBe('UnauthenticatedError');
@@ -233,7 +258,10 @@ describe('updateVersion', () => {
     expect(before.data.project.activeVersions).toContainEqual({ slug: 'v2.0' });
 
     const res = await t.gql(UPDATE_VERSION, { project: 'docs', slug: 'v2.0', input: { active: false } }, alice);
-    expect(res.data.updateVersion).toMatchObject({ __typename: 'MutationUpdateVersionSuccess', data: { slug: 'v2.0', active: false, built: false, hidden: false } });
+    expect(res.data.updateVersion).toMatchObject({
+      __typename: 'MutationUpdateVersionSuccess',
+      data: { slug: 'v2.0', active: false, built: false, hidden: false },
+    });
     const after = await t.gql(VERSION, { project: 'docs', slug: 'v2.0' }, alice);
     expect(after.data.project.version).toMatchObject({ active: false, built: false });
     expect(after.data.project.activeVersions).not.toContainEqual({ slug: 'v2.0' });
@@ -288,13 +316,19 @@ describe('updateVersion', () => {
     expect(after.versions.map(({ modifiedAt: _m, ...v }) => v)).toEqual(before.versions.map(({ modifiedAt: _m, ...v }) => v));
   });
 
-  it('answers NotFoundError for a version the project does not have, a pull-request version, or another project\'s version', async () => {
+  it("answers NotFoundError for a version the project does not have, a pull-request version, or another project's version", async () => {
     await addVersion(docsId, 'pr-7', { type: 'external', active: true });
     await addVersion((await t.db.prisma.project.findUniqueOrThrow({ where: { slug: 'bobs' } })).id, 'only-bobs', { active: true });
     const before = await snapshot();
     for (const slug of ['v9.9', 'pr-7', 'only-bobs']) {
       const res = await t.gql(UPDATE_VERSION, { project: 'docs', slug, input: { active: false } }, alice);
-      expect(res.data.updateVersion).toEqual({ __typename: 'NotFoundError', code: 'NOT_FOUND', status: 404, model: 'Version', message: 'No Version matches the given query.' });
+      expect(res.data.updateVersion).toEqual({
+        __typename: 'NotFoundError',
+        code: 'NOT_FOUND',
+        status: 404,
+        model: 'Version',
+        message: 'No Version matches the given query.',
+      });
     }
     expect(await snapshot()).toEqual(before);
   });
@@ -320,7 +354,12 @@ describe('updateVersion', () => {
     const otherMissing = await t.gql(UPDATE_VERSION, { project: 'docs', slug: 'v9.9', input: { active: false } }, bob);
     expect(otherMissing.data.updateVersion.__typename).toBe('ForbiddenError');
     const missing = await t.gql(UPDATE_VERSION, { project: 'nope', slug: 'latest', input: { active: false } }, alice);
-    expect(missing.data.updateVersion).toMatchObject({ __typename: 'NotFoundError', status: 404, model: 'Project', message: 'No Project matches the given query.' });
+    expect(missing.data.updateVersion).toMatchObject({
+      __typename: 'NotFoundError',
+      status: 404,
+      model: 'Project',
+      message: 'No Project matches the given query.',
+    });
     expect(await snapshot()).toEqual(before);
   });
 });
@@ -385,8 +424,17 @@ describe('triggerBuild', () => {
     const res = await t.gql(TRIGGER, { project: 'builder', version: '1.0' }, alice);
     expect(res.data.triggerBuild.data.build.state).toBe('triggered');
 
-    expect((await t.gql(BUILD, { project: 'builder', id: done.id }, alice)).data.project.build).toMatchObject({ state: 'finished', success: true, error: null, duration: 12 });
-    expect((await t.gql(BUILD, { project: 'builder', id: pendingOther.id }, alice)).data.project.build).toMatchObject({ state: 'triggered', success: null, error: null });
+    expect((await t.gql(BUILD, { project: 'builder', id: done.id }, alice)).data.project.build).toMatchObject({
+      state: 'finished',
+      success: true,
+      error: null,
+      duration: 12,
+    });
+    expect((await t.gql(BUILD, { project: 'builder', id: pendingOther.id }, alice)).data.project.build).toMatchObject({
+      state: 'triggered',
+      success: null,
+      error: null,
+    });
     expect((await t.db.prisma.version.findUniqueOrThrow({ where: { id: v2.id } })).lastBuildId).toBe(pendingOther.id);
   });
 
@@ -396,7 +444,7 @@ describe('triggerBuild', () => {
     expect(res.data.triggerBuild.data).toMatchObject({ build: { state: 'triggered', versionSlug: '0.9' }, version: { slug: '0.9', active: false } });
   });
 
-  it('of many triggers at once, exactly one build stays pending, and it is the version\'s lastBuild', async () => {
+  it("of many triggers at once, exactly one build stays pending, and it is the version's lastBuild", async () => {
     await addVersion(project.id, 'race', { active: true });
     const results = await Promise.all(Array.from({ length: 6 }, () => t.gql(TRIGGER, { project: 'builder', version: 'race' }, alice)));
     for (const r of results) expect(r.data.triggerBuild.__typename).toBe('MutationTriggerBuildSuccess');
@@ -412,7 +460,13 @@ describe('triggerBuild', () => {
   it('answers NotFoundError for a version the project does not have, and queues nothing', async () => {
     const before = await snapshot();
     const res = await t.gql(TRIGGER, { project: 'builder', version: 'nope' }, alice);
-    expect(res.data.triggerBuild).toEqual({ __typename: 'NotFoundError', code: 'NOT_FOUND', status: 404, model: 'Version', message: 'No Version matches the given query.' });
+    expect(res.data.triggerBuild).toEqual({
+      __typename: 'NotFoundError',
+      code: 'NOT_FOUND',
+      status: 404,
+      model: 'Version',
+      message: 'No Version matches the given query.',
+    });
     expect(await snapshot()).toEqual(before);
   });
 
@@ -423,7 +477,12 @@ describe('triggerBuild', () => {
     const other = await t.gql(TRIGGER, { project: 'builder', version: 'latest' }, bob);
     expect(other.data.triggerBuild).toMatchObject({ __typename: 'ForbiddenError', code: 'FORBIDDEN', status: 403 });
     const missing = await t.gql(TRIGGER, { project: 'nope', version: 'latest' }, alice);
-    expect(missing.data.triggerBuild).toMatchObject({ __typename: 'NotFoundError', status: 404, model: 'Project', message: 'No Project matches the given query.' });
+    expect(missing.data.triggerBuild).toMatchObject({
+      __typename: 'NotFoundError',
+      status: 404,
+      model: 'Project',
+      message: 'No Project matches the given query.',
+    });
     expect(await snapshot()).toEqual(before);
   });
 

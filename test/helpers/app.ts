@@ -1,13 +1,14 @@
 // The whole app in-process, through the real HTTP stack (supertest), on a fresh database of the
 // project's kind, with a recorder of every SQL statement sent.
+
+import type { Express } from 'express';
 import supertest from 'supertest';
 import { buildApp, type Handler } from '../../src/app.ts';
-import type { Express } from 'express';
-import { loadConfig, type Config, type Env } from '../../src/config.ts';
-import type { Storage } from '../../src/storage/index.ts';
+import { type Config, type Env, loadConfig } from '../../src/config.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
-import { testDatabase, type TestDatabase } from './db.ts';
+import type { Storage } from '../../src/storage/index.ts';
+import { type TestDatabase, testDatabase } from './db.ts';
 import { TEST_NETWORK } from './git.ts';
 
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef0123456789';

@@ -1,10 +1,10 @@
 // Running the real `lectern` command (`node src/bin.js`) as a child process, the way an operator
 // does: one-shot commands, and `serve` started, measured and stopped. Every child is tracked so a
 // test file can kill whatever is left in afterAll (killChildren()).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from './net.ts';
 import { TEST_NETWORK } from './git.ts';
+import { freePort } from './net.ts';
 
 export const root = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(root, 'src/bin.js');
@@ -68,7 +68,6 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_00
 export function show(args: string[], r: CliResult): string {
   return `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}: ${describe(args, r)}`;
 }
-
 
 export interface Served {
   child: ChildProcess;

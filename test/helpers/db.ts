@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { openDatabase, type Database } from '../../src/db/database.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
 import { TEMPLATE, withDatabase } from '../setup/postgres.ts';
 
 export type DbKind = 'embedded' | 'postgres';

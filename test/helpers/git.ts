@@ -3,7 +3,7 @@
 // reach this machine's addresses or loopback, so the repositories live at TEST_HOST, in the private
 // range TEST_NETWORK that the tests allow (LECTERN_BUILD_NETWORK_ALLOW), as an operator would allow
 // an internal git server.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +17,10 @@ export const TEST_NETNS = 'lectern-test';
 export function ensureTestHost(): void {
   const ready = () => {
     try {
-      return execFileSync('ip', ['-n', TEST_NETNS, '-4', 'addr', 'show', 'dev', 'veth-lt1'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes(TEST_HOST);
+      return execFileSync('ip', ['-n', TEST_NETNS, '-4', 'addr', 'show', 'dev', 'veth-lt1'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).includes(TEST_HOST);
     } catch {
       return false;
     }
@@ -87,7 +90,6 @@ export function git(cwd: string, ...args: string[]): string {
   }
 }
 
-
 export interface GitServer {
   /** Base URL: `git://10.213.0.2:<port>`. */
   url: string;
@@ -110,10 +112,14 @@ export async function startGitServer(): Promise<GitServer> {
   for (let attempt = 0; attempt < 20 && !port; attempt++) {
     // Spread by process: test files in other processes serve from the same test host.
     const candidate = 20_000 + ((process.pid * 613 + servers++ * 7919 + attempt * 104_729 + Math.floor(Math.random() * 50)) % 40_000);
-    daemon = spawnOnTestHost('git', ['daemon', '--export-all', '--reuseaddr', `--base-path=${served}`, `--listen=${TEST_HOST}`, `--port=${candidate}`, '--enable=receive-pack', served], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env,
-    });
+    daemon = spawnOnTestHost(
+      'git',
+      ['daemon', '--export-all', '--reuseaddr', `--base-path=${served}`, `--listen=${TEST_HOST}`, `--port=${candidate}`, '--enable=receive-pack', served],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env,
+      },
+    );
     let failed = false;
     daemon.once('exit', () => (failed = true));
     const started = Date.now();

@@ -21,7 +21,8 @@ export const CHROMIUM = '/usr/bin/chromium';
 
 /** Fails (never skips) when a tool is missing, naming the Debian package that provides it. */
 export function requireTool(file: string, debianPackage: string): void {
-  if (!existsSync(file)) throw new Error(`${file} is missing: install it with \`apt-get install -y ${debianPackage}\` (test/setup/system-deps.sh does when run as root)`);
+  if (!existsSync(file))
+    throw new Error(`${file} is missing: install it with \`apt-get install -y ${debianPackage}\` (test/setup/system-deps.sh does when run as root)`);
 }
 
 const outputs = new Map<string, Promise<string>>();
@@ -74,7 +75,16 @@ export function sphinxBuild(fixture: string, opts: { builder?: 'html' | 'epub' |
     requireTool('/usr/bin/sphinx-build', 'python3-sphinx');
     const out = await tmp(`sphinx-${builder}`);
     const defines = Object.entries(opts.overrides ?? {}).flatMap(([k, v]) => ['-D', `${k}=${v}`]);
-    await run('/usr/bin/sphinx-build', ['-q', '-b', builder, '-d', path.join(out, '.doctrees'), ...defines, path.join(FIXTURES, fixture), path.join(out, builder)]);
+    await run('/usr/bin/sphinx-build', [
+      '-q',
+      '-b',
+      builder,
+      '-d',
+      path.join(out, '.doctrees'),
+      ...defines,
+      path.join(FIXTURES, fixture),
+      path.join(out, builder),
+    ]);
     return path.join(out, builder);
   });
 }
@@ -169,7 +179,16 @@ export async function publish(t: TestApp, spec: PublishSpec): Promise<{ buildId:
   });
   const now = new Date();
   const build = await prisma.build.create({
-    data: { projectId: project.id, versionId: version.id, versionSlug: version.slug, state: 'finished', success: true, startedAt: now, finishedAt: now, length: 1 },
+    data: {
+      projectId: project.id,
+      versionId: version.id,
+      versionSlug: version.slug,
+      state: 'finished',
+      success: true,
+      startedAt: now,
+      finishedAt: now,
+      length: 1,
+    },
   });
   // Step 5 of the pipeline itself: all files first, then the one update that makes them the served ones.
   await publishBuild(prisma, t.storage, {

@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/db/database.ts';
+import { type Database, openDatabase } from '../../src/db/database.ts';
 import { DatabaseThrottle } from '../../src/db/throttle.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
 import type { RequestThrottle } from '../../src/rest/throttle.ts';
-import { testApp, TEST_SECRET_KEY, type TestApp } from '../helpers/app.ts';
-import { cliEnv, killChildren, startServe, type Served } from '../helpers/cli-process.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
+import { cliEnv, killChildren, type Served, startServe } from '../helpers/cli-process.ts';
 import { createPostgresDatabase } from '../helpers/db.ts';
 
 const THROTTLED = /^Request was throttled\. Expected available in (\d+) seconds?\.$/;
@@ -62,8 +62,7 @@ describe('throttle on PostgreSQL', () => {
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
     });
 
-    const projects = (server: Served, user: string) =>
-      fetch(`${server.url}/api/v3/projects/`, { headers: { authorization: `Token ${tokens[user]}` } });
+    const projects = (server: Served, user: string) => fetch(`${server.url}/api/v3/projects/`, { headers: { authorization: `Token ${tokens[user]}` } });
 
     it('together they let 5/minute through, then both answer 429 as DRF does', async () => {
       const [a, b] = servers as [Served, Served];

@@ -4,7 +4,7 @@
 // route table, so a route that asks GraphQL for the wrong thing is caught.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.ts';
-import { pathFor, send, v3Routes, worldApp, type Caller } from './v3-calls.ts';
+import { type Caller, pathFor, send, v3Routes, worldApp } from './v3-calls.ts';
 
 let t: TestApp;
 type Node = Record<string, any>;
@@ -54,18 +54,25 @@ const project = (p: Node) => ({
   tags: p.tags,
   homepage: p.homepage,
   users: p.users,
-  subproject_of: p.subprojectOf ? expect.objectContaining({ slug: p.subprojectOf.slug, _links: expect.objectContaining({ _self: `${API}/projects/${p.subprojectOf.slug}/` }) }) : null,
+  subproject_of: p.subprojectOf
+    ? expect.objectContaining({ slug: p.subprojectOf.slug, _links: expect.objectContaining({ _self: `${API}/projects/${p.subprojectOf.slug}/` }) })
+    : null,
   translation_of: p.translationOf ? expect.objectContaining({ slug: p.translationOf.slug }) : null,
   created: drf(p.createdAt),
   modified: drf(p.modifiedAt),
   single_version: p.singleVersion,
   versioning_scheme: p.versioningScheme,
   readthedocs_yaml_path: p.readthedocsYamlPath,
-  urls: expect.objectContaining({ documentation: p.documentationUrl, versions: `${API}/projects/${p.slug}/versions/`, builds: `${API}/projects/${p.slug}/builds/` }),
+  urls: expect.objectContaining({
+    documentation: p.documentationUrl,
+    versions: `${API}/projects/${p.slug}/versions/`,
+    builds: `${API}/projects/${p.slug}/builds/`,
+  }),
   _links: expect.objectContaining({ _self: `${API}/projects/${p.slug}/`, versions: `${API}/projects/${p.slug}/versions/` }),
 });
 
-const VERSION = 'id slug verboseName identifier ref built active hidden type privacyLevel documentationUrl vcsUrl downloads { pdf htmlzip epub } project { slug }';
+const VERSION =
+  'id slug verboseName identifier ref built active hidden type privacyLevel documentationUrl vcsUrl downloads { pdf htmlzip epub } project { slug }';
 const version = (v: Node) => ({
   id: v.id,
   slug: v.slug,
@@ -141,7 +148,7 @@ const variable = (v: Node) => ({
 function samePage(body: Node, page: Node, map: (n: Node) => Node) {
   expect(body.count).toBe(page.totalCount);
   expect(body.results).toHaveLength(page.nodes.length);
-  body.results.forEach((r: Node, i: number) => expect(r).toMatchObject(map(page.nodes[i])));
+  for (const [i, r] of (body.results as Node[]).entries()) expect(r).toMatchObject(map(page.nodes[i]));
 }
 
 const route = (name: string) => {
@@ -204,7 +211,9 @@ const checks: Record<string, (caller: Caller) => Promise<void>> = {
   },
   'projects-versions-detail': async (caller) => {
     for (const slug of ['v1.0', 'latest']) {
-      const d = await data(`query($slug: String!) { project(slug: "project") { version(slug: $slug) { ${VERSION} lastBuild { ${BUILD} } } } }`, caller, { slug });
+      const d = await data(`query($slug: String!) { project(slug: "project") { version(slug: $slug) { ${VERSION} lastBuild { ${BUILD} } } } }`, caller, {
+        slug,
+      });
       const body = await rest(`/projects/project/versions/${slug}/?expand=last_build`, caller);
       expect(body).toMatchObject(version(d.project.version));
       if (d.project.version.lastBuild) expect(body.last_build).toMatchObject(build(d.project.version.lastBuild));

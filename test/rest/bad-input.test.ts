@@ -3,7 +3,7 @@
 // DRF-shaped 4xx (never 500), and none of them writes anything.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.ts';
-import { rowCounts, send, snapshot, worldApp, type Caller } from './v3-calls.ts';
+import { type Caller, rowCounts, send, snapshot, worldApp } from './v3-calls.ts';
 
 let t: TestApp;
 const statuses: { what: string; status: number }[] = [];
@@ -12,7 +12,9 @@ const EXTRA_REDIRECTS = 11; // 12 with the world's, to page through
 beforeAll(async () => {
   t = await worldApp({ LECTERN_MAX_BODY_BYTES: '65536' });
   for (let i = 0; i < EXTRA_REDIRECTS; i++) {
-    await t.db.prisma.redirect.create({ data: { projectId: 1, type: 'exact', fromUrl: `/en/latest/old-${i}.html`, toUrl: `/en/latest/new-${i}.html`, position: i + 1 } });
+    await t.db.prisma.redirect.create({
+      data: { projectId: 1, type: 'exact', fromUrl: `/en/latest/old-${i}.html`, toUrl: `/en/latest/new-${i}.html`, position: i + 1 },
+    });
   }
 });
 afterAll(() => t.close());
@@ -162,7 +164,10 @@ describe('fields of the wrong type', () => {
     ['HOME', "Variable name can't be HOME (in any case): Lectern sets it for the build (it decides where programs and files are found)"],
     ['BASH_ENV', "Variable name can't start with BASH_ (in any case): the shell reads it (start-up code, options, how commands are split)"],
     ['ENV', "Variable name can't be ENV (in any case): the shell reads it (start-up code, options, how commands are split)"],
-    ['LD_PRELOAD', "Variable name can't start with LD_ (in any case): the program loader or the C library reads it (it can load other code into every program)"],
+    [
+      'LD_PRELOAD',
+      "Variable name can't start with LD_ (in any case): the program loader or the C library reads it (it can load other code into every program)",
+    ],
     ['GCONV_PATH', "Variable name can't be GCONV_PATH (in any case): the program loader or the C library reads it (it can load other code into every program)"],
     ['GIT_CONFIG_PARAMETERS', "Variable name can't start with GIT_ (in any case): git reads it (configuration, hooks and helper programs)"],
     ['PYTHONPATH', "Variable name can't start with PYTHON (in any case): Python reads it at start-up (module paths, start-up scripts)"],
@@ -196,7 +201,14 @@ describe('fields of the wrong type', () => {
   });
 
   it('unknown fields are ignored, never reported', async () => {
-    const res = await refused('POST', '/projects/project/redirects/', { from_url: '/a/', type: 'exact', id: 999, pk: 999, project: 'others-project', nonsense: [1] });
+    const res = await refused('POST', '/projects/project/redirects/', {
+      from_url: '/a/',
+      type: 'exact',
+      id: 999,
+      pk: 999,
+      project: 'others-project',
+      nonsense: [1],
+    });
     expect(Object.keys(res.body).sort()).not.toContain('nonsense');
     for (const key of ['id', 'pk', 'project', 'nonsense']) expect(JSON.stringify(res.body)).not.toContain(`"${key}"`);
   });
@@ -223,7 +235,13 @@ describe('huge input', () => {
 
   it('just under the limit: the field rules answer, not the server', async () => {
     const almost = 'y'.repeat(60_000);
-    const field: Record<string, string> = { '/projects/': 'name', '/projects/project/': 'name', subprojects: 'child', redirects: 'from_url', environmentvariables: 'value' };
+    const field: Record<string, string> = {
+      '/projects/': 'name',
+      '/projects/project/': 'name',
+      subprojects: 'child',
+      redirects: 'from_url',
+      environmentvariables: 'value',
+    };
     for (const [method, path] of WRITES) {
       if (path.includes('/versions/')) continue; // nothing there takes a string
       const key = Object.entries(field).find(([k]) => path === k || path.includes(`/${k}/`))![1];
@@ -439,7 +457,14 @@ describe('nothing above', () => {
     expect(patched.status).toBe(204);
     const project = await t.db.prisma.project.findUnique({ where: { id: 1 } });
     expect(project).toMatchObject({ name: '42', slug: 'project' });
-    const created = await send(t, 'POST', '/projects/project/redirects/', 'me', { from_url: '/x/', to_url: '/y/', type: 'page', pk: 999, project: 'others-project', created: '2000-01-01T00:00:00Z' });
+    const created = await send(t, 'POST', '/projects/project/redirects/', 'me', {
+      from_url: '/x/',
+      to_url: '/y/',
+      type: 'page',
+      pk: 999,
+      project: 'others-project',
+      created: '2000-01-01T00:00:00Z',
+    });
     expect(created.status).toBe(201);
     expect(created.body.pk).not.toBe(999);
     expect(created.body.project).toBe('project');

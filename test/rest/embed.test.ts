@@ -4,15 +4,15 @@
 // lookup by id, title, label, heading text, glossary term and option; 400/404 bodies; privacy;
 // path traversal in every parameter (each a 4xx, never a 500, never another file); symlinks in the
 // build output; and the parsed-page cache.
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync, cpSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Response } from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutputRefused } from '../../src/builds/output.ts';
 import { pageCache } from '../../src/embed/cache.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
-import { publishHtml, sphinxHtml, type Published } from '../helpers/publish-embed.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { type Published, publishHtml, sphinxHtml } from '../helpers/publish-embed.ts';
 
 const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/embed-sphinx');
 const DOCS = 'http://lectern.test/docs/embed/en/latest';
@@ -68,7 +68,10 @@ beforeAll(async () => {
   symlinkSync(path.join(outside, 'secret.html'), path.join(hostile, 'leak.html'));
   symlinkSync(outside, path.join(hostile, 'outdir'));
   symlinkSync(path.join(hostile, 'page.html'), path.join(hostile, 'alias.html'));
-  linkedRefusal = await publish('embed', 'linked', hostile).then(() => null, (e: unknown) => e);
+  linkedRefusal = await publish('embed', 'linked', hostile).then(
+    () => null,
+    (e: unknown) => e,
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -234,7 +237,13 @@ describe('embed by path and by url', () => {
   });
 
   it('a url that is not a docs url of this host is 404', async () => {
-    for (const url of ['https://elsewhere.example/docs/embed/en/latest/page.html', 'http://lectern.test/api/v2/', 'not a url', 'javascript:alert(1)', 'http://lectern.test/docs/embed/']) {
+    for (const url of [
+      'https://elsewhere.example/docs/embed/en/latest/page.html',
+      'http://lectern.test/api/v2/',
+      'not a url',
+      'javascript:alert(1)',
+      'http://lectern.test/docs/embed/',
+    ]) {
       const res = await embed({ url });
       expect(res.status, url).toBe(404);
     }
@@ -271,7 +280,7 @@ describe('errors', () => {
 });
 
 describe('privacy', () => {
-  it('a private project or version is never embedded through v2, even with its maintainer\'s token', async () => {
+  it("a private project or version is never embedded through v2, even with its maintainer's token", async () => {
     for (const auth of [undefined, `Token ${token}`]) {
       expect((await embed({ project: 'hush', doc: 'page' }, auth)).status).toBe(404);
       expect((await embed({ project: 'embed', doc: 'page', version: 'private' }, auth)).status).toBe(404);
@@ -280,7 +289,8 @@ describe('privacy', () => {
   });
 
   it('through GraphQL, only its maintainer embeds it', async () => {
-    const query = 'query($p: String, $v: String) { embed(project: $p, doc: "page", version: $v, section: "requirements") { meta { project version } content } }';
+    const query =
+      'query($p: String, $v: String) { embed(project: $p, doc: "page", version: $v, section: "requirements") { meta { project version } content } }';
     const anon = await t.gql(query, { p: 'hush' });
     expect(anon.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     const mine = await t.gql(query, { p: 'hush' }, token);
@@ -291,7 +301,7 @@ describe('privacy', () => {
   });
 });
 
-describe('no parameter reads outside the version\'s output', () => {
+describe("no parameter reads outside the version's output", () => {
   // From the embed project's latest output (projects/embed/latest/<build>/html/) up to the private
   // project's stored page: the file these attempts would reach if names were not checked.
   const up = (n: number) => Array.from({ length: n }, () => '..').join('/');
@@ -325,13 +335,27 @@ describe('no parameter reads outside the version\'s output', () => {
     ];
     for (const doc of docs) refused(await embed({ project: 'embed', doc }), `doc=${JSON.stringify(doc)}`);
     // Encoded once more: the server decodes a query once, so these are names with % in them.
-    for (const raw of [`%252e%252e%252f%252e%252e%252fpage`, `%2e%2e%2f%2e%2e%2fhush%2flatest%2f${hush.buildId}%2fhtml%2fpage`, `${encodeURIComponent(hushPage())}`, '%2e%2e%5cpage', 'page%00']) {
+    for (const raw of [
+      `%252e%252e%252f%252e%252e%252fpage`,
+      `%2e%2e%2f%2e%2e%2fhush%2flatest%2f${hush.buildId}%2fhtml%2fpage`,
+      `${encodeURIComponent(hushPage())}`,
+      '%2e%2e%5cpage',
+      'page%00',
+    ]) {
       refused(await embedRaw(`project=embed&doc=${raw}&section=requirements`), `doc=${raw}`);
     }
   });
 
   it('path with the same', async () => {
-    for (const p of [`${hushPage()}.html`, `/${up(6)}/etc/passwd`, '/../page.html', '..%2fpage.html', '..\\page.html', 'page.html\u0000', `guide/${up(1)}/page.html`]) {
+    for (const p of [
+      `${hushPage()}.html`,
+      `/${up(6)}/etc/passwd`,
+      '/../page.html',
+      '..%2fpage.html',
+      '..\\page.html',
+      'page.html\u0000',
+      `guide/${up(1)}/page.html`,
+    ]) {
       refused(await embed({ project: 'embed', path: p, section: 'requirements' }), `path=${JSON.stringify(p)}`);
     }
   });
@@ -393,7 +417,10 @@ describe('the parsed-page cache', () => {
     expect(cache.hits - before.hits).toBe(2);
 
     // A new body under the same key (a new ETag) is read and parsed again.
-    await t.storage.put(key, Buffer.from('<html><body><div class="body" role="main"><section id="fresh"><h1>Fresh</h1><p>New.</p></section></div></body></html>'));
+    await t.storage.put(
+      key,
+      Buffer.from('<html><body><div class="body" role="main"><section id="fresh"><h1>Fresh</h1><p>New.</p></section></div></body></html>'),
+    );
     const body = ok(await embed({ project: 'embed', doc: 'glossary' }));
     expect(body.headers).toEqual([{ Fresh: '#' }]);
     expect(body.content[0]).toContain('New.');

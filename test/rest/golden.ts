@@ -11,9 +11,7 @@ const dir = path.resolve(import.meta.dirname, 'golden');
 export function pinTimes(body: unknown, keys = ['created', 'modified']): unknown {
   if (Array.isArray(body)) return body.map((b) => pinTimes(b, keys));
   if (body && typeof body === 'object') {
-    return Object.fromEntries(
-      Object.entries(body).map(([k, v]) => [k, keys.includes(k) && typeof v === 'string' ? '<pinned>' : pinTimes(v, keys)]),
-    );
+    return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, keys.includes(k) && typeof v === 'string' ? '<pinned>' : pinTimes(v, keys)]));
   }
   return body;
 }

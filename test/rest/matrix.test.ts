@@ -7,20 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Route } from '../../src/rest/route.ts';
 import type { TestApp } from '../helpers/app.ts';
-import {
-  bodyFor,
-  CALLERS,
-  cipher,
-  inSafeOrder,
-  pathFor,
-  POSTED_SECRET,
-  SECRET,
-  send,
-  snapshot,
-  v3Routes,
-  worldApp,
-  type Caller,
-} from './v3-calls.ts';
+import { bodyFor, type Caller, cipher, inSafeOrder, POSTED_SECRET, pathFor, SECRET, send, snapshot, v3Routes, worldApp } from './v3-calls.ts';
 
 /** Every response this file received, to search for secrets at the end. */
 const seen: { label: string; text: string; headers: string }[] = [];

@@ -4,7 +4,7 @@
 // Retry-After. Requests refused before the throttle (401, 403, a parent's 404) are not counted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.ts';
-import { send, worldApp, type Caller } from './v3-calls.ts';
+import { type Caller, send, worldApp } from './v3-calls.ts';
 
 const THROTTLED = /^Request was throttled\. Expected available in (\d+) seconds?\.$/;
 

@@ -6,9 +6,9 @@ import type { Response } from 'supertest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PrismaClient } from '../../src/db/database.ts';
 import { Cipher } from '../../src/secrets.ts';
-import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { expectGolden } from './golden.ts';
-import { CREATED, makeWorld, resetWorld, MODIFIED } from './world.ts';
+import { CREATED, MODIFIED, makeWorld, resetWorld } from './world.ts';
 
 let t: TestApp;
 const cipher = new Cipher(TEST_SECRET_KEY);
@@ -41,7 +41,17 @@ async function makePrivateAndBuilds(db: PrismaClient): Promise<void> {
     data: { id: 10, projectId: 10, versionId: 10, versionSlug: 'latest', state: 'finished', success: true, commit: 'a1b2c3', length: 5, createdAt: at(20) },
   });
   await db.version.create({
-    data: { id: 11, projectId: 1, slug: 'hidden-away', verboseName: 'hidden-away', privacyLevel: 'private', active: true, built: true, type: 'branch', identifier: 'hide' },
+    data: {
+      id: 11,
+      projectId: 1,
+      slug: 'hidden-away',
+      verboseName: 'hidden-away',
+      privacyLevel: 'private',
+      active: true,
+      built: true,
+      type: 'branch',
+      identifier: 'hide',
+    },
   });
   await db.build.create({
     data: { id: 11, projectId: 1, versionId: 11, versionSlug: 'hidden-away', state: 'finished', success: true, commit: 'a1b2c3', length: 5, createdAt: at(30) },
@@ -62,8 +72,24 @@ async function makePrivateAndBuilds(db: PrismaClient): Promise<void> {
       finishedAt: at(40.2),
       commands: {
         create: [
-          { id: 1, description: 'Cloning', command: 'git clone --depth 50 https://github.com/rtfd/project .', output: 'Cloning into .\n', exitCode: 0, startTime: at(40), endTime: new Date(at(40).getTime() + 2_500) },
-          { id: 2, description: 'Building html', command: 'sphinx-build -b html docs _build/html', output: 'error\n', exitCode: 2, startTime: new Date(at(40).getTime() + 3_123), endTime: new Date(at(40).getTime() + 12_000) },
+          {
+            id: 1,
+            description: 'Cloning',
+            command: 'git clone --depth 50 https://github.com/rtfd/project .',
+            output: 'Cloning into .\n',
+            exitCode: 0,
+            startTime: at(40),
+            endTime: new Date(at(40).getTime() + 2_500),
+          },
+          {
+            id: 2,
+            description: 'Building html',
+            command: 'sphinx-build -b html docs _build/html',
+            output: 'error\n',
+            exitCode: 2,
+            startTime: new Date(at(40).getTime() + 3_123),
+            endTime: new Date(at(40).getTime() + 12_000),
+          },
         ],
       },
     },
@@ -94,7 +120,10 @@ const V2_DATETIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/;
 
 /** Every datetime of a v2 body is without offset and with microseconds (seed-api §2.10). */
 function checkDatetimes(body: unknown, where: string): void {
-  if (Array.isArray(body)) return body.forEach((b) => checkDatetimes(b, where));
+  if (Array.isArray(body)) {
+    for (const b of body) checkDatetimes(b, where);
+    return;
+  }
   if (!body || typeof body !== 'object') return;
   for (const [k, v] of Object.entries(body)) {
     if (['date', 'start_time', 'end_time'].includes(k) && v !== null) expect(v, `${where}: ${k}`).toMatch(V2_DATETIME);

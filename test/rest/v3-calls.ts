@@ -5,7 +5,7 @@ import type supertest from 'supertest';
 import type { Route } from '../../src/rest/route.ts';
 import { v3Routes } from '../../src/rest/v3/routes.ts';
 import { Cipher } from '../../src/secrets.ts';
-import { testApp, TEST_SECRET_KEY, type TestApp } from '../helpers/app.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { makeWorld } from './world.ts';
 
 export const cipher = new Cipher(TEST_SECRET_KEY);
@@ -81,13 +81,7 @@ export function inSafeOrder(routes: Route[]): Route[] {
 
 export const v3 = (path: string) => `/api/v3${path}`;
 
-export function send(
-  t: TestApp,
-  method: string,
-  path: string,
-  caller: Caller | string | undefined,
-  body?: unknown,
-): supertest.Test {
+export function send(t: TestApp, method: string, path: string, caller: Caller | string | undefined, body?: unknown): supertest.Test {
   const m = method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
   let req = t.http[m](path.startsWith('/api/') ? path : v3(path));
   const auth = caller === undefined ? undefined : caller in AUTHORIZATION ? AUTHORIZATION[caller as Caller] : caller;

@@ -6,13 +6,12 @@
 import type { Response } from 'supertest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Cipher } from '../../src/secrets.ts';
-import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { expectGolden, pinTimes } from './golden.ts';
-import { CREATED, makeWorld, resetWorld, MODIFIED } from './world.ts';
+import { CREATED, MODIFIED, makeWorld, resetWorld } from './world.ts';
 
 let t: TestApp;
 const cipher = new Cipher(TEST_SECRET_KEY);
-
 
 beforeAll(async () => {
   t = await testApp();
@@ -45,7 +44,15 @@ const API = 'http://lectern.test/api/v3';
 async function call(method: Method, path: string, opts: Opts = {}): Promise<Response> {
   const agent = t.http;
   let req =
-    method === 'GET' ? agent.get(path) : method === 'POST' ? agent.post(path) : method === 'PUT' ? agent.put(path) : method === 'PATCH' ? agent.patch(path) : agent.delete(path);
+    method === 'GET'
+      ? agent.get(path)
+      : method === 'POST'
+        ? agent.post(path)
+        : method === 'PUT'
+          ? agent.put(path)
+          : method === 'PATCH'
+            ? agent.patch(path)
+            : agent.delete(path);
   const token = opts.token === undefined ? 'me' : opts.token;
   if (opts.authorization !== undefined) req = req.set('Authorization', opts.authorization);
   else if (token !== null) req = req.set('Authorization', `Token ${token}`);
@@ -97,7 +104,10 @@ const DATETIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$/;
 
 /** Every datetime field is UTC with `Z`, and microseconds only when there are any (rtd-behavior §0). */
 function checkDatetimes(body: unknown, where: string): void {
-  if (Array.isArray(body)) return body.forEach((b) => checkDatetimes(b, where));
+  if (Array.isArray(body)) {
+    for (const b of body) checkDatetimes(b, where);
+    return;
+  }
   if (!body || typeof body !== 'object') return;
   for (const [k, v] of Object.entries(body)) {
     if (['created', 'modified', 'finished'].includes(k) && v !== null && typeof v !== 'object') {
@@ -124,10 +134,10 @@ function empty(res: Response, status = 204): void {
   expect(res.text).toBe('');
 }
 
-const EMPTY_PAGE = { count: 0, next: null, previous: null, results: [] };
+const _EMPTY_PAGE = { count: 0, next: null, previous: null, results: [] };
 const NOT_FOUND = { detail: 'Not found.' };
 const noMatch = (model: string) => ({ detail: `No ${model} matches the given query.` });
-const FORBIDDEN = { detail: 'You do not have permission to perform this action.' };
+const _FORBIDDEN = { detail: 'You do not have permission to perform this action.' };
 const NO_CREDENTIALS = { detail: 'Authentication credentials were not provided.' };
 
 function expectError(res: Response, status: number, body: unknown): void {
@@ -242,15 +252,25 @@ describe('_links key sets (rtd-behavior §2.8)', () => {
   it('Project 10, Version 3, Build 4, Subproject 2, Redirect 2, environment variable 2; all absolute', async () => {
     const keys = (o: Record<string, unknown>) => Object.keys(o).sort();
     const project = (await get('/projects/project/')).body._links;
-    expect(keys(project)).toEqual(
-      ['_self', 'builds', 'environmentvariables', 'notifications', 'redirects', 'subprojects', 'superproject', 'sync_versions', 'translations', 'versions'],
-    );
+    expect(keys(project)).toEqual([
+      '_self',
+      'builds',
+      'environmentvariables',
+      'notifications',
+      'redirects',
+      'subprojects',
+      'superproject',
+      'sync_versions',
+      'translations',
+      'versions',
+    ]);
     expect(keys((await get('/projects/project/versions/v1.0/')).body._links)).toEqual(['_self', 'builds', 'project']);
     expect(keys((await get('/projects/project/builds/1/')).body._links)).toEqual(['_self', 'notifications', 'project', 'version']);
     expect(keys((await get('/projects/project/subprojects/subproject/')).body._links)).toEqual(['_self', 'parent']);
     expect(keys((await get('/projects/project/redirects/1/')).body._links)).toEqual(['_self', 'project']);
     expect(keys((await get('/projects/project/environmentvariables/1/')).body._links)).toEqual(['_self', 'project']);
-    for (const url of Object.values(project)) expect(url).toMatch(/^http:\/\/lectern\.test\/api\/v3\/projects\/project\/[a-z-]+\/$|^http:\/\/lectern\.test\/api\/v3\/projects\/project\/$/);
+    for (const url of Object.values(project))
+      expect(url).toMatch(/^http:\/\/lectern\.test\/api\/v3\/projects\/project\/[a-z-]+\/$|^http:\/\/lectern\.test\/api\/v3\/projects\/project\/$/);
   });
 });
 
@@ -259,7 +279,7 @@ describe('GET /projects/', () => {
     golden(await get('/projects/'), 200, 'projects-list');
   });
 
-  it('lists only the caller\'s projects', async () => {
+  it("lists only the caller's projects", async () => {
     const res = await get('/projects/', { token: 'other' });
     expect(res.status).toBe(200);
     expect(res.body.results.map((p: any) => p.slug)).toEqual(['others-project']);
@@ -320,7 +340,10 @@ describe('GET /projects/{project}/', () => {
   });
 
   it('active_versions keyed by numeric slugs are in string order ("10" before "9")', async () => {
-    for (const [id, slug] of [[10, '9'], [11, '10']] as const) {
+    for (const [id, slug] of [
+      [10, '9'],
+      [11, '10'],
+    ] as const) {
       await t.db.prisma.version.create({
         data: { id, projectId: 1, slug, verboseName: slug, identifier: slug, type: 'tag', active: true, built: true, createdAt: CREATED, modifiedAt: MODIFIED },
       });
@@ -339,7 +362,7 @@ describe('GET /projects/{project}/', () => {
     golden(await get('/projects/project/?expand=active_versions.last_build.config'), 200, 'projects-detail-expand-active_versions.last_build.config');
   });
 
-  it('expand=active_versions,permissions (Read the Docs\' projects-detail request)', async () => {
+  it("expand=active_versions,permissions (Read the Docs' projects-detail request)", async () => {
     golden(await get('/projects/project/?expand=active_versions,permissions'), 200, 'projects-detail-expand-active_versions-permissions');
   });
 
@@ -634,7 +657,7 @@ describe('builds', () => {
     golden(await get('/projects/project/builds/abc/'), 404, 'error-404-not-found');
   });
 
-  it('answers 404 for a build that does not exist or is another project\'s', async () => {
+  it("answers 404 for a build that does not exist or is another project's", async () => {
     golden(await get('/projects/project/builds/99/'), 404, 'error-404-build');
     golden(await get('/projects/project/builds/2/'), 404, 'error-404-build');
   });
@@ -658,7 +681,7 @@ describe('subprojects', () => {
     golden(await post('/projects/project/subprojects/', { child: 'new-project', alias: 'subproject-alias' }), 201, 'projects-subprojects-list_POST');
   });
 
-  it('POST without an alias uses the child\'s slug', async () => {
+  it("POST without an alias uses the child's slug", async () => {
     await createNewProject();
     const res = await post('/projects/project/subprojects/', { child: 'new-project' });
     expect(res.status).toBe(201);

@@ -71,10 +71,30 @@ export async function makeWorld(db: PrismaClient, encrypt: (value: string) => st
     },
   });
   const othersLatest = await db.version.create({
-    data: { id: 3, projectId: others.id, slug: 'latest', verboseName: 'latest', machine: true, active: true, type: 'branch', createdAt: CREATED, modifiedAt: MODIFIED },
+    data: {
+      id: 3,
+      projectId: others.id,
+      slug: 'latest',
+      verboseName: 'latest',
+      machine: true,
+      active: true,
+      type: 'branch',
+      createdAt: CREATED,
+      modifiedAt: MODIFIED,
+    },
   });
   await db.build.create({
-    data: { id: 2, projectId: others.id, versionId: othersLatest.id, versionSlug: 'latest', state: 'finished', success: true, commit: 'a1b2c3', length: 60, createdAt: CREATED },
+    data: {
+      id: 2,
+      projectId: others.id,
+      versionId: othersLatest.id,
+      versionSlug: 'latest',
+      state: 'finished',
+      success: true,
+      commit: 'a1b2c3',
+      length: 60,
+      createdAt: CREATED,
+    },
   });
 
   const sub = await db.project.create({
@@ -91,7 +111,17 @@ export async function makeWorld(db: PrismaClient, encrypt: (value: string) => st
     },
   });
   await db.version.create({
-    data: { id: 4, projectId: sub.id, slug: 'latest', verboseName: 'latest', machine: true, active: true, type: 'branch', createdAt: CREATED, modifiedAt: MODIFIED },
+    data: {
+      id: 4,
+      projectId: sub.id,
+      slug: 'latest',
+      verboseName: 'latest',
+      machine: true,
+      active: true,
+      type: 'branch',
+      createdAt: CREATED,
+      modifiedAt: MODIFIED,
+    },
   });
   await db.projectRelationship.create({ data: { id: 1, parentId: project.id, childId: sub.id, alias: 'subproject', createdAt: CREATED } });
 

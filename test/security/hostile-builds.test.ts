@@ -3,7 +3,7 @@
 // Each attack is a repository a user imports; each test checks the attack failed, the build's log
 // says why, and an ordinary build of the same project right after succeeds.
 // @see issue 9, README "Security model"
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bwrapAvailable, filteredNetworkAvailable, ownAddresses } from '../../src/builds/sandbox.ts';
 import type { Worker } from '../../src/builds/worker.ts';
 import { Cipher } from '../../src/secrets.ts';
-import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
-import { ensureTestHost, git, spawnOnTestHost, startGitServer, TEST_HOST, TEST_NETNS, type GitServer } from '../helpers/git.ts';
+import { ensureTestHost, type GitServer, git, spawnOnTestHost, startGitServer, TEST_HOST, TEST_NETNS } from '../helpers/git.ts';
 
 // Each test runs two real builds (the attack, then an ordinary one).
 vi.setConfig({ testTimeout: 240_000 });
@@ -70,13 +70,20 @@ beforeAll(async () => {
       execFileSync('ip', ['route', 'replace', net, 'dev', 'veth-lt0'], { stdio: 'pipe' });
     } catch {}
   }
-  testHostServer = spawnOnTestHost('python3', ['-c', `
+  testHostServer = spawnOnTestHost(
+    'python3',
+    [
+      '-c',
+      `
 import socket, threading
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(('0.0.0.0', ${TEST_HOST_PORT})); s.listen(50)
 while True:
     c, _ = s.accept(); c.sendall(b'test-host'); c.close()
-`], { stdio: 'ignore' });
+`,
+    ],
+    { stdio: 'ignore' },
+  );
   // The test host answers from this machine at every one of its addresses.
   for (const addr of [TEST_HOST, PRIVATE_NOT_ALLOWED, LINK_LOCAL]) await expectReachable(addr, TEST_HOST_PORT);
 });
@@ -138,22 +145,85 @@ async function nothingPublished(projectSlug: string, buildId: number) {
   expect(keys.filter((k) => k.includes(`/${buildId}/`))).toEqual([]);
 }
 
-describe('files that are not the build\'s own regular files are never published', () => {
+describe("files that are not the build's own regular files are never published", () => {
   const HTML_JOB = ['      html:', '        - mkdir -p $READTHEDOCS_OUTPUT/html', '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html'];
   const cases: [string, string, string[], RegExp][] = [
-    ['epub-symlink', 'a symlink left as the epub', [...HTML_JOB, '      epub:', '        - mkdir -p $READTHEDOCS_OUTPUT/epub', '        - ln -s /proc/self/environ $READTHEDOCS_OUTPUT/epub/x.epub'], /symbolic link/],
-    ['pdf-to-secret-key', 'a symlink to the data dir\'s secret key as the pdf', [...HTML_JOB, '      pdf:', '        - mkdir -p $READTHEDOCS_OUTPUT/pdf', '        - ln -s DATADIR/secret.key $READTHEDOCS_OUTPUT/pdf/x.pdf'], /symbolic link/],
-    ['html-symlink-dir', 'a symlinked directory in the HTML', ['      html:', '        - mkdir -p $READTHEDOCS_OUTPUT/html', '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html', '        - ln -s /etc $READTHEDOCS_OUTPUT/html/etc'], /symbolic link/],
-    ['html-to-storage', 'a link to another project\'s stored files', ['      html:', '        - mkdir -p $READTHEDOCS_OUTPUT/html', '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html', '        - ln -s STORAGE/projects $READTHEDOCS_OUTPUT/html/others'], /symbolic link/],
-    ['html-hard-link', 'a hard link in the HTML', ['      html:', '        - mkdir -p $READTHEDOCS_OUTPUT/html', '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html', '        - ln README.md $READTHEDOCS_OUTPUT/html/readme.html'], /hard link|links/],
-    ['html-fifo', 'a fifo in the HTML', ['      html:', '        - mkdir -p $READTHEDOCS_OUTPUT/html', '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html', '        - mkfifo $READTHEDOCS_OUTPUT/html/pipe.html'], /fifo|not a regular file/],
-    ['html-socket', 'a unix socket in the HTML', ['      html:', '        - mkdir -p $READTHEDOCS_OUTPUT/html', '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html', `        - python3 -c "import socket; socket.socket(socket.AF_UNIX).bind('$READTHEDOCS_OUTPUT/html/s.html')"`], /socket|not a regular file/],
+    [
+      'epub-symlink',
+      'a symlink left as the epub',
+      [...HTML_JOB, '      epub:', '        - mkdir -p $READTHEDOCS_OUTPUT/epub', '        - ln -s /proc/self/environ $READTHEDOCS_OUTPUT/epub/x.epub'],
+      /symbolic link/,
+    ],
+    [
+      'pdf-to-secret-key',
+      "a symlink to the data dir's secret key as the pdf",
+      [...HTML_JOB, '      pdf:', '        - mkdir -p $READTHEDOCS_OUTPUT/pdf', '        - ln -s DATADIR/secret.key $READTHEDOCS_OUTPUT/pdf/x.pdf'],
+      /symbolic link/,
+    ],
+    [
+      'html-symlink-dir',
+      'a symlinked directory in the HTML',
+      [
+        '      html:',
+        '        - mkdir -p $READTHEDOCS_OUTPUT/html',
+        '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html',
+        '        - ln -s /etc $READTHEDOCS_OUTPUT/html/etc',
+      ],
+      /symbolic link/,
+    ],
+    [
+      'html-to-storage',
+      "a link to another project's stored files",
+      [
+        '      html:',
+        '        - mkdir -p $READTHEDOCS_OUTPUT/html',
+        '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html',
+        '        - ln -s STORAGE/projects $READTHEDOCS_OUTPUT/html/others',
+      ],
+      /symbolic link/,
+    ],
+    [
+      'html-hard-link',
+      'a hard link in the HTML',
+      [
+        '      html:',
+        '        - mkdir -p $READTHEDOCS_OUTPUT/html',
+        '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html',
+        '        - ln README.md $READTHEDOCS_OUTPUT/html/readme.html',
+      ],
+      /hard link|links/,
+    ],
+    [
+      'html-fifo',
+      'a fifo in the HTML',
+      [
+        '      html:',
+        '        - mkdir -p $READTHEDOCS_OUTPUT/html',
+        '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html',
+        '        - mkfifo $READTHEDOCS_OUTPUT/html/pipe.html',
+      ],
+      /fifo|not a regular file/,
+    ],
+    [
+      'html-socket',
+      'a unix socket in the HTML',
+      [
+        '      html:',
+        '        - mkdir -p $READTHEDOCS_OUTPUT/html',
+        '        - echo hi > $READTHEDOCS_OUTPUT/html/index.html',
+        `        - python3 -c "import socket; socket.socket(socket.AF_UNIX).bind('$READTHEDOCS_OUTPUT/html/s.html')"`,
+      ],
+      /socket|not a regular file/,
+    ],
   ];
   for (const [name, what, jobs, message] of cases) {
     it(`refuses ${what}`, async () => {
       const files = {
         'README.md': 'readme\n',
-        '.readthedocs.yaml': yaml(['  jobs:', '    build:', ...jobs.map((l) => l.replace('DATADIR', t.dataDir).replace('STORAGE', storageDir))]).replace(/\n$/, '\nformats: [epub, pdf]\n'),
+        '.readthedocs.yaml': yaml(['  jobs:', '    build:', ...jobs.map((l) => l.replace('DATADIR', t.dataDir).replace('STORAGE', storageDir))]).replace(
+          /\n$/,
+          '\nformats: [epub, pdf]\n',
+        ),
       };
       const a = await attack(name, files);
       expect(a.build.success, logOf(a.build)).toBe(false);
@@ -166,7 +236,7 @@ describe('files that are not the build\'s own regular files are never published'
     });
   }
 
-  it('refuses a link that conf.py plants in place of the epub during Sphinx\'s own epub step', async () => {
+  it("refuses a link that conf.py plants in place of the epub during Sphinx's own epub step", async () => {
     const conf = `project = 'Planted'
 html_theme = 'alabaster'
 import os, glob
@@ -190,10 +260,16 @@ def setup(app):
 });
 
 describe('variables that change how programs run', () => {
-  it('are left out of builds when a row predates the rule, and the repository\'s programs never run outside the sandbox', async () => {
+  it("are left out of builds when a row predates the rule, and the repository's programs never run outside the sandbox", async () => {
     const marker = path.join(os.tmpdir(), `lectern-pwned-${process.pid}`);
     const evil = `#!/bin/sh\necho pwned > ${marker}\nexec /usr/bin/$(basename $0) "$@"\n`;
-    const repo = server.repo('path-hijack', { 'README.md': 'x', '.readthedocs.yaml': ordinary(['    - echo "PATH is $PATH"', '    - env | sort | grep -E "^(LD_|GIT_CONFIG|PYTHONSTARTUP)" || echo "no dangerous variables"']) });
+    const repo = server.repo('path-hijack', {
+      'README.md': 'x',
+      '.readthedocs.yaml': ordinary([
+        '    - echo "PATH is $PATH"',
+        '    - env | sort | grep -E "^(LD_|GIT_CONFIG|PYTHONSTARTUP)" || echo "no dangerous variables"',
+      ]),
+    });
     // The variables are written as an older Lectern let them be: straight into the table.
     const p = await importProject(t, token, 'path-hijack', repo.url);
     await waitForBuild(t, await latestBuildOf(t, p.slug));
@@ -205,9 +281,16 @@ describe('variables that change how programs run', () => {
       ['PYTHONSTARTUP', 'evil.py'],
       ['BASH_ENV', 'evil.sh'],
     ]) {
-      await t.db.prisma.environmentVariable.create({ data: { projectId: p.id, name, valueEncrypted: cipher.encrypt(value), valueSize: value.length, public: false } });
+      await t.db.prisma.environmentVariable.create({
+        data: { projectId: p.id, name, valueEncrypted: cipher.encrypt(value), valueSize: value.length, public: false },
+      });
     }
-    repo.commit({ 'bin/cat': evil, 'bin/git': evil, 'evil.sh': `echo pwned > ${marker}\n`, 'evil.py': `open(${JSON.stringify(marker)}, 'w').write('pwned')\n` });
+    repo.commit({
+      'bin/cat': evil,
+      'bin/git': evil,
+      'evil.sh': `echo pwned > ${marker}\n`,
+      'evil.py': `open(${JSON.stringify(marker)}, 'w').write('pwned')\n`,
+    });
     execFileSync('chmod', ['+x', path.join(repo.work, 'bin/cat'), path.join(repo.work, 'bin/git')]);
     git(repo.work, 'add', '-A');
     git(repo.work, 'commit', '--quiet', '-m', 'exec bits');
@@ -228,15 +311,16 @@ describe('variables that change how programs run', () => {
     const repo = server.repo('vars', { 'README.md': 'x', '.readthedocs.yaml': ordinary() });
     const p = await importProject(t, token, 'vars', repo.url);
     for (const name of ['PATH', 'LD_PRELOAD', 'GIT_SSH_COMMAND', 'PYTHONPATH', 'BASH_ENV', 'NODE_OPTIONS', 'HOME', 'READTHEDOCS_OUTPUT']) {
-      const g = await t.gql(`mutation($n: String!) { createEnvironmentVariable(project: "${p.slug}", input: {name: $n, value: "x"}) { __typename ... on Error { message } } }`, { n: name }, token);
+      const g = await t.gql(
+        `mutation($n: String!) { createEnvironmentVariable(project: "${p.slug}", input: {name: $n, value: "x"}) { __typename ... on Error { message } } }`,
+        { n: name },
+        token,
+      );
       expect(g.data.createEnvironmentVariable.__typename, name).not.toMatch(/Success/);
       // The message names the field and the rule (a prefix or the name itself).
       expect(g.data.createEnvironmentVariable.message, name).toMatch(/^name: Variable name/);
       expect(g.data.createEnvironmentVariable.message, name).toMatch(new RegExp(name.slice(0, 3), 'i'));
-      const r = await t.http
-        .post(`/api/v3/projects/${p.slug}/environmentvariables/`)
-        .set('authorization', `Token ${token}`)
-        .send({ name, value: 'x' });
+      const r = await t.http.post(`/api/v3/projects/${p.slug}/environmentvariables/`).set('authorization', `Token ${token}`).send({ name, value: 'x' });
       expect(r.status, name).toBe(400);
     }
     expect(await t.db.prisma.environmentVariable.count({ where: { projectId: p.id } })).toBe(0);
@@ -244,7 +328,7 @@ describe('variables that change how programs run', () => {
 });
 
 describe('the network of install steps reaches the outside world only', () => {
-  it('refuses loopback, this machine\'s addresses, link-local and private ranges not allowed; the build step has none', async () => {
+  it("refuses loopback, this machine's addresses, link-local and private ranges not allowed; the build step has none", async () => {
     const own = ownAddresses().filter((a) => !a.startsWith('127.'));
     const targets = [
       ['loopback', '127.0.0.1', listenerPort],
@@ -263,7 +347,19 @@ for name, host, port in ${JSON.stringify(targets).replace(/"/g, "'")}:
         print('${step}', name, 'DENIED', type(e).__name__)"`;
     const files = {
       'probe.sh': `${probe('$1')}\n`,
-      '.readthedocs.yaml': yaml(['  jobs:', '    post_checkout:', '      - bash probe.sh post_checkout', '    pre_install:', '      - bash probe.sh pre_install', '    pre_build:', '      - bash probe.sh pre_build', '    build:', '      html:', '        - mkdir -p $READTHEDOCS_OUTPUT/html', '        - echo probed > $READTHEDOCS_OUTPUT/html/index.html']),
+      '.readthedocs.yaml': yaml([
+        '  jobs:',
+        '    post_checkout:',
+        '      - bash probe.sh post_checkout',
+        '    pre_install:',
+        '      - bash probe.sh pre_install',
+        '    pre_build:',
+        '      - bash probe.sh pre_build',
+        '    build:',
+        '      html:',
+        '        - mkdir -p $READTHEDOCS_OUTPUT/html',
+        '        - echo probed > $READTHEDOCS_OUTPUT/html/index.html',
+      ]),
     };
     const a = await attack('network-probe', files);
     const log = logOf(a.build);
@@ -301,7 +397,12 @@ describe('bounds: the build fails or is cut short, never the server', () => {
     ['memory-hog', 'a memory hog', `python3 -c "x = bytearray(2 * 1024**3); print(len(x))"`, /memory limit of 512 MiB|MemoryError/],
     ['big-file', 'a 1 GB output file', 'head -c 1G /dev/zero > $READTHEDOCS_OUTPUT/html/big.bin', /disk limit of 400 MiB \(LECTERN_BUILD_MAX_DISK_BYTES\)/],
     ['big-publish', 'more than a build may publish', 'head -c 12M /dev/urandom > $READTHEDOCS_OUTPUT/html/blob.bin', /LECTERN_BUILD_MAX_PUBLISH_BYTES/],
-    ['many-files', 'more files than a build may publish', 'for i in $(seq 1 600); do echo $i > $READTHEDOCS_OUTPUT/html/p$i.html; done', /LECTERN_BUILD_MAX_PUBLISH_FILES/],
+    [
+      'many-files',
+      'more files than a build may publish',
+      'for i in $(seq 1 600); do echo $i > $READTHEDOCS_OUTPUT/html/p$i.html; done',
+      /LECTERN_BUILD_MAX_PUBLISH_FILES/,
+    ],
   ];
   for (const [name, what, command, message] of bounded) {
     it(`stops ${what}`, async () => {
@@ -328,7 +429,11 @@ describe('bounds: the build fails or is cut short, never the server', () => {
 describe('as root, a build runs as a user of its own', () => {
   it('cannot read what that user cannot (/etc/shadow), nor the data dir', async () => {
     const a = await attack('root-reader', {
-      '.readthedocs.yaml': ordinary(['    - id -u', '    - cat /etc/shadow && echo READ-SHADOW || echo "shadow denied"', `    - ls ${t.dataDir}/secret.key 2>&1 || echo "no secret key"`]),
+      '.readthedocs.yaml': ordinary([
+        '    - id -u',
+        '    - cat /etc/shadow && echo READ-SHADOW || echo "shadow denied"',
+        `    - ls ${t.dataDir}/secret.key 2>&1 || echo "no secret key"`,
+      ]),
     });
     const log = logOf(a.build);
     expect(a.build.success, log).toBe(true);

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { liveBuilds } from '../../src/graphql/types/build.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { makeProject, publish } from '../helpers/publish.ts';
 
 const QUERY = JSON.stringify({ query: '{ __typename }' });
@@ -30,8 +30,7 @@ async function listen(t: TestApp): Promise<{ server: Server; base: string }> {
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-const close = (server: Server | undefined) =>
-  new Promise<void>((r) => (server ? (server.closeAllConnections(), server.close(() => r())) : r()));
+const close = (server: Server | undefined) => new Promise<void>((r) => (server ? (server.closeAllConnections(), server.close(() => r())) : r()));
 
 describe('CORS when no origin is configured', () => {
   let t: TestApp;
@@ -209,7 +208,12 @@ describe('docs with a docs domain', () => {
     });
 
     it("does the same for a public project's private version, and tells anonymous readers nothing", async () => {
-      for (const [p, status] of [['/en/internal', 302], ['/en/internal/nothing.html', 404], ['/en/internal/old.html', 301], ['/en/internal/', 200]] as const) {
+      for (const [p, status] of [
+        ['/en/internal', 302],
+        ['/en/internal/nothing.html', 404],
+        ['/en/internal/old.html', 301],
+        ['/en/internal/', 200],
+      ] as const) {
         const res = await onHost('open-docs.docs.test', p, alice);
         expect([p, res.status, res.headers['cache-control']]).toEqual([p, status, 'private, no-cache']);
       }
@@ -302,7 +306,10 @@ describe('X-Forwarded-For and the live-log bound per client', () => {
       expect(await follow(base, buildId, '192.0.2.10', streams)).toEqual({ ok: true });
       expect(await follow(base, buildId, '192.0.2.11', streams)).toEqual({ ok: true });
       // The same client again (a hop the proxy appended last is the one believed): over its bound.
-      expect(await follow(base, buildId, '203.0.113.50, 192.0.2.10', streams)).toEqual({ ok: false, error: 'This client already follows 1 builds live: close one first.' });
+      expect(await follow(base, buildId, '203.0.113.50, 192.0.2.10', streams)).toEqual({
+        ok: false,
+        error: 'This client already follows 1 builds live: close one first.',
+      });
     } finally {
       for (const s of streams.splice(0)) s.abort();
       await close(server);

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM } from '../helpers/publish.ts';
 import { makeWorld, type World } from './world.ts';
@@ -14,7 +14,8 @@ let browser: Browser;
 let origin: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (test/setup/system-deps.sh does when run as root)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (test/setup/system-deps.sh does when run as root)`);
   w = await makeWorld();
   server = createServer(w.t.handler).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));

@@ -52,7 +52,11 @@ describe('with the default TTL', () => {
 
   it('serves a new publish at once', async () => {
     expect((await w.t.http.get('/docs/fixture/en/latest/')).text).toContain('Fixture 1.0 documentation');
-    await publish(w.t, { project: { id: w.ids.fixture, slug: 'fixture' }, version: 'latest', html: await sphinxBuild('sphinx', { overrides: { release: '2.0' } }) });
+    await publish(w.t, {
+      project: { id: w.ids.fixture, slug: 'fixture' },
+      version: 'latest',
+      html: await sphinxBuild('sphinx', { overrides: { release: '2.0' } }),
+    });
     expect((await w.t.http.get('/docs/fixture/en/latest/')).text).toContain('Fixture 2.0 documentation');
   });
 
@@ -101,7 +105,9 @@ describe('with the default TTL', () => {
 async function publishElsewhere(w: World, release: string): Promise<void> {
   const prisma = w.t.db.prisma;
   const version = await prisma.version.findUniqueOrThrow({ where: { projectId_slug: { projectId: w.ids.fixture, slug: 'latest' } } });
-  const build = await prisma.build.create({ data: { projectId: w.ids.fixture, versionId: version.id, versionSlug: 'latest', state: 'finished', success: true } });
+  const build = await prisma.build.create({
+    data: { projectId: w.ids.fixture, versionId: version.id, versionSlug: 'latest', state: 'finished', success: true },
+  });
   await w.t.storage.putDirectory(await sphinxBuild('sphinx', { overrides: { release } }), artifactPrefix('fixture', 'latest', build.id, 'html'));
   await prisma.$executeRaw`UPDATE "Version" SET "publishedBuildId" = ${build.id} WHERE id = ${version.id}`;
   await w.t.storage.deletePrefix(buildPrefix('fixture', 'latest', version.publishedBuildId!));

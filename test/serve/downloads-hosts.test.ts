@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downloadUrl } from '../../src/domain/urls.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { htmlZip, makeProject, printPdf, publish, sphinxBuild } from '../helpers/publish.ts';
 import { makeWorld, type World } from './world.ts';
 
@@ -25,7 +25,12 @@ describe('downloads and host names (LECTERN_DOCS_DOMAIN=docs.test)', () => {
     const downloads = { htmlzip: await htmlZip(v2, 'fixture'), epub: path.join(epub, 'Fixture.epub'), pdf: await printPdf(path.join(v2, 'index.html')) };
     await publish(t, { project: { id: w.ids.fixture, slug: 'fixture' }, version: 'v2.0', html: v2, downloads });
     await publish(t, { project: { id: w.ids.fixture, slug: 'fixture' }, version: 'internal', html: v2, downloads, versionData: { privacyLevel: 'private' } });
-    await publish(t, { project: { id: w.ids.es, slug: 'fixture-es' }, version: 'latest', html: await sphinxBuild('sphinx-es'), downloads: { htmlzip: await htmlZip(await sphinxBuild('sphinx-es'), 'fixture-es') } });
+    await publish(t, {
+      project: { id: w.ids.es, slug: 'fixture-es' },
+      version: 'latest',
+      html: await sphinxBuild('sphinx-es'),
+      downloads: { htmlzip: await htmlZip(await sphinxBuild('sphinx-es'), 'fixture-es') },
+    });
   });
   afterAll(() => t?.close());
 
@@ -170,7 +175,7 @@ describe('LECTERN_SERVE_X_ACCEL', () => {
     expect((await t.http.get('/docs/accel/en/latest/guide')).headers.location).toBe('/docs/accel/en/latest/guide/');
   });
 
-  it('names the new build\'s file right after a publish, though the previous answer came from what it kept', async () => {
+  it("names the new build's file right after a publish, though the previous answer came from what it kept", async () => {
     const css = '/docs/accel/en/latest/_static/basic.css';
     const before = await t.http.get(css);
     expect((await t.http.get(css)).headers['x-accel-redirect']).toBe(before.headers['x-accel-redirect']);

@@ -62,7 +62,10 @@ describe('with the default TTL', () => {
   const raw = serverOf(() => w);
 
   for (const method of ['GET', 'HEAD']) {
-    for (const [encoding, headers] of [['identity', {}], ['gzip', GZIP]] as const) {
+    for (const [encoding, headers] of [
+      ['identity', {}],
+      ['gzip', GZIP],
+    ] as const) {
       it(`answers ${method} ${encoding} the second time itself, exactly as the router did the first`, async () => {
         forget();
         const first = await raw(PAGE, headers, method);
@@ -151,7 +154,11 @@ describe('with the default TTL', () => {
     const before = await raw('/docs/fixture/en/latest/');
     expect(before.body.toString()).toContain('Fixture 1.0 documentation');
     expect((await raw('/docs/fixture/en/latest/')).express).toBe(false);
-    await publish(w.t, { project: { id: w.ids.fixture, slug: 'fixture' }, version: 'latest', html: await sphinxBuild('sphinx', { overrides: { release: '5.0' } }) });
+    await publish(w.t, {
+      project: { id: w.ids.fixture, slug: 'fixture' },
+      version: 'latest',
+      html: await sphinxBuild('sphinx', { overrides: { release: '5.0' } }),
+    });
     const after = await raw('/docs/fixture/en/latest/');
     expect([after.status, after.express]).toEqual([200, true]);
     expect(after.body.toString()).toContain('Fixture 5.0 documentation');

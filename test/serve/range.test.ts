@@ -8,13 +8,13 @@ import { createServer, get as httpGet, type IncomingHttpHeaders, type Server } f
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { events } from '../../src/domain/events.ts';
 import type { StoredObject } from '../../src/storage/index.ts';
-import { testApp, type TestApp } from '../helpers/app.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
 import { makeProject, publish } from '../helpers/publish.ts';
-import { startS3, type S3Server } from '../setup/s3.ts';
+import { type S3Server, startS3 } from '../setup/s3.ts';
 import { rawRequest } from './world.ts';
 
 const KiB = 1024;

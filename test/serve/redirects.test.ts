@@ -36,7 +36,11 @@ async function redirect(project: string, input: RedirectSpec): Promise<number> {
 /** Through the API too, so the docs server forgets the removed ones at once. */
 async function clearRedirects() {
   for (const r of await w.t.db.prisma.redirect.findMany({ include: { project: { select: { slug: true } } } })) {
-    const gone = await w.t.gql(`mutation($p: String!, $id: Int!) { deleteRedirect(project: $p, id: $id) { __typename ... on MutationDeleteRedirectSuccess { data { id } } } }`, { p: r.project.slug, id: r.id }, w.alice);
+    const gone = await w.t.gql(
+      `mutation($p: String!, $id: Int!) { deleteRedirect(project: $p, id: $id) { __typename ... on MutationDeleteRedirectSuccess { data { id } } } }`,
+      { p: r.project.slug, id: r.id },
+      w.alice,
+    );
     expect(gone.data?.deleteRedirect?.__typename, JSON.stringify(gone)).toBe('MutationDeleteRedirectSuccess');
   }
 }

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeProject, publish, sphinxBuild, mkdocsBuild } from '../helpers/publish.ts';
+import { makeProject, mkdocsBuild, publish, sphinxBuild } from '../helpers/publish.ts';
 import { makeWorld, rawRequest, type World } from './world.ts';
 
 let w: World;
@@ -237,7 +237,11 @@ describe('HTTP caching', () => {
 
   it('changes the ETag when a new build is published', async () => {
     const before = await get('/docs/fixture/en/v2.0/glossary.html');
-    await publish(w.t, { project: { id: w.ids.fixture, slug: 'fixture' }, version: 'v2.0', html: await sphinxBuild('sphinx', { overrides: { release: '2.0' } }) });
+    await publish(w.t, {
+      project: { id: w.ids.fixture, slug: 'fixture' },
+      version: 'v2.0',
+      html: await sphinxBuild('sphinx', { overrides: { release: '2.0' } }),
+    });
     const after = await get('/docs/fixture/en/v2.0/glossary.html').set('if-none-match', before.headers.etag);
     expect(after.status).toBe(200);
     expect(after.headers.etag).not.toBe(before.headers.etag);
@@ -338,7 +342,11 @@ describe('gzip copies', () => {
     const page = '/docs/fixture/en/v2.0/guide/install.html';
     const before = { plain: await raw(page), gz: await raw(page, GZIP) };
     expect(before.plain.body.toString()).toContain('Fixture 2.0 documentation');
-    await publish(w.t, { project: { id: w.ids.fixture, slug: 'fixture' }, version: 'v2.0', html: await sphinxBuild('sphinx', { overrides: { release: '2.5' } }) });
+    await publish(w.t, {
+      project: { id: w.ids.fixture, slug: 'fixture' },
+      version: 'v2.0',
+      html: await sphinxBuild('sphinx', { overrides: { release: '2.5' } }),
+    });
     const plain = await raw(page);
     const gz = await raw(page, GZIP);
     expect(plain.body.toString()).toContain('Fixture 2.5 documentation');

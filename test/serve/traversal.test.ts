@@ -2,9 +2,10 @@
 // absolute paths and malformed encodings must never read outside the version asked for, and
 // must answer 4xx, never 500. Requests go over a real socket with the path sent byte for byte
 // (an HTTP client library would normalize some of these away before they reach the server).
+
+import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorld, type World } from './world.ts';
@@ -94,7 +95,13 @@ describe('path traversal', () => {
   });
 
   it('does the same on a docs host', async () => {
-    for (const attempt of ['/../../marker.html', '//etc/passwd', '/en/latest/%2e%2e%2f%2e%2e%2fmarker.html', '/en/latest/..\\..\\marker.html', '/%2e%2e/secret/']) {
+    for (const attempt of [
+      '/../../marker.html',
+      '//etc/passwd',
+      '/en/latest/%2e%2e%2f%2e%2e%2fmarker.html',
+      '/en/latest/..\\..\\marker.html',
+      '/%2e%2e/secret/',
+    ]) {
       const res = await raw(attempt, 'fixture.docs.test');
       expect(res.body, attempt).not.toContain(MARKER);
       expect(res.status >= 400 && res.status < 500, `${attempt} answered ${res.status}`).toBe(true);

@@ -1,10 +1,11 @@
 // The docs-server scenario the test files share: a Sphinx project with several versions (hidden,
 // inactive, private), its Spanish translation, an MkDocs subproject and a private project, all
 // published from real builder output. `alice` maintains every project; `bob` maintains none.
-import { testApp, type TestApp } from '../helpers/app.ts';
-import { makeProject, mkdocsBuild, publish, sphinxBuild } from '../helpers/publish.ts';
-import { request, type IncomingHttpHeaders } from 'node:http';
+
+import { type IncomingHttpHeaders, request } from 'node:http';
 import type { Env } from '../../src/config.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { makeProject, mkdocsBuild, publish, sphinxBuild } from '../helpers/publish.ts';
 
 export interface World {
   t: TestApp;

@@ -26,7 +26,6 @@ function postgresBin(): string {
   );
 }
 
-
 function asPostgres(cmd: string, args: string[]) {
   const root = process.getuid?.() === 0;
   execFileSync(root ? 'runuser' : cmd, root ? ['-u', 'postgres', '--', cmd, ...args] : args, { stdio: 'pipe' });
@@ -44,8 +43,14 @@ export async function startPostgres(): Promise<{ adminUrl: string; stop: () => P
   try {
     asPostgres(path.join(bin, 'initdb'), ['-D', data, '--auth=trust', '--no-sync', '-U', 'postgres', '-E', 'UTF8']);
     asPostgres(path.join(bin, 'pg_ctl'), [
-      '-D', data, '-w', '-l', path.join(dir, 'server.log'),
-      '-o', `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`, 'start',
+      '-D',
+      data,
+      '-w',
+      '-l',
+      path.join(dir, 'server.log'),
+      '-o',
+      `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=200`,
+      'start',
     ]);
   } catch (e) {
     const err = e as { stderr?: Buffer };

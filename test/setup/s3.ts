@@ -3,12 +3,13 @@
 // About a second to start with the tuning below (the monitor's default 1 s Paxos interval would
 // make it ≈ 12 s). Installs nothing: test/setup/system-deps.sh does, when run as root.
 // @see ../../../shared/reference/toolchain.md "S3-compatible storage"
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { appendFileSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { freePort } from '../helpers/net.ts';
 
 export interface S3Server {
@@ -34,9 +35,11 @@ const BINARIES: Record<string, string> = {
 
 function findBinary(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/bin', '/usr/sbin', '/usr/local/bin'];
-  return dirs.filter((d) => d.startsWith('/')).map((d) => path.join(d, name)).find((p) => existsSync(p));
+  return dirs
+    .filter((d) => d.startsWith('/'))
+    .map((d) => path.join(d, name))
+    .find((p) => existsSync(p));
 }
-
 
 function run(cmd: string, args: string[], timeout = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -158,9 +161,7 @@ export async function startS3(opts: { bucket?: string; timeoutMs?: number } = {}
 
   const stop = async () => {
     // SIGKILL: a memstore OSD would otherwise write its whole store to disk on the way out.
-    const exits = daemons.map((d) =>
-      d.exitCode !== null || d.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => d.once('exit', () => r())),
-    );
+    const exits = daemons.map((d) => (d.exitCode !== null || d.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => d.once('exit', () => r()))));
     for (const d of daemons) d.kill('SIGKILL');
     await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 5000).unref())]);
     if (watchdog.pid) {
@@ -190,16 +191,24 @@ export async function startS3(opts: { bucket?: string; timeoutMs?: number } = {}
     daemon('radosgw', ['-n', 'client.rgw']);
     await waitFor('radosgw to answer HTTP', deadline, async () => (await fetch(endpoint)).ok, daemons);
     await run(bin('radosgw-admin'), [
-      '-c', conf, 'user', 'create', '--uid', 'lectern', '--display-name', 'lectern tests',
-      '--access-key', accessKeyId, '--secret-key', secretAccessKey,
+      '-c',
+      conf,
+      'user',
+      'create',
+      '--uid',
+      'lectern',
+      '--display-name',
+      'lectern tests',
+      '--access-key',
+      accessKeyId,
+      '--secret-key',
+      secretAccessKey,
     ]);
     const client = new S3Client({ endpoint, region, forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
     await client.send(new CreateBucketCommand({ Bucket: bucket }));
     client.destroy();
   } catch (e) {
-    const logs = ['client.rgw', 'osd.0', 'mon.a']
-      .map((n) => `--- ${n}.log (last lines)\n${tail(path.join(dir, 'log', `${n}.log`))}`)
-      .join('\n');
+    const logs = ['client.rgw', 'osd.0', 'mon.a'].map((n) => `--- ${n}.log (last lines)\n${tail(path.join(dir, 'log', `${n}.log`))}`).join('\n');
     await stop();
     throw new Error(`could not start radosgw (Ceph) for the S3 storage tests: ${(e as Error).message}\n${logs}`);
   }

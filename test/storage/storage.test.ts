@@ -9,12 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { OutputRefused } from '../../src/builds/output.ts';
 import { FileStorage } from '../../src/storage/file.ts';
 import { openStorage } from '../../src/storage/index.ts';
-import { OutputRefused } from '../../src/builds/output.ts';
 import { S3Storage } from '../../src/storage/s3.ts';
-import { mapLimit, StorageKeyError, type NotModified, type Storage, type StoredObject } from '../../src/storage/storage.ts';
-import { startS3, type S3Server } from '../setup/s3.ts';
+import { mapLimit, type NotModified, type Storage, StorageKeyError, type StoredObject } from '../../src/storage/storage.ts';
+import { type S3Server, startS3 } from '../setup/s3.ts';
 
 const tmpDirs: string[] = [];
 async function tmpDir(name: string): Promise<string> {

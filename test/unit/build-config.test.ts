@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BuildConfigError, loadBuildConfig, type BuildConfig } from '../../src/builds/config.ts';
+import { type BuildConfig, BuildConfigError, loadBuildConfig } from '../../src/builds/config.ts';
 
 const made: string[] = [];
 afterAll(async () => {
@@ -97,15 +97,12 @@ describe('without a configuration file', () => {
     expect((await load(files)).config).toEqual(sphinxDefaults(conf));
   });
 
-  it.each(['mkdocs.yml', 'mkdocs.yaml', 'docs/mkdocs.yml', 'docs/mkdocs.yaml'])(
-    'builds with MkDocs when there is no conf.py but a %s',
-    async (yml) => {
-      expect(await load({ [yml]: 'site_name: x\n' })).toEqual({
-        config: { ...sphinxDefaults(), doctype: 'mkdocs', sphinx: null, mkdocs: { configuration: yml, fail_on_warning: false } },
-        file: null,
-      });
-    },
-  );
+  it.each(['mkdocs.yml', 'mkdocs.yaml', 'docs/mkdocs.yml', 'docs/mkdocs.yaml'])('builds with MkDocs when there is no conf.py but a %s', async (yml) => {
+    expect(await load({ [yml]: 'site_name: x\n' })).toEqual({
+      config: { ...sphinxDefaults(), doctype: 'mkdocs', sphinx: null, mkdocs: { configuration: yml, fail_on_warning: false } },
+      file: null,
+    });
+  });
 
   it('prefers Sphinx when both a conf.py and an mkdocs.yml exist', async () => {
     expect((await load({ 'mkdocs.yml': '', 'docs/conf.py': '' })).config.doctype).toBe('sphinx');
@@ -163,7 +160,7 @@ describe('finding the file', () => {
     expect(file).toBeNull();
   });
 
-  it('reads the project\'s custom path instead, normalized', async () => {
+  it("reads the project's custom path instead, normalized", async () => {
     const files = {
       '.readthedocs.yaml': 'version: 2\nformats: [pdf]\n',
       'sub/project/.readthedocs.yaml': 'version: 2\nformats: [epub]\nsphinx:\n  configuration: sub/project/conf.py\n',
@@ -226,7 +223,7 @@ describe('finding the file', () => {
     await expect(loadBuildConfig(other)).rejects.toThrow('.readthedocs.yaml is not a file.');
   });
 
-  it('refuses a configuration file linked to the server\'s environment', async () => {
+  it("refuses a configuration file linked to the server's environment", async () => {
     const dir = await checkout({ 'docs/conf.py': '' });
     await symlink('/proc/self/environ', path.join(dir, '.readthedocs.yaml'));
     await expect(loadBuildConfig(dir)).rejects.toThrow('.readthedocs.yaml is a symbolic link that points outside the repository.');
@@ -293,7 +290,10 @@ describe('reading the YAML', () => {
     ['version: 1\n', '.readthedocs.yaml: version: must be 2, not 1; Lectern reads version 2 of the file only.'],
     ['version: 2.5\n', '.readthedocs.yaml: version: must be 2, not 2.5; Lectern reads version 2 of the file only.'],
     ['version: "3"\n', '.readthedocs.yaml: version: must be 2, not "3"; Lectern reads version 2 of the file only.'],
-    ['version: 2\nformats: [pdf\n', '.readthedocs.yaml is not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 3, column 1.'],
+    [
+      'version: 2\nformats: [pdf\n',
+      '.readthedocs.yaml is not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 3, column 1.',
+    ],
     ['version: 2\nversion: 2\n', '.readthedocs.yaml is not valid YAML: Map keys must be unique at line 2, column 1.'],
     ['version: 2\n---\nversion: 2\n', '.readthedocs.yaml holds more than one YAML document (a "---" line); keep only one.'],
   ])('%j: %s', async (yaml, message) => {
@@ -303,7 +303,7 @@ describe('reading the YAML', () => {
   });
 
   it('refuses a file over 1 MB', async () => {
-    const big = 'version: 2\n' + '#'.repeat(1024 * 1024) + '\n';
+    const big = `version: 2\n${'#'.repeat(1024 * 1024)}\n`;
     expect(await configError(big)).toBe(`.readthedocs.yaml is ${big.length} bytes; a build configuration may be at most 1 MB.`);
   });
 
@@ -314,12 +314,12 @@ describe('reading the YAML', () => {
       const prev = `*${String.fromCharCode(96 + i)}`;
       lines.push(`  ${name}: &${name} [${Array(9).fill(prev).join(', ')}]`);
     }
-    expect(await configError(lines.join('\n') + '\n')).toBe(
+    expect(await configError(`${lines.join('\n')}\n`)).toBe(
       '.readthedocs.yaml uses YAML anchors and aliases too heavily to be read (Excessive alias count indicates a resource exhaustion attack).',
     );
   });
 
-  it('takes modest anchors and merge keys, and yes/no booleans, as Read the Docs\' PyYAML does', async () => {
+  it("takes modest anchors and merge keys, and yes/no booleans, as Read the Docs' PyYAML does", async () => {
     const yaml = [
       'version: 2',
       'build:',
@@ -381,7 +381,10 @@ describe('unknown keys and types', () => {
     ['build:\n  commands: make html', 'build.commands: must be a list, not "make html"'],
     ['build:\n  commands: [make, {x: 1}]', 'build.commands[1]: must be a string, not a mapping'],
     ['build:\n  jobs: [x]', 'build.jobs: must be a mapping, not a list'],
-    ['build:\n  jobs:\n    post_biuld: [x]', 'build.jobs.post_biuld: unknown job (build.jobs takes pre_checkout, post_checkout, pre_system_dependencies, post_system_dependencies, pre_create_environment, post_create_environment, pre_install, post_install, pre_build, post_build, create_environment, install, build)'],
+    [
+      'build:\n  jobs:\n    post_biuld: [x]',
+      'build.jobs.post_biuld: unknown job (build.jobs takes pre_checkout, post_checkout, pre_system_dependencies, post_system_dependencies, pre_create_environment, post_create_environment, pre_install, post_install, pre_build, post_build, create_environment, install, build)',
+    ],
     ['build:\n  jobs:\n    pre_build: echo hi', 'build.jobs.pre_build: must be a list, not "echo hi"'],
     ['build:\n  jobs:\n    build:\n      latex: [x]', 'build.jobs.build.latex: unknown key (build.jobs.build takes html, pdf, epub, htmlzip)'],
     ['build:\n  apt_packages: graphviz', 'build.apt_packages: must be a list, not "graphviz"'],
@@ -610,7 +613,10 @@ describe('build', () => {
   });
 
   it('build.commands replace the steps: doctype generic, no conf.py needed', async () => {
-    const c = await config('version: 2\nbuild:\n  os: ubuntu-22.04\n  commands:\n    - mkdir -p $READTHEDOCS_OUTPUT/html\n    - cp -r site/* $READTHEDOCS_OUTPUT/html\n', {});
+    const c = await config(
+      'version: 2\nbuild:\n  os: ubuntu-22.04\n  commands:\n    - mkdir -p $READTHEDOCS_OUTPUT/html\n    - cp -r site/* $READTHEDOCS_OUTPUT/html\n',
+      {},
+    );
     expect(c).toEqual({
       ...sphinxDefaults(null),
       build: {
@@ -838,9 +844,18 @@ search:
     });
   });
 
-  it('keeps Read the Docs\' key order', async () => {
+  it("keeps Read the Docs' key order", async () => {
     expect(Object.keys(await config('version: 2\n'))).toEqual([
-      'version', 'formats', 'python', 'conda', 'build', 'doctype', 'sphinx', 'mkdocs', 'submodules', 'search',
+      'version',
+      'formats',
+      'python',
+      'conda',
+      'build',
+      'doctype',
+      'sphinx',
+      'mkdocs',
+      'submodules',
+      'search',
     ]);
   });
 });

@@ -105,9 +105,7 @@ describe('loadConfig', () => {
       .map((l) => /^\s+([A-Z_]+):/.exec(l)?.[1])
       .filter(Boolean)
       .sort();
-    expect(named).toEqual(
-      ['DATABASE_URL', 'LECTERN_BUILD_CONCURRENCY', 'LECTERN_LOG_LEVEL', 'LECTERN_PUBLIC_URL', 'LECTERN_SECRET_KEY', 'PORT'].sort(),
-    );
+    expect(named).toEqual(['DATABASE_URL', 'LECTERN_BUILD_CONCURRENCY', 'LECTERN_LOG_LEVEL', 'LECTERN_PUBLIC_URL', 'LECTERN_SECRET_KEY', 'PORT'].sort());
     expect(e.message).toMatch(/^invalid configuration/);
   });
 

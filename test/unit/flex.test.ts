@@ -1,7 +1,7 @@
 // `fields`, `omit` and `expand` as drf-flex-fields 1.0.2 reads them (rtd-behavior §2.9), on the
 // parsed query object express gives the router (a repeated parameter is an array).
 import { describe, expect, it } from 'vitest';
-import { expands, includes, nested, NO_FLEX, parseFlex, permit, RecursiveExpansionError, type FlexParams } from '../../src/rest/flex.ts';
+import { expands, type FlexParams, includes, NO_FLEX, nested, parseFlex, permit, RecursiveExpansionError } from '../../src/rest/flex.ts';
 
 const flex = (query: Record<string, string | string[]>) => parseFlex(query);
 /** The top-level fields of `names` that are written. */

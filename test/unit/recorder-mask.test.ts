@@ -3,8 +3,8 @@
 // any alignment inside a longer encoded text). And what is held back from a partial write (or cut
 // where output was not kept) is exactly what could be part of one.
 import { describe, expect, it } from 'vitest';
-import type { PrismaClient } from '../../src/db/database.ts';
 import { MASK, Recorder, secretForms } from '../../src/builds/record.ts';
+import type { PrismaClient } from '../../src/db/database.ts';
 
 // Masking reads no database: the recorder is made without one.
 const recorder = (secrets: string[]) => new Recorder(null as unknown as PrismaClient, 1, secrets);
@@ -44,7 +44,7 @@ describe('Recorder.mask', () => {
     const m = recorder([value]);
     for (const prefix of ['', 'a', 'ab', 'abc', 'user:', 'https://u:']) {
       for (const encode of [b64, b64url]) {
-        const printed = `<${encode(prefix + value + 'tail')}>`;
+        const printed = `<${encode(`${prefix + value}tail`)}>`;
         const out = m.mask(printed);
         expect(out, `${prefix} ${printed}`).toContain(MASK);
         expect(out.length, `${prefix} ${printed}`).toBeLessThan(printed.length);

@@ -188,7 +188,10 @@ describe('hostile values', () => {
   const deep = (n: number): unknown => JSON.parse(`${'['.repeat(n)}${']'.repeat(n)}`);
 
   it('a deeply nested value is refused without recursing into it, with a short message', () => {
-    const r = errors('RedirectInput', { type: deep(50_000), from_url: deep(50_000), enabled: deep(50_000), position: deep(50_000) }) as Record<string, string[]>;
+    const r = errors('RedirectInput', { type: deep(50_000), from_url: deep(50_000), enabled: deep(50_000), position: deep(50_000) }) as Record<
+      string,
+      string[]
+    >;
     expect(r.from_url).toEqual(['Not a valid string.']);
     expect(r.enabled).toEqual(['Must be a valid boolean.']);
     expect(r.position).toEqual(['A valid integer is required.']);

@@ -1,7 +1,7 @@
 // Project and version slugs as Read the Docs makes them (rtd-behavior §5.1, §5.3). The version
 // cases marked "RTD test" are the ones in readthedocs.org's rtd_tests/tests/test_version_slug.py.
 import { describe, expect, it } from 'vitest';
-import { projectSlug, versionSlug, VERSION_SLUG_PATTERN } from '../../src/domain/slug.ts';
+import { projectSlug, VERSION_SLUG_PATTERN, versionSlug } from '../../src/domain/slug.ts';
 
 describe('projectSlug (rtd-behavior §5.1)', () => {
   it.each([

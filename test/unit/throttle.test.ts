@@ -108,7 +108,12 @@ describe('DatabaseThrottle', () => {
   it('turns the database’s answer into the wait: 0 when let through, else whole seconds, at least 1', async () => {
     const { log } = logger();
     const t = new DatabaseThrottle(
-      answering([{ admitted: true, waitMs: null }], [{ admitted: false, waitMs: 59_000.4 }], [{ admitted: false, waitMs: 3 }], [{ admitted: false, waitMs: -2 }]),
+      answering(
+        [{ admitted: true, waitMs: null }],
+        [{ admitted: false, waitMs: 59_000.4 }],
+        [{ admitted: false, waitMs: 3 }],
+        [{ admitted: false, waitMs: -2 }],
+      ),
       rate,
       log,
       new Throttle(rate),

@@ -74,9 +74,11 @@ describe('retryDelaySeconds', () => {
 
 describe('describeSyncError', () => {
   it('masks credentials in URLs and bounds the message', () => {
-    expect(describeSyncError(new Error("git ls-remote https://bot:ghp_secret@github.com/me/docs.git failed: fatal: unable to access 'https://bot:ghp_secret@github.com/'"))).toBe(
-      "git ls-remote https://***@github.com/me/docs.git failed: fatal: unable to access 'https://***@github.com/'",
-    );
+    expect(
+      describeSyncError(
+        new Error("git ls-remote https://bot:ghp_secret@github.com/me/docs.git failed: fatal: unable to access 'https://bot:ghp_secret@github.com/'"),
+      ),
+    ).toBe("git ls-remote https://***@github.com/me/docs.git failed: fatal: unable to access 'https://***@github.com/'");
     expect(describeSyncError(new Error('x'.repeat(5000)))).toHaveLength(2000);
   });
 });

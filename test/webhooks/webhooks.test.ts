@@ -7,12 +7,12 @@ import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
-import { createLogger } from '../../src/log.ts';
-import { syncProjectVersions } from '../../src/domain/version-sync.ts';
-import { TEST_SECRET_KEY, testApp, type TestApp } from '../helpers/app.ts';
-import { git, startGitServer, TEST_HOST, type GitServer } from '../helpers/git.ts';
-import { startSyncWorker, syncJobOf, syncSettled } from '../helpers/version-sync.ts';
 import type { Worker } from '../../src/builds/worker.ts';
+import { syncProjectVersions } from '../../src/domain/version-sync.ts';
+import { createLogger } from '../../src/log.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
+import { type GitServer, git, startGitServer, TEST_HOST } from '../helpers/git.ts';
+import { startSyncWorker, syncJobOf, syncSettled } from '../helpers/version-sync.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -89,7 +89,12 @@ async function integration(slug: string, provider: string, token = alice): Promi
 async function versions(slug: string): Promise<Record<string, { active: boolean; identifier: string | null }>> {
   const res = await t.gql(`query($slug: String!) { project(slug: $slug) { versions(limit: 100) { nodes { slug active identifier } } } }`, { slug }, alice);
   expect(res.errors).toBeUndefined();
-  return Object.fromEntries(res.data.project.versions.nodes.map((v: { slug: string; active: boolean; identifier: string | null }) => [v.slug, { active: v.active, identifier: v.identifier }]));
+  return Object.fromEntries(
+    res.data.project.versions.nodes.map((v: { slug: string; active: boolean; identifier: string | null }) => [
+      v.slug,
+      { active: v.active, identifier: v.identifier },
+    ]),
+  );
 }
 
 async function setActive(slug: string, version: string, active = true) {
@@ -130,12 +135,25 @@ function post(path: string, body: string | Buffer, headers: Record<string, strin
 }
 
 /** As GitHub sends it: signed, with a delivery id of its own (a new one per delivery). */
-function github(slug: string, secret: string, event: string, payload: unknown, path = `/api/v2/webhook/github/${slug}/`, delivery: string | null = randomUUID()) {
+function github(
+  slug: string,
+  secret: string,
+  event: string,
+  payload: unknown,
+  path = `/api/v2/webhook/github/${slug}/`,
+  delivery: string | null = randomUUID(),
+) {
   const body = JSON.stringify(payload);
   return post(path, body, { 'x-github-event': event, 'x-hub-signature-256': sign(secret, body), ...(delivery ? { 'x-github-delivery': delivery } : {}) });
 }
 
-const pushPayload = (ref: string, extra: Record<string, unknown> = {}) => ({ ref, repository: { default_branch: 'main' }, created: false, deleted: false, ...extra });
+const pushPayload = (ref: string, extra: Record<string, unknown> = {}) => ({
+  ref,
+  repository: { default_branch: 'main' },
+  created: false,
+  deleted: false,
+  ...extra,
+});
 
 describe('GitHub', () => {
   let p: Setup;
@@ -231,7 +249,7 @@ describe('GitHub', () => {
     expect(queued).toEqual(['latest', 'main']);
   });
 
-  it('works on the integration-id URL too, dispatching by the integration\'s provider', async () => {
+  it("works on the integration-id URL too, dispatching by the integration's provider", async () => {
     const res = await github(p.slug, hook.secret, 'ping', {}, `/api/v2/webhook/${p.slug}/${hook.id}/`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ detail: 'Webhook configured correctly' });
@@ -261,7 +279,9 @@ describe('GitHub', () => {
     ];
     for (const headers of cases) {
       let res: { status: number; body: unknown; text: string } | undefined;
-      expect(await queuedBy(p.slug, async () => (res = await post(`/api/v2/webhook/github/${p.slug}/`, body, { 'x-github-event': 'push', ...headers })))).toEqual([]);
+      expect(
+        await queuedBy(p.slug, async () => (res = await post(`/api/v2/webhook/github/${p.slug}/`, body, { 'x-github-event': 'push', ...headers }))),
+      ).toEqual([]);
       expect(res!.status).toBe(400);
       expect(res!.body).toEqual({ detail: 'Payload not valid, invalid or missing signature' });
       expect(res!.text).not.toContain(hook.secret);
@@ -279,7 +299,11 @@ describe('GitHub', () => {
       ['\x00\xff\xfe', 'application/octet-stream'],
     ];
     for (const [body, type] of bad) {
-      const res = await post(`/api/v2/webhook/github/${p.slug}/`, body, { 'content-type': type, 'x-github-event': 'push', 'x-hub-signature-256': sign(hook.secret, body) });
+      const res = await post(`/api/v2/webhook/github/${p.slug}/`, body, {
+        'content-type': type,
+        'x-github-event': 'push',
+        'x-hub-signature-256': sign(hook.secret, body),
+      });
       expect(res.status, body).toBe(400);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.body.detail).toMatch(/^JSON parse error - /);
@@ -309,7 +333,13 @@ describe('finding the project and the integration', () => {
   });
 
   it('answers 404 for an unknown project, on every URL', async () => {
-    for (const path of ['/api/v2/webhook/github/nope/', '/api/v2/webhook/gitlab/nope/', '/api/v2/webhook/bitbucket/nope/', '/api/v2/webhook/generic/nope/', `/api/v2/webhook/nope/${hook.id}/`]) {
+    for (const path of [
+      '/api/v2/webhook/github/nope/',
+      '/api/v2/webhook/gitlab/nope/',
+      '/api/v2/webhook/bitbucket/nope/',
+      '/api/v2/webhook/generic/nope/',
+      `/api/v2/webhook/nope/${hook.id}/`,
+    ]) {
       const res = await post(path, '{}');
       expect(res.status, path).toBe(404);
       expect(res.body).toEqual({ detail: 'Project not found' });
@@ -416,8 +446,13 @@ describe('the answer to a sync (rtd-behavior §7.4 sync_versions_response)', () 
     await syncWorker.stop(1000); // so that the deliveries find it waiting
     try {
       // A branch created, then one deleted (a zero sha on either side).
-      for (const [before, after] of [['0'.repeat(40), 'e'.repeat(40)], ['f'.repeat(40), '0'.repeat(40)]]) {
-        const res = await post(`/api/v2/webhook/gitlab/${p.slug}/`, JSON.stringify({ object_kind: 'push', ref: 'refs/heads/x', before, after }), { 'x-gitlab-token': hook.secret });
+      for (const [before, after] of [
+        ['0'.repeat(40), 'e'.repeat(40)],
+        ['f'.repeat(40), '0'.repeat(40)],
+      ]) {
+        const res = await post(`/api/v2/webhook/gitlab/${p.slug}/`, JSON.stringify({ object_kind: 'push', ref: 'refs/heads/x', before, after }), {
+          'x-gitlab-token': hook.secret,
+        });
         expect(res.body).toMatchObject({ versions_synced: true });
       }
       expect(await t.db.prisma.versionSyncJob.findMany({ where: { projectId: id } })).toEqual([expect.objectContaining({ state: 'queued', attempts: 0 })]);
@@ -485,7 +520,11 @@ describe('Bitbucket', () => {
   });
   const bitbucket = (payload: unknown, event = 'repo:push', secret = hook.secret) => {
     const body = JSON.stringify(payload);
-    return post(`/api/v2/webhook/bitbucket/${p.slug}/`, body, { 'x-event-key': event, 'x-hub-signature': sign(secret, body), 'x-request-uuid': `{${randomUUID()}}` });
+    return post(`/api/v2/webhook/bitbucket/${p.slug}/`, body, {
+      'x-event-key': event,
+      'x-hub-signature': sign(secret, body),
+      'x-request-uuid': `{${randomUUID()}}`,
+    });
   };
   const change = (type: string, name: string, old = true) => ({ old: old ? { type, name } : null, new: { type, name } });
 
@@ -559,7 +598,7 @@ describe('generic API', () => {
     expect(res.body).toEqual({ detail: 'Authentication credentials were not provided.' });
   });
 
-  it('on /generic/<project>/: a maintainer\'s API token or the integration token; others are refused', async () => {
+  it("on /generic/<project>/: a maintainer's API token or the integration token; others are refused", async () => {
     const url = `/api/v2/webhook/generic/${p.slug}/`;
     expect(await queuedBy(p.slug, () => post(url, JSON.stringify({ branches: ['dev'] }), { authorization: `Token ${alice}` }))).toEqual(['dev']);
     expect(await queuedBy(p.slug, () => post(url, JSON.stringify({ branches: ['dev'], token: hook.secret })))).toEqual(['dev']);
@@ -614,7 +653,11 @@ describe('replayed deliveries', () => {
     const id = randomUUID();
     const body = JSON.stringify(pushPayload('refs/heads/main'));
     // Someone without the secret cannot use up a delivery id.
-    const forged = await post(`/api/v2/webhook/github/${p.slug}/`, body, { 'x-github-event': 'push', 'x-hub-signature-256': sign('not-the-secret', body), 'x-github-delivery': id });
+    const forged = await post(`/api/v2/webhook/github/${p.slug}/`, body, {
+      'x-github-event': 'push',
+      'x-hub-signature-256': sign('not-the-secret', body),
+      'x-github-delivery': id,
+    });
     expect(forged.status).toBe(400);
     expect(await t.db.prisma.webhookDelivery.count({ where: { deliveryId: { contains: id } } })).toBe(0);
     expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
@@ -626,7 +669,11 @@ describe('replayed deliveries', () => {
 
   it('forgets a delivery it refused, so the provider can send it again', async () => {
     const id = randomUUID();
-    const bad = await post(`/api/v2/webhook/github/${p.slug}/`, '{"ref": ', { 'x-github-event': 'push', 'x-hub-signature-256': sign(hook.secret, '{"ref": '), 'x-github-delivery': id });
+    const bad = await post(`/api/v2/webhook/github/${p.slug}/`, '{"ref": ', {
+      'x-github-event': 'push',
+      'x-hub-signature-256': sign(hook.secret, '{"ref": '),
+      'x-github-delivery': id,
+    });
     expect(bad.status).toBe(400);
     expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
   });
@@ -645,7 +692,10 @@ describe('replayed deliveries', () => {
   it("uses GitLab's Idempotency-Key or UUID headers, and Bitbucket's X-Request-UUID (not X-Hook-UUID, which names the hook)", async () => {
     const gl = await integration(p.slug, 'gitlab');
     const gitlab = (headers: Record<string, string>, after: string) =>
-      post(`/api/v2/webhook/${p.slug}/${gl.id}/`, JSON.stringify({ object_kind: 'push', ref: 'refs/heads/main', before: 'a'.repeat(40), after }), { 'x-gitlab-token': gl.secret, ...headers });
+      post(`/api/v2/webhook/${p.slug}/${gl.id}/`, JSON.stringify({ object_kind: 'push', ref: 'refs/heads/main', before: 'a'.repeat(40), after }), {
+        'x-gitlab-token': gl.secret,
+        ...headers,
+      });
     for (const header of ['idempotency-key', 'x-gitlab-webhook-uuid', 'x-gitlab-event-uuid']) {
       const id = randomUUID();
       expect(await queuedBy(p.slug, () => gitlab({ [header]: id }, 'b'.repeat(40))), header).toEqual(['latest']);
@@ -662,7 +712,12 @@ describe('replayed deliveries', () => {
     const hookUuid = `{${randomUUID()}}`;
     const bitbucket = (request: string, name: string) => {
       const body = JSON.stringify({ push: { changes: [{ old: { type: 'branch', name }, new: { type: 'branch', name } }] } });
-      return post(`/api/v2/webhook/${p.slug}/${bb.id}/`, body, { 'x-event-key': 'repo:push', 'x-hub-signature': sign(bb.secret, body), 'x-hook-uuid': hookUuid, 'x-request-uuid': request });
+      return post(`/api/v2/webhook/${p.slug}/${bb.id}/`, body, {
+        'x-event-key': 'repo:push',
+        'x-hub-signature': sign(bb.secret, body),
+        'x-hook-uuid': hookUuid,
+        'x-request-uuid': request,
+      });
     };
     const request = `{${randomUUID()}}`;
     expect(await queuedBy(p.slug, () => bitbucket(request, 'main'))).toEqual(['latest']);
@@ -689,10 +744,21 @@ describe('logs', () => {
     const body = JSON.stringify(pushPayload('refs/heads/main'));
     const signature = sign(gh.secret, body);
     const sent = [
-      await http.post(`/api/v2/webhook/github/${p.slug}/`).set('content-type', 'application/json').set('x-github-event', 'push').set('x-hub-signature-256', signature).send(body),
+      await http
+        .post(`/api/v2/webhook/github/${p.slug}/`)
+        .set('content-type', 'application/json')
+        .set('x-github-event', 'push')
+        .set('x-hub-signature-256', signature)
+        .send(body),
       await http.post(`/api/v2/webhook/github/${p.slug}/`).set('content-type', 'application/json').set('x-hub-signature-256', sign('wrong', body)).send(body),
-      await http.post(`/api/v2/webhook/${p.slug}/${api.id}/`).set('content-type', 'application/json').send(JSON.stringify({ token: api.secret })),
-      await http.post(`/api/v2/webhook/${p.slug}/${api.id}/`).set('content-type', 'application/json').send(JSON.stringify({ token: `${api.secret}0` })),
+      await http
+        .post(`/api/v2/webhook/${p.slug}/${api.id}/`)
+        .set('content-type', 'application/json')
+        .send(JSON.stringify({ token: api.secret })),
+      await http
+        .post(`/api/v2/webhook/${p.slug}/${api.id}/`)
+        .set('content-type', 'application/json')
+        .send(JSON.stringify({ token: `${api.secret}0` })),
     ];
     expect(sent.map((r) => r.status)).toEqual([200, 400, 200, 404]);
     const logged = lines.join('');

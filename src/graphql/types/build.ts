@@ -3,15 +3,15 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
 import { Repeater } from 'graphql-yoga';
-import { followBuild, type BuildProgress } from '../../builds/record.ts';
-import { LecternError, NotFoundError } from '../errors.ts';
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { type BuildProgress, followBuild } from '../../builds/record.ts';
 import { visibleBuilds, visibleProjects } from '../../domain/access.ts';
 import { triggerBuild } from '../../domain/builds.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
 import { prisma, services } from '../../services.ts';
 import { builder } from '../builder.ts';
-import { BuildStateEnum, pageComplexity, pageOf, window, type PageArgs } from './common.ts';
 import type { Context } from '../context.ts';
+import { LecternError, NotFoundError } from '../errors.ts';
+import { BuildStateEnum, type PageArgs, pageComplexity, pageOf, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 import { Version } from './version.ts';
@@ -75,8 +75,6 @@ function buildWhere(filter: { commit?: string | null; running?: boolean | null; 
     f.versionSlug ? { version: { slug: f.versionSlug } } : {},
   ] satisfies Prisma.BuildWhereInput[];
 }
-
-
 
 /** A page of builds matching all of `conditions`, newest first. */
 function buildPage(conditions: Prisma.BuildWhereInput[], args: PageArgs, ctx: Context, info: GraphQLResolveInfo) {
@@ -189,10 +187,15 @@ const BuildUpdate = builder.objectRef<BuildProgress>('BuildUpdate').implement({
     kind: t.field({ type: BuildUpdateKindEnum, resolve: (u) => u.kind }),
     build: t.field({ type: Build, description: 'The build as it was at this update.', resolve: (u) => u.build }),
     command: t.field({ type: BuildCommand, nullable: true, resolve: (u) => u.command }),
-    output: t.string({ nullable: true, description: "Text added to the command's output since its previous update (secrets masked).", resolve: (u) => u.output }),
+    output: t.string({
+      nullable: true,
+      description: "Text added to the command's output since its previous update (secrets masked).",
+      resolve: (u) => u.output,
+    }),
     outputOffset: t.int({
       nullable: true,
-      description: "Where `output` goes in the command's whole output: keep what came before it, replace the rest. Equal to the length received so far unless earlier text was rewritten.",
+      description:
+        "Where `output` goes in the command's whole output: keep what came before it, replace the rest. Equal to the length received so far unless earlier text was rewritten.",
       resolve: (u) => u.outputOffset,
     }),
   }),
@@ -225,13 +228,21 @@ builder.subscriptionField('buildUpdated', (t) =>
         let found = false;
         // Visibility is checked on every read, so a build that becomes private stops streaming.
         const load = async () => {
-          const build = await prisma().build.findFirst({ where: { AND: [{ id: args.id }, visibleBuilds(ctx.viewer), { project: visibleProjects(ctx.viewer) }] } });
+          const build = await prisma().build.findFirst({
+            where: { AND: [{ id: args.id }, visibleBuilds(ctx.viewer), { project: visibleProjects(ctx.viewer) }] },
+          });
           if (!build && !found) throw new NotFoundError('Build');
           found = true;
           return build;
         };
         try {
-          const updates = followBuild(prisma(), args.id, { load, signal: controller.signal, pollMs: liveBuilds.pollMs, databaseUrl: services().config.databaseUrl, log: services().log });
+          const updates = followBuild(prisma(), args.id, {
+            load,
+            signal: controller.signal,
+            pollMs: liveBuilds.pollMs,
+            databaseUrl: services().config.databaseUrl,
+            log: services().log,
+          });
           for await (const update of updates) await push(update);
           stop();
         } catch (e) {

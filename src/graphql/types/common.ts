@@ -31,8 +31,6 @@ export interface Page<T> {
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
 
-/** A page type for a node type: `{totalCount, nodes}`. */
-// biome-ignore lint: any node type (a Pothos object ref) may be paged
 /**
  * The Prisma selection of a field whose object the client did not select (only `__typename` of
  * the result union): the prisma plugin gives `{select: {}}`, which Prisma refuses. Nothing is
@@ -42,6 +40,8 @@ export function rowQuery<Q extends { select?: object }>(query: Q): Q | Record<st
   return query.select && Object.keys(query.select).length === 0 ? {} : query;
 }
 
+/** A page type for a node type: `{totalCount, nodes}`. */
+// biome-ignore lint/suspicious/noExplicitAny: any node type (a Pothos object ref) may be paged
 export function pageOf<T>(name: string, node: any) {
   return builder.objectRef<Page<T>>(name).implement({
     description: `A page of ${name.replace(/Page$/, '')} items and the total number there are.`,

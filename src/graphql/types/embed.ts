@@ -1,6 +1,6 @@
 // `Query.embed`: a page or a section of a version's built docs as HTML, with the page's table of
 // contents (the v2 embed API runs this field). The HTML work is in src/embed/.
-import { embed, type EmbedResult } from '../../embed/embed.ts';
+import { type EmbedResult, embed } from '../../embed/embed.ts';
 import type { TocEntry } from '../../embed/sphinx.ts';
 import { builder } from '../builder.ts';
 
@@ -38,7 +38,7 @@ builder.queryField('embed', (t) =>
     type: Embed,
     nullable: true,
     description:
-      'A section of a page of a version\'s published Sphinx docs. Give `project` and `doc` (or `path`), with `version` (default `latest`) ' +
+      "A section of a page of a version's published Sphinx docs. Give `project` and `doc` (or `path`), with `version` (default `latest`) " +
       'and `section` (an id or a heading; default the page title), or a docs `url` with a `#fragment`. ' +
       'Null when the version has no such page; a NOT_FOUND error when the project or version is not there for the caller.',
     args: {

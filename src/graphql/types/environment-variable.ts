@@ -1,10 +1,10 @@
 // Environment variables given to a project's builds. The value can be written, never read.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import type { Prisma } from '../../generated/prisma/client.ts';
 import { createEnvironmentVariable, deleteEnvironmentVariable } from '../../domain/environment-variables.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
-import { pageComplexity, pageOf, window, rowQuery } from './common.ts';
+import { pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 
@@ -43,7 +43,7 @@ builder.prismaObjectFields(Project, (t) => ({
     nullable: true,
     args: { id: t.arg.int({ required: true }) },
     authScopes: (project) => ({ maintainerOf: project.id }),
-    resolve: async (query, project, args, ctx) => {
+    resolve: async (query, project, args, _ctx) => {
       return prisma().environmentVariable.findFirst({ ...query, where: { id: args.id, projectId: project.id } });
     },
   }),

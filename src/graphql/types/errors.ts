@@ -1,6 +1,6 @@
 // The error types mutations return in their result unions; each carries its code and HTTP status.
 import { builder } from '../builder.ts';
-import { ForbiddenError, LecternError, NotFoundError, UnauthenticatedError, ValidationError, type FieldError } from '../errors.ts';
+import { type FieldError, ForbiddenError, LecternError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.ts';
 
 export const ErrorInterface = builder.interfaceRef<LecternError>('Error').implement({
   description: 'Something a client did that Lectern refused, with a stable code and the HTTP status it maps to.',

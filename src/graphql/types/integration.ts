@@ -25,7 +25,7 @@ builder.prismaObjectField(Project, 'integrations', (t) =>
     type: [Integration],
     description: 'Maintainers only.',
     authScopes: (project) => ({ maintainerOf: project.id }),
-    resolve: async (query, project, _args, ctx) => {
+    resolve: async (query, project, _args, _ctx) => {
       return prisma().integration.findMany({ ...query, where: { projectId: project.id }, orderBy: { id: 'asc' } });
     },
   }),

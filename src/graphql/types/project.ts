@@ -1,14 +1,14 @@
 // Projects: the main unit. Root fields `projects` and `project`, and the import/update mutations.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import type { Prisma } from '../../generated/prisma/client.ts';
 import { canSeeProject, isMaintainer, visibleProjects } from '../../domain/access.ts';
 import { languageName, programmingLanguageName } from '../../domain/choices.ts';
 import { importProject, updateProject } from '../../domain/projects.ts';
 import { documentationUrl, servedProjectSelect } from '../../domain/urls.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
-import { alsoSelecting, ChoiceRef, pageComplexity, pageOf, PrivacyLevelEnum, window, type Page } from './common.ts';
+import { alsoSelecting, ChoiceRef, type Page, PrivacyLevelEnum, pageComplexity, pageOf, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { User } from './user.ts';
 
@@ -68,7 +68,7 @@ export const Project = builder.prismaObject('Project', {
       resolve: (p) => p.versions.find((v) => v.slug === p.defaultVersion)?.documentationType ?? 'sphinx',
     }),
     viewerIsMaintainer: t.boolean({
-      description: 'Whether the caller maintains this project (Read the Docs\' `permissions.admin`).',
+      description: "Whether the caller maintains this project (Read the Docs' `permissions.admin`).",
       resolve: (p, _a, ctx) => isMaintainer(ctx, p.id),
     }),
   }),
@@ -76,27 +76,27 @@ export const Project = builder.prismaObject('Project', {
 
 // Fields that return projects again, added once Project exists (a type cannot name itself while it is made).
 builder.prismaObjectFields(Project, (t) => ({
-    subprojectOf: t.field({
-      type: Project,
-      nullable: true,
-      description: 'The parent, when this project is a subproject (null for translations, as in Read the Docs).',
-      select: { mainLanguageProjectId: true, superprojects: { include: { parent: true } } },
-      resolve: (p, _a, ctx) => (p.mainLanguageProjectId ? null : visibleOrNull(ctx, p.superprojects[0]?.parent)),
-    }),
-    superproject: t.field({
-      type: Project,
-      nullable: true,
-      description: 'The parent project, when this project is a subproject.',
-      select: { superprojects: { include: { parent: true } } },
-      resolve: (p, _a, ctx) => visibleOrNull(ctx, p.superprojects[0]?.parent),
-    }),
-    translationOf: t.field({
-      type: Project,
-      nullable: true,
-      description: 'The main-language project, when this project is a translation.',
-      select: { mainLanguageProject: true },
-      resolve: (p, _a, ctx) => visibleOrNull(ctx, p.mainLanguageProject),
-    }),
+  subprojectOf: t.field({
+    type: Project,
+    nullable: true,
+    description: 'The parent, when this project is a subproject (null for translations, as in Read the Docs).',
+    select: { mainLanguageProjectId: true, superprojects: { include: { parent: true } } },
+    resolve: (p, _a, ctx) => (p.mainLanguageProjectId ? null : visibleOrNull(ctx, p.superprojects[0]?.parent)),
+  }),
+  superproject: t.field({
+    type: Project,
+    nullable: true,
+    description: 'The parent project, when this project is a subproject.',
+    select: { superprojects: { include: { parent: true } } },
+    resolve: (p, _a, ctx) => visibleOrNull(ctx, p.superprojects[0]?.parent),
+  }),
+  translationOf: t.field({
+    type: Project,
+    nullable: true,
+    description: 'The main-language project, when this project is a translation.',
+    select: { mainLanguageProject: true },
+    resolve: (p, _a, ctx) => visibleOrNull(ctx, p.mainLanguageProject),
+  }),
 }));
 
 export const ProjectPage = pageOf<Prisma.ProjectGetPayload<object>>('ProjectPage', Project);
@@ -107,7 +107,7 @@ export const ProjectFilter = builder.inputType('ProjectFilter', {
     language: t.string(),
     programmingLanguage: t.string(),
     slug: t.string({ description: 'Substring of the slug, case-insensitive.' }),
-    slugExact: t.string({ description: 'The slug, exactly (the v2 API\'s `slug` filter).' }),
+    slugExact: t.string({ description: "The slug, exactly (the v2 API's `slug` filter)." }),
     name: t.string({ description: 'Substring of the name, case-insensitive.' }),
   }),
 });

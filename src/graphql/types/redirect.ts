@@ -1,10 +1,10 @@
 // Redirects of a project's docs. Only maintainers read or write them.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import type { Prisma } from '../../generated/prisma/client.ts';
 import { createRedirect, deleteRedirect, updateRedirect } from '../../domain/redirects.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
-import { pageComplexity, pageOf, RedirectTypeEnum, window, rowQuery } from './common.ts';
+import { pageComplexity, pageOf, RedirectTypeEnum, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 
@@ -54,7 +54,7 @@ builder.prismaObjectFields(Project, (t) => ({
     nullable: true,
     args: { id: t.arg.int({ required: true }) },
     authScopes: (project) => ({ maintainerOf: project.id }),
-    resolve: async (query, project, args, ctx) => {
+    resolve: async (query, project, args, _ctx) => {
       return prisma().redirect.findFirst({ ...query, where: { id: args.id, projectId: project.id } });
     },
   }),

@@ -1,9 +1,9 @@
 // Subproject relationships (a child project served under its parent) and translations (the same
 // project in another language).
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import type { Prisma } from '../../generated/prisma/client.ts';
 import { visibleProjects, visibleSubprojects } from '../../domain/access.ts';
 import { createSubproject, deleteSubproject } from '../../domain/subprojects.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
 import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
 import { pageComplexity, pageOf, window } from './common.ts';
@@ -64,7 +64,7 @@ builder.prismaObjectFields(Project, (t) => ({
 const CreateSubprojectInput = builder.inputType('CreateSubprojectInput', {
   fields: (t) => ({
     child: t.string({ description: 'Slug of the child project.' }),
-    alias: t.string({ description: 'Defaults to the child\'s slug.' }),
+    alias: t.string({ description: "Defaults to the child's slug." }),
   }),
 });
 

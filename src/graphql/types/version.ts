@@ -1,14 +1,14 @@
 // Versions of a project's documentation: branches and tags, plus machine-managed `latest` and
 // `stable`. The project's `versions` and `activeVersions`, and the version update mutation.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import type { Prisma } from '../../generated/prisma/client.ts';
 import { offeredVersions, versionRule, visibleVersions } from '../../domain/access.ts';
 import { documentationUrl, downloadUrl, repositoryWebUrl, servedProjectSelect } from '../../domain/urls.ts';
 import { requestVersionSync } from '../../domain/version-sync.ts';
 import { updateVersion } from '../../domain/versions.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
 import { prisma } from '../../services.ts';
 import { builder, LOOKUP_COST } from '../builder.ts';
-import { alsoSelecting, pageComplexity, pageOf, PrivacyLevelEnum, VersionTypeEnum, window } from './common.ts';
+import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, VersionTypeEnum, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 
@@ -67,7 +67,7 @@ export const Version = builder.prismaObject('Version', {
         repositoryWebUrl(
           v.project.repositoryUrl,
           // A tag by its name; `latest` without a branch follows the default branch (`master` when unknown).
-          v.type === 'tag' && !v.machine ? v.verboseName : v.identifier ?? (v.slug === 'latest' ? v.project.defaultBranch ?? 'master' : null),
+          v.type === 'tag' && !v.machine ? v.verboseName : (v.identifier ?? (v.slug === 'latest' ? (v.project.defaultBranch ?? 'master') : null)),
         ),
     }),
     downloads: t.field({
@@ -98,7 +98,15 @@ const VersionFilter = builder.inputType('VersionFilter', {
 });
 
 /** The conditions of a VersionFilter, beside the caller's visibility. */
-function versionWhere(f: { active?: boolean | null; built?: boolean | null; hidden?: boolean | null; type?: string | null; slug?: string | null; verboseName?: string | null; projectSlug?: string | null }): Prisma.VersionWhereInput[] {
+function versionWhere(f: {
+  active?: boolean | null;
+  built?: boolean | null;
+  hidden?: boolean | null;
+  type?: string | null;
+  slug?: string | null;
+  verboseName?: string | null;
+  projectSlug?: string | null;
+}): Prisma.VersionWhereInput[] {
   return [
     f.active != null ? { active: f.active } : {},
     f.built != null ? { built: f.built } : {},
@@ -112,7 +120,7 @@ function versionWhere(f: { active?: boolean | null; built?: boolean | null; hidd
 
 builder.prismaObjectFields(Project, (t) => ({
   activeVersions: t.relation('versions', {
-    description: 'Versions every reader is offered: active, public and built (hidden ones included, as Read the Docs\' `active_versions`).',
+    description: "Versions every reader is offered: active, public and built (hidden ones included, as Read the Docs' `active_versions`).",
     query: { where: offeredVersions({ includeHidden: true }), orderBy: { verboseName: 'desc' } },
   }),
   versions: t.field({
@@ -123,11 +131,7 @@ builder.prismaObjectFields(Project, (t) => ({
     resolve: (project, args, ctx, info) => {
       const f = args.filter ?? {};
       const where: Prisma.VersionWhereInput = {
-        AND: [
-          { projectId: project.id },
-          visibleVersions(ctx.viewer),
-          ...versionWhere(f),
-        ],
+        AND: [{ projectId: project.id }, visibleVersions(ctx.viewer), ...versionWhere(f)],
       };
       const { take, skip } = window(args);
       const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
@@ -180,8 +184,7 @@ builder.queryField('version', (t) =>
     nullable: true,
     description: 'A version by id (the v2 API looks versions up this way).',
     args: { id: t.arg.int({ required: true }) },
-    resolve: (query, _root, args, ctx) =>
-      prisma().version.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleVersions(ctx.viewer)] } }),
+    resolve: (query, _root, args, ctx) => prisma().version.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleVersions(ctx.viewer)] } }),
   }),
 );
 

@@ -1,9 +1,10 @@
 // The v2 representations (seed-api §2.10, rtd-behavior §6.3) as resource tables over the GraphQL
 // types. Where the seed names a type and Read the Docs could answer null (a running build's
 // `length`, a version without an identifier), the seed's type wins (decisions §1): 0 or "".
-import { v2DateTime } from '../format.ts';
-import { field, plain, selection, serialize, type Node, type Resource } from '../resource.ts';
+
 import { NO_FLEX } from '../flex.ts';
+import { v2DateTime } from '../format.ts';
+import { field, type Node, plain, type Resource, selection, serialize } from '../resource.ts';
 
 /** `http://host/…` → `//host/…`, as v2's downloads are written. */
 const schemeRelative = (url: string) => url.replace(/^[a-z][a-z0-9+.-]*:(?=\/\/)/i, '');
@@ -42,9 +43,7 @@ export const Version: Resource = {
     built: plain('built'),
     // Only the formats that were built, as Read the Docs lists them; keys as the seed names them.
     downloads: field('downloads { pdf htmlzip epub }', (n) =>
-      Object.fromEntries(
-        (['pdf', 'htmlzip', 'epub'] as const).filter((k) => n.downloads[k]).map((k) => [k, schemeRelative(n.downloads[k])]),
-      ),
+      Object.fromEntries((['pdf', 'htmlzip', 'epub'] as const).filter((k) => n.downloads[k]).map((k) => [k, schemeRelative(n.downloads[k])])),
     ),
     type: plain('type'),
     has_pdf: field('downloads { pdf }', (n) => !!n.downloads.pdf),

@@ -1,12 +1,13 @@
 // Every /api/v2 route of seed-api §4.2 (deprecated, read-only, public data only) as an entry keyed
 // by the GraphQL operation it runs, through the same router as v3 (src/rest/router.ts) with v2's
 // options: anonymous, no flex fields, unsorted keys, `{"detail": "Not found."}` for missing ids.
-import { RestError } from '../errors.ts';
-import { NO_FLEX } from '../flex.ts';
-import { selection, serialize, type Node } from '../resource.ts';
-import type { Route } from '../route.ts';
+
 import type express from 'express';
 import type { Yoga } from '../../app.ts';
+import { RestError } from '../errors.ts';
+import { NO_FLEX } from '../flex.ts';
+import { type Node, selection, serialize } from '../resource.ts';
+import type { Route } from '../route.ts';
 import { oneString, restRouter } from '../router.ts';
 import { Build, Project, Version } from './resources.ts';
 

@@ -1,6 +1,6 @@
 // The v3 representations (seed-api §2, rtd-behavior §2) as resource tables over the GraphQL types.
 import { drfDateTime, titleCase } from '../format.ts';
-import { expandInto, field, plain, selection, serialize, type Node, type Resource, type RestEnv } from '../resource.ts';
+import { expandInto, field, type Node, plain, type Resource, type RestEnv, selection, serialize } from '../resource.ts';
 
 const projectLinks = (env: RestEnv, slug: string) => {
   const p = `${env.api}/projects/${slug}`;
@@ -122,8 +122,7 @@ const projectExpandable: Resource['expandable'] = {
   // An object keyed by version slug (decisions §1), not Read the Docs' list.
   active_versions: {
     select: (flex) => `activeVersions { slug ${selection(Version, flex)} }`,
-    value: (n, env, flex) =>
-      Object.fromEntries((n.activeVersions as Node[]).map((v) => [v.slug, serialize(Version, v, env, flex)])),
+    value: (n, env, flex) => Object.fromEntries((n.activeVersions as Node[]).map((v) => [v.slug, serialize(Version, v, env, flex)])),
   },
   permissions: { select: () => 'viewerIsMaintainer', value: (n) => ({ admin: n.viewerIsMaintainer }) },
   organization: { select: () => '', value: () => null },

@@ -1,9 +1,10 @@
 // Every /api/v3 route as an entry keyed by the GraphQL operation it runs (seed-api §4.1 plus the
 // routes of rtd-behavior §1.1 that its clients meet).
+
+import { NO_FLEX } from '../flex.ts';
+import { type Node, selection, serialize } from '../resource.ts';
 import type { Route } from '../route.ts';
 import { ERRORS } from '../route.ts';
-import { selection, serialize, type Node } from '../resource.ts';
-import { NO_FLEX } from '../flex.ts';
 import { Build, EnvironmentVariable, Project, Redirect, RedirectWritten, Subproject, Version } from './resources.ts';
 
 const page = (inner: string) => `${inner} { totalCount nodes { %s } }`;
@@ -72,7 +73,9 @@ export const v3Routes: Route[] = [
       status: 204,
       envelope: 'none',
       input: 'UpdateProjectInput',
-      operation: fill(`mutation(${P}, $input: UpdateProjectInput!) { updateProject(slug: $project, input: $input) { ... on MutationUpdateProjectSuccess { data { %s } } ${ERRORS} } }`),
+      operation: fill(
+        `mutation(${P}, $input: UpdateProjectInput!) { updateProject(slug: $project, input: $input) { ... on MutationUpdateProjectSuccess { data { %s } } ${ERRORS} } }`,
+      ),
       select: () => 'id',
       variables: (c) => ({ input: c.input }),
       result: ['updateProject'],
@@ -91,8 +94,7 @@ export const v3Routes: Route[] = [
     operation: fill(`query(${P}) { project(slug: $project) { %s } }`),
     result: ['project'],
     notFound: 'Project',
-    respond: (data, env) =>
-      data.superproject ? { status: 200, body: serialize(Project, data.superproject, env, NO_FLEX) } : { status: 404, body: undefined },
+    respond: (data, env) => (data.superproject ? { status: 200, body: serialize(Project, data.superproject, env, NO_FLEX) } : { status: 404, body: undefined }),
     select: () => `superproject { ${selection(Project, NO_FLEX)} }`,
   },
   {
@@ -106,8 +108,7 @@ export const v3Routes: Route[] = [
     operation: () => `mutation(${P}) { syncVersions(project: $project) { ... on MutationSyncVersionsSuccess { data } ${ERRORS} } }`,
     result: ['syncVersions'],
     mutation: true,
-    respond: (triggered) =>
-      (triggered as unknown as boolean) ? { status: 202, body: { triggered: true } } : { status: 400, body: { triggered: false } },
+    respond: (triggered) => ((triggered as unknown as boolean) ? { status: 202, body: { triggered: true } } : { status: 400, body: { triggered: false } }),
   },
   {
     name: 'projects-versions-list',
@@ -126,7 +127,9 @@ export const v3Routes: Route[] = [
       slug: { field: 'slug', type: 'string' },
       verbose_name: { field: 'verboseName', type: 'string' },
     },
-    operation: fill(`query(${P}, ${paging}, $filter: VersionFilter) { project(slug: $project) { ${page('versions(filter: $filter, limit: $limit, offset: $offset)')} } }`),
+    operation: fill(
+      `query(${P}, ${paging}, $filter: VersionFilter) { project(slug: $project) { ${page('versions(filter: $filter, limit: $limit, offset: $offset)')} } }`,
+    ),
     result: ['project', 'versions'],
   },
   {
@@ -152,7 +155,9 @@ export const v3Routes: Route[] = [
       status: 204,
       envelope: 'none',
       input: 'UpdateVersionInput',
-      operation: fill(`mutation(${P}, $version: String!, $input: UpdateVersionInput!) { updateVersion(project: $project, slug: $version, input: $input) { ... on MutationUpdateVersionSuccess { data { %s } } ${ERRORS} } }`),
+      operation: fill(
+        `mutation(${P}, $version: String!, $input: UpdateVersionInput!) { updateVersion(project: $project, slug: $version, input: $input) { ... on MutationUpdateVersionSuccess { data { %s } } ${ERRORS} } }`,
+      ),
       select: () => 'id',
       variables: (c) => ({ input: c.input }),
       result: ['updateVersion'],
@@ -170,7 +175,9 @@ export const v3Routes: Route[] = [
     resource: Build,
     permitExpand: ['config'],
     filters: { commit: { field: 'commit', type: 'string' }, running: { field: 'running', type: 'boolean' } },
-    operation: fill(`query(${P}, ${paging}, $filter: BuildFilter) { project(slug: $project) { ${page('builds(filter: $filter, limit: $limit, offset: $offset)')} } }`),
+    operation: fill(
+      `query(${P}, ${paging}, $filter: BuildFilter) { project(slug: $project) { ${page('builds(filter: $filter, limit: $limit, offset: $offset)')} } }`,
+    ),
     variables: (c) => ({ filter: { ...c.filter, versionSlug: c.params.version } }),
     result: ['project', 'builds'],
   },
@@ -195,9 +202,10 @@ export const v3Routes: Route[] = [
     auth: 'maintainer',
     status: 202,
     envelope: 'object',
-    operation: fill(`mutation(${P}, $version: String!) { triggerBuild(project: $project, version: $version) { ... on MutationTriggerBuildSuccess { data { %s } } ${ERRORS} } }`),
-    select: () =>
-      `build { ${selection(Build, NO_FLEX)} } project { ${selection(Project, NO_FLEX)} } version { ${selection(Version, NO_FLEX)} }`,
+    operation: fill(
+      `mutation(${P}, $version: String!) { triggerBuild(project: $project, version: $version) { ... on MutationTriggerBuildSuccess { data { %s } } ${ERRORS} } }`,
+    ),
+    select: () => `build { ${selection(Build, NO_FLEX)} } project { ${selection(Project, NO_FLEX)} } version { ${selection(Version, NO_FLEX)} }`,
     result: ['triggerBuild'],
     mutation: true,
     respond: (data: Node, env) => ({
@@ -221,7 +229,9 @@ export const v3Routes: Route[] = [
     resource: Build,
     permitExpand: ['config'],
     filters: { commit: { field: 'commit', type: 'string' }, running: { field: 'running', type: 'boolean' } },
-    operation: fill(`query(${P}, ${paging}, $filter: BuildFilter) { project(slug: $project) { ${page('builds(filter: $filter, limit: $limit, offset: $offset)')} } }`),
+    operation: fill(
+      `query(${P}, ${paging}, $filter: BuildFilter) { project(slug: $project) { ${page('builds(filter: $filter, limit: $limit, offset: $offset)')} } }`,
+    ),
     result: ['project', 'builds'],
   },
   {
@@ -259,7 +269,9 @@ export const v3Routes: Route[] = [
     envelope: 'object',
     resource: Subproject,
     input: 'CreateSubprojectInput',
-    operation: fill(`mutation(${P}, $input: CreateSubprojectInput!) { createSubproject(project: $project, input: $input) { ... on MutationCreateSubprojectSuccess { data { %s } } ${ERRORS} } }`),
+    operation: fill(
+      `mutation(${P}, $input: CreateSubprojectInput!) { createSubproject(project: $project, input: $input) { ... on MutationCreateSubprojectSuccess { data { %s } } ${ERRORS} } }`,
+    ),
     variables: (c) => ({ input: c.input }),
     result: ['createSubproject'],
     mutation: true,
@@ -285,7 +297,9 @@ export const v3Routes: Route[] = [
     auth: 'maintainer',
     status: 204,
     envelope: 'none',
-    operation: fill(`mutation(${P}, $alias: String!) { deleteSubproject(project: $project, alias: $alias) { ... on MutationDeleteSubprojectSuccess { data { %s } } ${ERRORS} } }`),
+    operation: fill(
+      `mutation(${P}, $alias: String!) { deleteSubproject(project: $project, alias: $alias) { ... on MutationDeleteSubprojectSuccess { data { %s } } ${ERRORS} } }`,
+    ),
     select: () => 'id',
     result: ['deleteSubproject'],
     mutation: true,
@@ -325,7 +339,9 @@ export const v3Routes: Route[] = [
     resource: RedirectWritten,
     input: 'RedirectInput',
     bareErrors: true,
-    operation: fill(`mutation(${P}, $input: RedirectInput!) { createRedirect(project: $project, input: $input) { ... on MutationCreateRedirectSuccess { data { %s } } ${ERRORS} } }`),
+    operation: fill(
+      `mutation(${P}, $input: RedirectInput!) { createRedirect(project: $project, input: $input) { ... on MutationCreateRedirectSuccess { data { %s } } ${ERRORS} } }`,
+    ),
     variables: (c) => ({ input: c.input }),
     result: ['createRedirect'],
     mutation: true,
@@ -355,7 +371,9 @@ export const v3Routes: Route[] = [
       resource: RedirectWritten,
       input: 'RedirectInput',
       bareErrors: true,
-      operation: fill(`mutation(${P}, $redirect: Int!, $input: RedirectInput!, $partial: Boolean) { updateRedirect(project: $project, id: $redirect, input: $input, partial: $partial) { ... on MutationUpdateRedirectSuccess { data { %s } } ${ERRORS} } }`),
+      operation: fill(
+        `mutation(${P}, $redirect: Int!, $input: RedirectInput!, $partial: Boolean) { updateRedirect(project: $project, id: $redirect, input: $input, partial: $partial) { ... on MutationUpdateRedirectSuccess { data { %s } } ${ERRORS} } }`,
+      ),
       variables: (c) => ({ input: c.input, partial: method === 'PATCH' }),
       result: ['updateRedirect'],
       mutation: true,
@@ -369,7 +387,9 @@ export const v3Routes: Route[] = [
     auth: 'maintainer',
     status: 204,
     envelope: 'none',
-    operation: fill(`mutation(${P}, $redirect: Int!) { deleteRedirect(project: $project, id: $redirect) { ... on MutationDeleteRedirectSuccess { data { %s } } ${ERRORS} } }`),
+    operation: fill(
+      `mutation(${P}, $redirect: Int!) { deleteRedirect(project: $project, id: $redirect) { ... on MutationDeleteRedirectSuccess { data { %s } } ${ERRORS} } }`,
+    ),
     select: () => 'id',
     result: ['deleteRedirect'],
     mutation: true,
@@ -397,7 +417,9 @@ export const v3Routes: Route[] = [
     resource: EnvironmentVariable,
     input: 'EnvironmentVariableInput',
     bareErrors: true,
-    operation: fill(`mutation(${P}, $input: EnvironmentVariableInput!) { createEnvironmentVariable(project: $project, input: $input) { ... on MutationCreateEnvironmentVariableSuccess { data { %s } } ${ERRORS} } }`),
+    operation: fill(
+      `mutation(${P}, $input: EnvironmentVariableInput!) { createEnvironmentVariable(project: $project, input: $input) { ... on MutationCreateEnvironmentVariableSuccess { data { %s } } ${ERRORS} } }`,
+    ),
     variables: (c) => ({ input: c.input }),
     result: ['createEnvironmentVariable'],
     mutation: true,
@@ -423,7 +445,9 @@ export const v3Routes: Route[] = [
     auth: 'maintainer',
     status: 204,
     envelope: 'none',
-    operation: fill(`mutation(${P}, $environmentvariable: Int!) { deleteEnvironmentVariable(project: $project, id: $environmentvariable) { ... on MutationDeleteEnvironmentVariableSuccess { data { %s } } ${ERRORS} } }`),
+    operation: fill(
+      `mutation(${P}, $environmentvariable: Int!) { deleteEnvironmentVariable(project: $project, id: $environmentvariable) { ... on MutationDeleteEnvironmentVariableSuccess { data { %s } } ${ERRORS} } }`,
+    ),
     select: () => 'id',
     result: ['deleteEnvironmentVariable'],
     mutation: true,
