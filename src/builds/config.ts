@@ -344,10 +344,12 @@ async function normalize(root: string, file: string | null, raw: Mapping, doc: D
 class Checker {
   private readonly problems: string[] = [];
 
-  constructor(
-    private readonly root: string,
-    private readonly doc: Document | null,
-  ) {}
+  private readonly root: string;
+  private readonly doc: Document | null;
+  constructor(root: string, doc: Document | null) {
+    this.root = root;
+    this.doc = doc;
+  }
 
   problem(key: string, message: string): void {
     this.problems.push(`${key}: ${message}`);

@@ -50,13 +50,13 @@ export type RefusalRule =
 /** Something in a build's output (or a repository) Lectern will not read; the message says what and why. */
 export class OutputRefused extends Error {
   override name = 'OutputRefused';
-  constructor(
-    message: string,
-    /** The file as the message names it (`<label>/<relative path>`), or null for a limit. */
-    readonly file: string | null,
-    readonly rule: RefusalRule,
-  ) {
+  /** The file as the message names it (`<label>/<relative path>`), or null for a limit. */
+  readonly file: string | null;
+  readonly rule: RefusalRule;
+  constructor(message: string, file: string | null, rule: RefusalRule) {
     super(message);
+    this.file = file;
+    this.rule = rule;
   }
 }
 
@@ -95,13 +95,17 @@ function code(e: unknown): string | undefined {
  * {@link OutputDir.openFile}, which applies the rules above at the moment of reading.
  */
 export class OutputDir {
-  private constructor(
-    private readonly handle: FileHandle,
-    /** The root's path as the kernel sees it now (symlinks above it resolved). */
-    readonly realRoot: string,
-    readonly label: string,
-    private readonly reads: string,
-  ) {}
+  private readonly handle: FileHandle;
+  /** The root's path as the kernel sees it now (symlinks above it resolved). */
+  readonly realRoot: string;
+  readonly label: string;
+  private readonly reads: string;
+  private constructor(handle: FileHandle, realRoot: string, label: string, reads: string) {
+    this.handle = handle;
+    this.realRoot = realRoot;
+    this.label = label;
+    this.reads = reads;
+  }
 
   /**
    * Opens `root`, which must be a directory and not itself a symbolic link (the directories above
@@ -375,7 +379,10 @@ function formatBytes(n: number): string {
 export class PublishBudget {
   files = 0;
   bytes = 0;
-  constructor(readonly limits: OutputLimits | undefined) {}
+  readonly limits: OutputLimits | undefined;
+  constructor(limits: OutputLimits | undefined) {
+    this.limits = limits;
+  }
   add(size: number): void {
     this.files += 1;
     this.bytes += size;

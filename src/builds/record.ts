@@ -93,14 +93,18 @@ export class Recorder {
   readonly #limits: RecorderLimits;
   /** Bytes of the build's log used by the commands recorded (or reserved by those running). */
   #used = 0;
+  private readonly db: PrismaClient;
+  private readonly buildId: number;
   constructor(
-    private readonly db: PrismaClient,
-    private readonly buildId: number,
+    db: PrismaClient,
+    buildId: number,
     secrets: string[],
     /** Long paths shown shorter: `[/x/venv/bin/, '']`. */
     replacements: [string, string][] = [],
     limits?: RecorderLimits,
   ) {
+    this.db = db;
+    this.buildId = buildId;
     // Longest first, so a value containing another is masked whole. Very short values would
     // mask ordinary text; they are masked only as whole words.
     const forms = new Map<string, RegExp | null>();
@@ -243,13 +247,16 @@ class BoundedLog {
   #tail = '';
   readonly #tailLimit: number;
 
-  constructor(
-    private readonly recorder: Recorder,
-    readonly room: number,
-    /** Which bound `room` comes from. */
-    private readonly bound: 'command' | 'build',
-    private readonly limits: RecorderLimits,
-  ) {
+  private readonly recorder: Recorder;
+  readonly room: number;
+  /** Which bound `room` comes from. */
+  private readonly bound: 'command' | 'build';
+  private readonly limits: RecorderLimits;
+  constructor(recorder: Recorder, room: number, bound: 'command' | 'build', limits: RecorderLimits) {
+    this.recorder = recorder;
+    this.room = room;
+    this.bound = bound;
+    this.limits = limits;
     if (room < MIN_COMMAND_BYTES) {
       this.#headLimit = 0;
       this.#tailLimit = LAST_WORDS_BYTES;
@@ -365,11 +372,13 @@ export class PgListener {
   /** Settles when the first attempt ends: true when it is listening. */
   readonly ready: Promise<boolean>;
 
-  constructor(
-    private readonly databaseUrl: string,
-    private readonly channel: string,
-    private readonly opts: ListenerOptions,
-  ) {
+  private readonly databaseUrl: string;
+  private readonly channel: string;
+  private readonly opts: ListenerOptions;
+  constructor(databaseUrl: string, channel: string, opts: ListenerOptions) {
+    this.databaseUrl = databaseUrl;
+    this.channel = channel;
+    this.opts = opts;
     if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
     this.#delay = opts.retryMs?.min ?? 250;
     this.ready = this.#connect();

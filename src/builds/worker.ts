@@ -57,10 +57,11 @@ export class Worker {
   #loop: Promise<void> | null = null;
   readonly #leaseSeconds: number;
 
-  constructor(
-    private readonly deps: PipelineDeps,
-    private readonly opts: WorkerOptions,
-  ) {
+  private readonly deps: PipelineDeps;
+  private readonly opts: WorkerOptions;
+  constructor(deps: PipelineDeps, opts: WorkerOptions) {
+    this.deps = deps;
+    this.opts = opts;
     this.#leaseSeconds = opts.leaseSeconds ?? 60;
     this.#syncConcurrency = deps.syncVersions ? (opts.versionSync?.concurrency ?? DEFAULT_SYNC_CONCURRENCY) : 0;
     this.#retry = { ...DEFAULT_SYNC_RETRY, ...opts.versionSync?.retry };

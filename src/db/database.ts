@@ -164,10 +164,12 @@ export class FairTurns {
   readonly #waiting = new RoundRobin<() => void>();
   #running = 0;
   readonly #handBack: HandBack | null;
+  private readonly concurrency: number;
+  /** How a turn starts (PGlite: after a setImmediate, so pending I/O runs between two statements). */
+  private readonly begin: (start: () => void) => void;
   constructor(
-    private readonly concurrency: number,
-    /** How a turn starts (PGlite: after a setImmediate, so pending I/O runs between two statements). */
-    private readonly begin: (start: () => void) => void = (start) => start(),
+    concurrency: number,
+    begin: (start: () => void) => void = (start) => start(),
     /**
      * Results handed back one per turn of the event loop (PostgreSQL): the work a result resumes
      * (Prisma reading the rows, GraphQL resolving the fields they feed) runs between two reads of
@@ -175,6 +177,8 @@ export class FairTurns {
      */
     o: { handBackOnePerTurn?: boolean } = {},
   ) {
+    this.concurrency = concurrency;
+    this.begin = begin;
     this.#handBack = o.handBackOnePerTurn ? new HandBack() : null;
   }
 

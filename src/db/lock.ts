@@ -5,15 +5,16 @@ import path from 'node:path';
 
 export class DataDirInUseError extends Error {
   override name = 'DataDirInUseError';
-  constructor(
-    readonly dataDir: string,
-    readonly pid: number,
-  ) {
+  readonly dataDir: string;
+  readonly pid: number;
+  constructor(dataDir: string, pid: number) {
     super(
       `the embedded database in ${dataDir} is in use by another Lectern process (pid ${pid}). ` +
         'Only one process may open it: stop that process first, or point this one at another ' +
         'LECTERN_DATA_DIR, or run every process against a PostgreSQL server with DATABASE_URL.',
     );
+    this.dataDir = dataDir;
+    this.pid = pid;
   }
 }
 

@@ -22,12 +22,16 @@ export class DatabaseThrottle implements RequestThrottle {
    * would turn the throttle off exactly when the database is overloaded; failing them would turn
    * a throttle problem into 500s.
    */
-  constructor(
-    private readonly prisma: PrismaClient,
-    readonly rate: Rate,
-    private readonly log: Logger,
-    private readonly fallback: RequestThrottle,
-  ) {}
+  private readonly prisma: PrismaClient;
+  readonly rate: Rate;
+  private readonly log: Logger;
+  private readonly fallback: RequestThrottle;
+  constructor(prisma: PrismaClient, rate: Rate, log: Logger, fallback: RequestThrottle) {
+    this.prisma = prisma;
+    this.rate = rate;
+    this.log = log;
+    this.fallback = fallback;
+  }
 
   async check(key: string): Promise<number> {
     let row: { admitted: boolean; waitMs: number | null } | undefined;

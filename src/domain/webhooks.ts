@@ -52,11 +52,12 @@ const detail = (status: number, text: string, event?: string) => answer(status, 
 
 /** A refusal that ends the pipeline with its status and `{"detail": ...}`. */
 class Refused extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-  ) {
+  readonly status: number;
+  readonly detail: string;
+  constructor(status: number, detail: string) {
     super(detail);
+    this.status = status;
+    this.detail = detail;
   }
 }
 

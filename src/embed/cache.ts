@@ -22,10 +22,11 @@ export class PageCache {
   hits = 0;
   misses = 0;
 
-  constructor(
-    readonly maxPages = MAX_PAGES,
-    readonly maxBytes = MAX_BYTES,
-  ) {
+  readonly maxPages: number;
+  readonly maxBytes: number;
+  constructor(maxPages = MAX_PAGES, maxBytes = MAX_BYTES) {
+    this.maxPages = maxPages;
+    this.maxBytes = maxBytes;
     // A page larger than maxBytes is not kept at all (lru-cache's maxEntrySize defaults to maxSize).
     this.#entries = new LRUCache<string, Entry>({
       max: maxPages,

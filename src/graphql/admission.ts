@@ -17,7 +17,10 @@ const SMALL_SHARE = 0.05;
 export class CostBudget {
   #inUse = 0;
   readonly #waiting: { cost: number; go: () => void }[] = [];
-  constructor(readonly capacity: number) {}
+  readonly capacity: number;
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
 
   async take(cost: number): Promise<() => void> {
     const c = Math.min(cost, this.capacity);

@@ -76,14 +76,16 @@ export class ValidationError extends LecternError {
  */
 export class QueryTooCostlyError extends LecternError {
   static readonly CODE = 'QUERY_TOO_COSTLY';
-  constructor(
-    readonly kind: 'complexity' | 'depth' | 'breadth',
-    readonly value: number,
-    readonly max: number,
-  ) {
+  readonly kind: 'complexity' | 'depth' | 'breadth';
+  readonly value: number;
+  readonly max: number;
+  constructor(kind: 'complexity' | 'depth' | 'breadth', value: number, max: number) {
     super('QUERY_TOO_COSTLY', `Query exceeds maximum ${kind} (${kind}: ${value}, max: ${max})`, {
       [kind]: value,
       [`max${kind[0]!.toUpperCase()}${kind.slice(1)}`]: max,
     });
+    this.kind = kind;
+    this.value = value;
+    this.max = max;
   }
 }

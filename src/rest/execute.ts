@@ -31,8 +31,10 @@ export interface Session {
 }
 
 export class AuthenticationFailed extends Error {
-  constructor(readonly error: GraphQLError) {
+  readonly error: GraphQLError;
+  constructor(error: GraphQLError) {
     super(error.message);
+    this.error = error;
   }
 }
 

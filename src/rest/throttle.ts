@@ -29,7 +29,10 @@ export interface RequestThrottle {
 /** The rule in this process's memory. */
 export class Throttle implements RequestThrottle {
   readonly #history = new Map<string, number[]>();
-  constructor(readonly rate: Rate | null) {}
+  readonly rate: Rate | null;
+  constructor(rate: Rate | null) {
+    this.rate = rate;
+  }
 
   /** Seconds to wait when `key` is over the rate (and the request is not counted), else 0. */
   check(key: string, now = Date.now()): number {

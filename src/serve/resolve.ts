@@ -166,7 +166,10 @@ export class Resolver {
 
 /** The docs server's reader: the rules of domain/access.ts, answered without a promise when everything is public. */
 export class Reader {
-  constructor(readonly ctx: Context) {}
+  readonly ctx: Context;
+  constructor(ctx: Context) {
+    this.ctx = ctx;
+  }
 
   canSeeProject(p: { id: number; privacyLevel: string }): boolean | Promise<boolean> {
     return projectRule.allows(this.ctx, p);
