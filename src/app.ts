@@ -3,13 +3,14 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
+import type { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance, maskError as yogaMaskError } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import { type Database, dbOwner } from './db/database.ts';
 import { DatabaseThrottle } from './db/throttle.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
-import { type Context, createContext } from './graphql/context.ts';
-import { LecternError } from './graphql/errors.ts';
+import { type Context, createContext, type Services } from './graphql/context.ts';
+import { LecternError, toGraphQLError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
@@ -22,7 +23,6 @@ import { Cipher } from './secrets.ts';
 import { FastPath, type TrustProxy } from './serve/fast.ts';
 import { docsDomainOf } from './serve/paths.ts';
 import { serveRouter } from './serve/router.ts';
-import { setServices } from './services.ts';
 import { openStorage, type Storage } from './storage/index.ts';
 import { webhookRouter } from './webhooks/router.ts';
 
@@ -38,22 +38,24 @@ export interface AppDeps {
 export type Yoga = YogaServerInstance<{ req: express.Request }, Context>;
 
 /**
- * Lectern's own errors reach the client as they are; anything else becomes "Unexpected error."
+ * Lectern's own errors (domain/errors.ts) reach the client as GraphQL errors with their code, status
+ * and details (toGraphQLError), where they were raised; anything else becomes "Unexpected error."
  * with no detail, even under NODE_ENV=development (where yoga would attach the original message
- * and stack, and database messages name tables and SQL). Our errors are recognised by their class,
- * not by graphql-js's `instanceof GraphQLError`, which fails when two copies of graphql-js are
- * loaded (vitest loads one for src/ and another for node_modules).
+ * and stack, and database messages name tables and SQL).
  */
 function maskError(error: unknown, message: string): Error {
-  const original = error instanceof Error ? (error as { originalError?: unknown }).originalError : undefined;
-  if (error instanceof LecternError || original instanceof LecternError) return error as Error;
+  const located = error instanceof Error && 'originalError' in error ? (error as GraphQLError) : undefined;
+  const original = located?.originalError;
+  if (error instanceof LecternError) return toGraphQLError(error);
+  if (original instanceof LecternError) return toGraphQLError(original, located);
   // A statement cancelled at LECTERN_DB_STATEMENT_TIMEOUT_MS (SQLSTATE 57014) is the server refusing
   // work that ran too long: say so, without the SQL.
   if (/57014|canceling statement due to statement timeout/.test(describeChain(error))) {
-    return new LecternError(
+    const timeout = new LecternError(
       'TIMEOUT',
       'The request took longer than the database allows one statement to run (LECTERN_DB_STATEMENT_TIMEOUT_MS); try a smaller request.',
     );
+    return toGraphQLError(timeout, located);
   }
   return yogaMaskError(error, message, false);
 }
@@ -130,15 +132,15 @@ export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
  * `app` is the express app; `handler` the same behind the docs fast path (./serve/fast.ts), which
  * answers warm public pages before express sees them: what a server listens with.
  */
-export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga: Yoga; storage: Storage } {
+export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga: Yoga; storage: Storage; services: Services } {
   const { config, db, log } = deps;
   const storage = deps.storage ?? openStorage(config.storage);
-  setServices({ prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage });
+  const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage };
 
   const yoga: Yoga = createYoga<{ req: express.Request }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
-    context: ({ request }) => createContext(request.headers.get('authorization')),
+    context: ({ request }) => createContext(services, request.headers.get('authorization')),
     maskedErrors: { maskError, isDev: false },
     // Off here: yoga's own CORS answers any Origin with itself and credentials. corsFor() below
     // answers the origins LECTERN_CORS_ORIGINS names, for /graphql and /api/v3 alike.
@@ -185,7 +187,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
 
   // Hosted docs: `/docs/…`, and every path of a `<project>.<LECTERN_DOCS_DOMAIN>` host.
   const fast = config.serveCacheSeconds > 0 ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy) : undefined;
-  app.use(serveRouter({ config, storage, log, fast }));
+  app.use(serveRouter({ services, fast }));
 
   const cors = corsFor(config.corsOrigins);
   app.use([yoga.graphqlEndpoint, '/api/v3'], cors);
@@ -202,7 +204,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     yoga as unknown as express.RequestHandler,
   );
 
-  app.use('/api/v2/webhook', webhookRouter({ maxBodyBytes: config.maxBodyBytes, log }));
+  app.use('/api/v2/webhook', webhookRouter({ maxBodyBytes: config.maxBodyBytes, services }));
 
   const v3 = '/api/v3';
   // On PostgreSQL the counts are shared by every process; the embedded database has one process.
@@ -253,5 +255,5 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
       }
     : (req, res) => app(req, res);
 
-  return { app, handler, yoga, storage };
+  return { app, handler, yoga, storage, services };
 }

@@ -14,7 +14,6 @@ import { syncProjectVersions } from './domain/version-sync.ts';
 import { ValidationError } from './graphql/errors.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Cipher, loadSecretKey } from './secrets.ts';
-import { setServices } from './services.ts';
 import { fileStorageDir, openStorage, type Storage } from './storage/index.ts';
 
 const USAGE = `usage: lectern <command>
@@ -97,7 +96,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
       dataDir: config.dataDir,
       hidden: [fileStorageDir(config.storage)].filter((d): d is string => d !== null),
       publicUrl: config.publicUrl,
-      syncVersions: syncProjectVersions,
+      syncVersions: (projectId, url) => syncProjectVersions({ prisma: db.prisma, config }, projectId, url),
       limits: config.build,
     },
     { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl, leaseSeconds: config.buildLeaseSeconds },
@@ -113,7 +112,6 @@ async function workerOnly(config: Config): Promise<void> {
   const db = await open(config);
   const secret = loadSecretKey(config.dataDir, config.secretKey);
   const storage = openStorage(config.storage);
-  setServices({ prisma: db.prisma, cipher: new Cipher(secret.key), config, log, storage });
   const worker = await startWorker(config, db, log, secret.key, storage);
   stopOnSignals(log, 'worker shutting down', async () => {
     await worker.stop(WORKER_GRACE_MS);

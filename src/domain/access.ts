@@ -3,10 +3,9 @@
 // check of one row, tested to agree. GraphQL, the docs server, embed and webhooks use these, never
 // a copy. Writes look the project up without a privacy filter and then answer 401, 404 or 403 in
 // that order, as Read the Docs does.
-import type { Prisma } from '../generated/prisma/client.ts';
-import type { Context, Viewer } from '../graphql/context.ts';
-import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../graphql/errors.ts';
-import { prisma } from '../services.ts';
+import type { Prisma, Project } from '../generated/prisma/client.ts';
+import type { Context, Viewer } from './context.ts';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from './errors.ts';
 
 const maintainedBy = (viewer: Viewer) => ({ users: { some: { id: viewer.id } } });
 
@@ -89,18 +88,33 @@ export const visibleVersions = versionRule.where;
 export const visibleBuilds = buildRule.where;
 export const visibleSubprojects = subprojectRule.where;
 
-export function requireViewer(ctx: Context): Viewer {
-  if (!ctx.viewer) throw new UnauthenticatedError();
-  return ctx.viewer;
+/**
+ * Who may change the project a write names by slug: its maintainers. Answered in Read the Docs'
+ * order: false for an anonymous caller (401) before any lookup; NotFoundError when no project has
+ * the slug (writes do not hide private projects, rtd-behavior §1.2); then whether the caller
+ * maintains it (403). GraphQL declares it on each write (scope `maintainerOfProject`).
+ */
+export async function maintainsProject(ctx: Context, slug: string): Promise<boolean> {
+  if (!ctx.viewer) return false;
+  const project = await ctx.projectBySlug(slug);
+  if (!project) throw new NotFoundError('Project');
+  return (await ctx.maintainedProjectIds()).has(project.id);
 }
 
-/** The project a write is about, when the viewer maintains it. */
-export async function requireMaintainedProject(ctx: Context, slug: string) {
-  requireViewer(ctx);
-  const project = await prisma().project.findUnique({ where: { slug } });
+/**
+ * The project a write changes, read once per request: the write's rule (maintainsProject) has
+ * already been checked by the field that calls it, so nothing is checked again here.
+ */
+export async function projectToChange(ctx: Context, slug: string): Promise<Project> {
+  const project = await ctx.projectBySlug(slug);
   if (!project) throw new NotFoundError('Project');
-  if (!(await ctx.maintainedProjectIds()).has(project.id)) throw new ForbiddenError();
   return project;
+}
+
+/** The caller a write for signed-in callers acts for (GraphQL's `loggedIn` scope has checked there is one). */
+export function signedIn(ctx: Context): Viewer {
+  if (!ctx.viewer) throw new UnauthenticatedError();
+  return ctx.viewer;
 }
 
 export async function isMaintainer(caller: Caller, projectId: number): Promise<boolean> {

@@ -2,10 +2,9 @@
 // version supersedes its pending older ones, which end `finished`, unsuccessful, with a message.
 // @see ../../../shared/spec/decisions.md §4, rtd-behavior §5.6
 import type { Prisma } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { NotFoundError } from '../graphql/errors.ts';
-import { prisma } from '../services.ts';
-import { requireMaintainedProject } from './access.ts';
+import { projectToChange } from './access.ts';
+import type { Context } from './context.ts';
+import { NotFoundError } from './errors.ts';
 import { events } from './events.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -48,10 +47,10 @@ export function announceBuild(build: { id: number; projectId: number }): void {
 
 /** Trigger a build of one version (any version, active or not, as the v3 API allows). */
 export async function triggerBuild(ctx: Context, projectSlug: string, versionSlug: string) {
-  const project = await requireMaintainedProject(ctx, projectSlug);
-  const version = await prisma().version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: versionSlug } } });
+  const project = await projectToChange(ctx, projectSlug);
+  const version = await ctx.prisma.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: versionSlug } } });
   if (!version) throw new NotFoundError('Version');
-  const build = await prisma().$transaction((tx) => queueBuild(tx, version));
+  const build = await ctx.prisma.$transaction((tx) => queueBuild(tx, version));
   announceBuild(build);
   return { build, project, version };
 }

@@ -2,10 +2,9 @@
 // limits follow Read the Docs (rtd-behavior §5.8), and names follow its dashboard rules, since a
 // build's shell must be able to export them.
 import type { Prisma } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { NotFoundError, ValidationError } from '../graphql/errors.ts';
-import { prisma, services } from '../services.ts';
-import { requireMaintainedProject } from './access.ts';
+import { projectToChange } from './access.ts';
+import type { Context } from './context.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
 import { Collector, checkString, notBlank, required } from './validate.ts';
 
 export const VALUE_MAX = 48_000;
@@ -82,7 +81,7 @@ export function forbiddenVariableName(name: string): string | null {
 }
 
 export async function createEnvironmentVariable(ctx: Context, projectSlug: string, input: EnvironmentVariableInput) {
-  const project = await requireMaintainedProject(ctx, projectSlug);
+  const project = await projectToChange(ctx, projectSlug);
   const c = new Collector();
   c.add('name', checkName(input.name));
   if (input.value === undefined || input.value === null) c.add('value', required);
@@ -92,7 +91,7 @@ export async function createEnvironmentVariable(ctx: Context, projectSlug: strin
   const name = input.name!;
   const value = input.value!;
   const size = shellQuote(value).length;
-  return prisma().$transaction(async (tx) => {
+  return ctx.prisma.$transaction(async (tx) => {
     // One create at a time per project, so the name and total-size checks hold under concurrency.
     await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${project.id} FOR NO KEY UPDATE`;
     if (await tx.environmentVariable.findFirst({ where: { projectId: project.id, name }, select: { id: true } })) {
@@ -106,7 +105,7 @@ export async function createEnvironmentVariable(ctx: Context, projectSlug: strin
       data: {
         projectId: project.id,
         name,
-        valueEncrypted: services().cipher.encrypt(value),
+        valueEncrypted: ctx.cipher.encrypt(value),
         valueSize: size,
         public: input.public ?? false,
       },
@@ -121,9 +120,9 @@ export interface EnvironmentVariableQuery {
 
 /** `query` (the GraphQL selection) is read before the row goes, so the answer can show its relations. */
 export async function deleteEnvironmentVariable(ctx: Context, projectSlug: string, id: number, query: EnvironmentVariableQuery = {}) {
-  const project = await requireMaintainedProject(ctx, projectSlug);
+  const project = await projectToChange(ctx, projectSlug);
   const where = { id, projectId: project.id };
-  return prisma().$transaction(async (tx) => {
+  return ctx.prisma.$transaction(async (tx) => {
     const shown = await tx.environmentVariable.findFirst({ ...query, where });
     // Gone already, or removed by a concurrent delete between the read and here.
     if (!shown || (await tx.environmentVariable.deleteMany({ where })).count === 0) throw new NotFoundError('EnvironmentVariable');

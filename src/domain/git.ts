@@ -2,7 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { bwrapAvailable, GIT_ENV, runSandboxedOnce } from '../builds/sandbox.ts';
-import { services } from '../services.ts';
+import type { Config } from '../config.ts';
 import { fileStorageDir } from '../storage/index.ts';
 
 export interface RemoteRefs {
@@ -46,8 +46,7 @@ export function parseLsRemote(output: string): RemoteRefs {
  * URL is the project's, so it must reach no more than a build's clone may (never this machine,
  * loopback, link-local or private ranges not allowed).
  */
-export async function lsRemote(url: string, timeoutMs = 60_000): Promise<RemoteRefs> {
-  const { config } = services();
+export async function lsRemote(config: Pick<Config, 'dataDir' | 'storage' | 'build'>, url: string, timeoutMs = 60_000): Promise<RemoteRefs> {
   const home = os.homedir();
   const hide = [
     config.dataDir,

@@ -2,16 +2,15 @@
 // in the answer to the mutation that creates it.
 import { randomBytes } from 'node:crypto';
 import type { IntegrationProvider, Prisma } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { NotFoundError } from '../graphql/errors.ts';
-import { prisma, services } from '../services.ts';
-import { requireMaintainedProject } from './access.ts';
+import { projectToChange } from './access.ts';
+import type { Context } from './context.ts';
+import { NotFoundError } from './errors.ts';
 
 export async function createIntegration(ctx: Context, projectSlug: string, provider: IntegrationProvider) {
-  const project = await requireMaintainedProject(ctx, projectSlug);
+  const project = await projectToChange(ctx, projectSlug);
   const secret = randomBytes(24).toString('hex');
-  const integration = await prisma().integration.create({
-    data: { projectId: project.id, provider, secretEncrypted: services().cipher.encrypt(secret) },
+  const integration = await ctx.prisma.integration.create({
+    data: { projectId: project.id, provider, secretEncrypted: ctx.cipher.encrypt(secret) },
   });
   return { integration, secret };
 }
@@ -23,9 +22,9 @@ export interface IntegrationQuery {
 
 /** `query` (the GraphQL selection) is read before the row goes, so the answer can show its relations. */
 export async function deleteIntegration(ctx: Context, projectSlug: string, id: number, query: IntegrationQuery = {}) {
-  const project = await requireMaintainedProject(ctx, projectSlug);
+  const project = await projectToChange(ctx, projectSlug);
   const where = { id, projectId: project.id };
-  return prisma().$transaction(async (tx) => {
+  return ctx.prisma.$transaction(async (tx) => {
     const shown = await tx.integration.findFirst({ ...query, where });
     // Gone already, or removed by a concurrent delete between the read and here.
     if (!shown || (await tx.integration.deleteMany({ where })).count === 0) throw new NotFoundError('Integration');

@@ -1,12 +1,11 @@
 // Importing and updating projects, with Read the Docs' rules (rtd-behavior §1.4, §5.1, §5.9).
 // An import creates the machine-managed `latest` version and queues its first build.
 import { Prisma } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { ValidationError } from '../graphql/errors.ts';
-import { prisma } from '../services.ts';
-import { requireMaintainedProject, requireViewer } from './access.ts';
+import { projectToChange, signedIn } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from './choices.ts';
+import type { Context } from './context.ts';
+import { ValidationError } from './errors.ts';
 import { events } from './events.ts';
 import { projectSlug } from './slug.ts';
 import { Collector, checkChoice, checkRepositoryUrl, checkString, checkUrl, maxLength } from './validate.ts';
@@ -66,7 +65,7 @@ function checkYamlPath(path: string | null | undefined): string | undefined {
 const uniqueTags = (tags: string[] | null | undefined) => (tags ? [...new Set(tags.map((t) => t.trim()))].sort() : undefined);
 
 export async function importProject(ctx: Context, input: ImportProjectInput) {
-  const viewer = requireViewer(ctx);
+  const viewer = signedIn(ctx);
   const c = new Collector();
   c.add('name', checkString(input.name, { max: 63, required: true }));
   checkRepository(c, input.repository, true);
@@ -83,10 +82,10 @@ export async function importProject(ctx: Context, input: ImportProjectInput) {
   const slug = projectSlug(name);
   if (!slug) throw ValidationError.field('name', `Invalid project name "${name}": no slug generated.`);
   const exists = () => ValidationError.field('name', `Project with slug "${slug}" already exists.`);
-  if (await prisma().project.findUnique({ where: { slug }, select: { id: true } })) throw exists();
+  if (await ctx.prisma.project.findUnique({ where: { slug }, select: { id: true } })) throw exists();
 
   try {
-    const { project, build } = await prisma().$transaction(async (tx) => {
+    const { project, build } = await ctx.prisma.$transaction(async (tx) => {
       const project = await tx.project.create({
         data: {
           name,
@@ -142,7 +141,7 @@ export interface UpdateProjectInput extends Omit<ImportProjectInput, 'repository
 
 /** PATCH semantics: only the fields given change; the slug never does (rtd-behavior §1.4). */
 export async function updateProject(ctx: Context, slug: string, input: UpdateProjectInput) {
-  const project = await requireMaintainedProject(ctx, slug);
+  const project = await projectToChange(ctx, slug);
   const c = new Collector();
   if (input.name !== undefined) c.add('name', checkString(input.name, { max: 63, required: true }));
   if (input.repository !== undefined) checkRepository(c, input.repository, true);
@@ -179,7 +178,7 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   if (input.privacyLevel != null) data.privacyLevel = input.privacyLevel;
   if (input.externalBuildsPrivacyLevel != null) data.externalBuildsPrivacyLevel = input.externalBuildsPrivacyLevel;
   if (input.tags != null) data.tags = uniqueTags(input.tags);
-  return prisma()
+  return ctx.prisma
     .$transaction(async (tx) => {
       const updated = await tx.project.update({ where: { id: project.id }, data });
       // A machine `latest` follows the default branch (rtd-behavior §5.2).

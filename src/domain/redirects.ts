@@ -1,10 +1,9 @@
 // Redirect rules: the seed's five types with its required-field table, Read the Docs' wildcard
 // checks, normalization and ordering by position (rtd-behavior §5.7, decisions §1).
 import type { Prisma, RedirectType } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { NotFoundError, ValidationError } from '../graphql/errors.ts';
-import { prisma } from '../services.ts';
-import { requireMaintainedProject } from './access.ts';
+import { projectToChange } from './access.ts';
+import type { Context } from './context.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
 import { events } from './events.ts';
 import { Collector, invalidChoice, maxLength, required } from './validate.ts';
 
@@ -94,11 +93,11 @@ async function checkOnePerType(tx: Tx, projectId: number, type: RedirectType, se
 }
 
 export async function createRedirect(ctx: Context, projectSlug: string, input: RedirectInput) {
-  const project = await requireMaintainedProject(ctx, projectSlug);
+  const project = await projectToChange(ctx, projectSlug);
   const type = checkFields(input, false)!;
   const { fromUrl, toUrl } = normalizeRedirect(type, input.fromUrl ?? '', input.toUrl ?? '');
   checkRules(type, fromUrl, toUrl);
-  return prisma()
+  return ctx.prisma
     .$transaction(async (tx) => {
       await lockProject(tx, project.id);
       await checkOnePerType(tx, project.id, type);
@@ -133,10 +132,10 @@ async function findRedirect(client: Tx, projectId: number, id: number) {
 
 /** `partial` is PATCH; otherwise (PUT) `type` is required and omitted URLs are cleared. */
 export async function updateRedirect(ctx: Context, projectSlug: string, id: number, input: RedirectInput, partial = false) {
-  const project = await requireMaintainedProject(ctx, projectSlug);
-  await findRedirect(prisma(), project.id, id);
+  const project = await projectToChange(ctx, projectSlug);
+  await findRedirect(ctx.prisma, project.id, id);
   const given = checkFields(input, partial);
-  return prisma()
+  return ctx.prisma
     .$transaction(async (tx) => {
       await lockProject(tx, project.id);
       const current = await findRedirect(tx, project.id, id);
@@ -172,9 +171,9 @@ export interface RedirectQuery {
 
 /** `query` (the GraphQL selection) is read before the row goes, so the answer can show its relations. */
 export async function deleteRedirect(ctx: Context, projectSlug: string, id: number, query: RedirectQuery = {}) {
-  const project = await requireMaintainedProject(ctx, projectSlug);
-  await findRedirect(prisma(), project.id, id);
-  return prisma()
+  const project = await projectToChange(ctx, projectSlug);
+  await findRedirect(ctx.prisma, project.id, id);
+  return ctx.prisma
     .$transaction(async (tx) => {
       await lockProject(tx, project.id);
       const current = await findRedirect(tx, project.id, id);

@@ -1,10 +1,9 @@
 // Subproject relationships, checked in Read the Docs' order (rtd-behavior §5.4): only one level
 // of nesting, a child belongs to one parent, aliases unique per parent.
 import { Prisma } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { NotFoundError, ValidationError } from '../graphql/errors.ts';
-import { prisma } from '../services.ts';
-import { requireMaintainedProject } from './access.ts';
+import { projectToChange } from './access.ts';
+import type { Context } from './context.ts';
+import { NotFoundError, ValidationError } from './errors.ts';
 import { events } from './events.ts';
 import { required } from './validate.ts';
 
@@ -16,17 +15,17 @@ export interface CreateSubprojectInput {
 const ALIAS = /^[-\w]+(?:\/[-\w]+)*$/;
 
 export async function createSubproject(ctx: Context, parentSlug: string, input: CreateSubprojectInput) {
-  const parent = await requireMaintainedProject(ctx, parentSlug);
+  const parent = await projectToChange(ctx, parentSlug);
   const childSlug = input.child;
   if (childSlug === undefined || childSlug === null || childSlug === '') throw ValidationError.field('child', required);
   const notValid = () => ValidationError.field('child', `Project with slug=${childSlug} is not valid as subproject`);
   const taken = () => ValidationError.field('alias', 'A subproject with this alias already exists');
   const maintained = await ctx.maintainedProjectIds();
-  const found = await prisma().project.findUnique({ where: { slug: childSlug }, select: { id: true, slug: true } });
+  const found = await ctx.prisma.project.findUnique({ where: { slug: childSlug }, select: { id: true, slug: true } });
   if (!found || found.id === parent.id || !maintained.has(found.id)) throw notValid();
   const alias = input.alias ?? found.slug;
   try {
-    return await prisma()
+    return await ctx.prisma
       .$transaction(async (tx) => {
         // The rules below read relationships of both projects: lock both rows (in id order, so two
         // creates never wait on each other crosswise) and check under the locks, so concurrent
@@ -53,7 +52,7 @@ export async function createSubproject(ctx: Context, parentSlug: string, input: 
     // A unique index caught what the checks could not see: say which rule it was by looking again
     // (the driver adapter does not reliably name the constraint).
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') {
-      const aliasTaken = await prisma().projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } });
+      const aliasTaken = await ctx.prisma.projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } });
       throw aliasTaken ? taken() : notValid();
     }
     throw e;
@@ -65,9 +64,9 @@ export async function createSubproject(ctx: Context, parentSlug: string, input: 
  * before the row goes, so the answer can still show its parent and child.
  */
 export async function deleteSubproject(ctx: Context, parentSlug: string, alias: string, query: SubprojectQuery = {}) {
-  const parent = await requireMaintainedProject(ctx, parentSlug);
+  const parent = await projectToChange(ctx, parentSlug);
   const where = { parentId: parent.id, alias };
-  return prisma()
+  return ctx.prisma
     .$transaction(async (tx) => {
       const shown = await tx.projectRelationship.findFirst({ ...query, where });
       // Gone already, or removed by a concurrent delete between the read and here.

@@ -1,10 +1,12 @@
 // Where things are served, for the URLs the API shows (docs, downloads). One place, so the API
 // and the docs server agree.
 // @see ../../../shared/spec/decisions.md §2
-import { services } from '../services.ts';
+import type { Config } from '../config.ts';
 
-export function docsRoot(projectSlug: string): string {
-  const { publicUrl, docsDomain } = services().config;
+/** The settings that decide where docs are served: the public URL, and the docs domain if any. */
+export type DocsHost = Pick<Config, 'publicUrl' | 'docsDomain'>;
+
+export function docsRoot({ publicUrl, docsDomain }: DocsHost, projectSlug: string): string {
   if (docsDomain) {
     const scheme = new URL(publicUrl).protocol;
     return `${scheme}//${projectSlug.replace(/_/g, '-')}.${docsDomain}`;
@@ -34,21 +36,21 @@ export const servedProjectSelect = {
  * parent does not lend its path to a public project: the URL would name the private project to
  * readers who may not know it exists, so such a project keeps its own root.
  */
-export function servedRoot(p: ServedProject): string {
+export function servedRoot(host: DocsHost, p: ServedProject): string {
   const main = p.mainLanguageProject;
-  if (main && main.privacyLevel === 'public') return docsRoot(main.slug);
+  if (main && main.privacyLevel === 'public') return docsRoot(host, main.slug);
   const rel = p.superprojects[0];
-  if (rel && rel.parent.privacyLevel === 'public') return `${docsRoot(rel.parent.slug)}/projects/${rel.alias}`;
-  return docsRoot(p.slug);
+  if (rel && rel.parent.privacyLevel === 'public') return `${docsRoot(host, rel.parent.slug)}/projects/${rel.alias}`;
+  return docsRoot(host, p.slug);
 }
 
-export function documentationUrl(p: ServedProject, versionSlug: string): string {
-  return `${servedRoot(p)}/${p.language}/${versionSlug}/`;
+export function documentationUrl(host: DocsHost, p: ServedProject, versionSlug: string): string {
+  return `${servedRoot(host, p)}/${p.language}/${versionSlug}/`;
 }
 
-export function downloadUrl(projectSlug: string, language: string, versionSlug: string, format: 'pdf' | 'htmlzip' | 'epub'): string {
+export function downloadUrl(host: DocsHost, projectSlug: string, language: string, versionSlug: string, format: 'pdf' | 'htmlzip' | 'epub'): string {
   // On the docs host when there is one: docs (downloads included) are never served on the API host.
-  return `${docsRoot(projectSlug)}/_/downloads/${language}/${versionSlug}/${format}/`;
+  return `${docsRoot(host, projectSlug)}/_/downloads/${language}/${versionSlug}/${format}/`;
 }
 
 /** The web address of a repository (RTD's get_vcs_url): `.git` dropped, git:// shown as https://. */

@@ -3,8 +3,8 @@
 
 import type { PrismaClient } from '../db/database.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import { ValidationError } from '../graphql/errors.ts';
 import { hashToken, newTokenKey } from '../secrets.ts';
+import { ValidationError } from './errors.ts';
 import { Collector, checkString } from './validate.ts';
 
 const USERNAME = /^[\w.@+-]+$/;

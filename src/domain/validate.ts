@@ -2,7 +2,7 @@
 // layer can pass the messages through unchanged. Each check returns the messages for one field;
 // `collect` gathers them into one ValidationError, so a client sees every bad field at once and
 // nothing is written.
-import { type FieldError, ValidationError } from '../graphql/errors.ts';
+import { type FieldError, ValidationError } from './errors.ts';
 
 export type Check = () => string[] | string | undefined;
 

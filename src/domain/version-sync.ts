@@ -5,10 +5,9 @@
 import { explain, rcompare } from '@renovatebot/pep440';
 import { queueVersionSync } from '../builds/version-sync-queue.ts';
 import type { Prisma, Version } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { prisma } from '../services.ts';
-import { requireMaintainedProject } from './access.ts';
+import { projectToChange } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
+import type { Context, Services } from './context.ts';
 import { events } from './events.ts';
 import { lsRemote, type RemoteRefs } from './git.ts';
 import { versionSlug } from './slug.ts';
@@ -127,9 +126,9 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
 }
 
 /** Reads the remote's refs and syncs; queues builds of a newly promoted `stable`. */
-export async function syncProjectVersions(projectId: number, repositoryUrl: string): Promise<SyncResult> {
-  const refs = await lsRemote(repositoryUrl);
-  const { result, builds } = await prisma().$transaction(async (tx) => {
+export async function syncProjectVersions(ctx: Pick<Services, 'prisma' | 'config'>, projectId: number, repositoryUrl: string): Promise<SyncResult> {
+  const refs = await lsRemote(ctx.config, repositoryUrl);
+  const { result, builds } = await ctx.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR UPDATE`;
     const result = await applyRefs(tx, projectId, refs);
     const builds = [];
@@ -146,15 +145,15 @@ export async function syncProjectVersions(projectId: number, repositoryUrl: stri
  * false, and nothing queued, when the project has no `latest` to sync from, as Read the Docs'
  * `trigger_sync_versions` answers (rtd-behavior §1.4, §7.4). True means queued, not done.
  */
-export async function queueProjectVersionSync(projectId: number): Promise<boolean> {
-  const hasLatest = await prisma().version.count({ where: { projectId, slug: 'latest' } });
+export async function queueProjectVersionSync(ctx: Pick<Services, 'prisma'>, projectId: number): Promise<boolean> {
+  const hasLatest = await ctx.prisma.version.count({ where: { projectId, slug: 'latest' } });
   if (!hasLatest) return false;
-  await queueVersionSync(prisma(), projectId);
+  await queueVersionSync(ctx.prisma, projectId);
   return true;
 }
 
 /** sync-versions: queues a sync and answers at once, as Read the Docs does. */
 export async function requestVersionSync(ctx: Context, projectSlug: string): Promise<boolean> {
-  const project = await requireMaintainedProject(ctx, projectSlug);
-  return queueProjectVersionSync(project.id);
+  const project = await projectToChange(ctx, projectSlug);
+  return queueProjectVersionSync(ctx, project.id);
 }

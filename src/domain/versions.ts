@@ -1,11 +1,10 @@
 // Version activation and visibility (rtd-behavior §1.4 "Version update", §5.3): deactivating
 // marks the version unbuilt (its files stop being served); activating queues a build.
 import type { Prisma } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { NotFoundError } from '../graphql/errors.ts';
-import { prisma } from '../services.ts';
-import { requireMaintainedProject } from './access.ts';
+import { projectToChange } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
+import type { Context } from './context.ts';
+import { NotFoundError } from './errors.ts';
 import { events } from './events.ts';
 import { Collector, checkChoice } from './validate.ts';
 
@@ -16,8 +15,8 @@ export interface UpdateVersionInput {
 }
 
 export async function updateVersion(ctx: Context, projectSlug: string, versionSlug: string, input: UpdateVersionInput) {
-  const project = await requireMaintainedProject(ctx, projectSlug);
-  const version = await prisma().version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: versionSlug } } });
+  const project = await projectToChange(ctx, projectSlug);
+  const version = await ctx.prisma.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: versionSlug } } });
   if (!version || version.type === 'external') throw new NotFoundError('Version');
   new Collector().add('privacyLevel', checkChoice(input.privacyLevel, new Set(['public', 'private']))).throwIfAny();
 
@@ -29,7 +28,7 @@ export async function updateVersion(ctx: Context, projectSlug: string, versionSl
   const activated = !version.active && input.active === true;
   if (deactivated) data.built = false;
 
-  const { updated, build } = await prisma().$transaction(async (tx) => {
+  const { updated, build } = await ctx.prisma.$transaction(async (tx) => {
     const updated = await tx.version.update({ where: { id: version.id }, data });
     const build = activated ? await queueBuild(tx, updated) : null;
     return { updated, build };

@@ -5,11 +5,10 @@
 // @see ../../../shared/reference/rtd-behavior.md §7, §5.2, §5.6
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IntegrationProvider, Project, Version } from '../generated/prisma/client.ts';
-import { authenticate, contextFor } from '../graphql/context.ts';
-import { LecternError } from '../graphql/errors.ts';
-import { prisma, services } from '../services.ts';
 import { isMaintainer } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
+import { authenticate, contextFor, type Services } from './context.ts';
+import { LecternError } from './errors.ts';
 import { queueProjectVersionSync } from './version-sync.ts';
 
 export interface WebhookRequest {
@@ -144,28 +143,28 @@ export function deliveryIdOf(provider: IntegrationProvider, req: WebhookRequest)
  * Records that `integrationId` received `deliveryId`; false when it did so in the last day.
  * Atomic across processes (the unique key decides); deliveries older than a day are deleted here.
  */
-async function firstDelivery(integrationId: number, deliveryId: string): Promise<boolean> {
-  await prisma().webhookDelivery.deleteMany({ where: { receivedAt: { lt: new Date(Date.now() - DELIVERY_MEMORY_MS) } } });
-  const { count } = await prisma().webhookDelivery.createMany({ data: [{ integrationId, deliveryId }], skipDuplicates: true });
+async function firstDelivery(s: Services, integrationId: number, deliveryId: string): Promise<boolean> {
+  await s.prisma.webhookDelivery.deleteMany({ where: { receivedAt: { lt: new Date(Date.now() - DELIVERY_MEMORY_MS) } } });
+  const { count } = await s.prisma.webhookDelivery.createMany({ data: [{ integrationId, deliveryId }], skipDuplicates: true });
   return count === 1;
 }
 
 /** Forgets a delivery that was not handled (an error, or refused): the provider's retry is acted on. */
-async function forgetDelivery(integrationId: number, deliveryId: string): Promise<void> {
-  await prisma().webhookDelivery.deleteMany({ where: { integrationId, deliveryId } });
+async function forgetDelivery(s: Services, integrationId: number, deliveryId: string): Promise<void> {
+  await s.prisma.webhookDelivery.deleteMany({ where: { integrationId, deliveryId } });
 }
 
-export async function handleWebhook(req: WebhookRequest): Promise<WebhookResponse> {
+export async function handleWebhook(s: Services, req: WebhookRequest): Promise<WebhookResponse> {
   const seen: Seen = {};
   let res: WebhookResponse;
   try {
-    res = await pipeline(req, seen);
+    res = await pipeline(s, req, seen);
   } catch (e) {
-    if (seen.delivery) await forgetDelivery(seen.delivery.integrationId, seen.delivery.id).catch(() => undefined);
+    if (seen.delivery) await forgetDelivery(s, seen.delivery.integrationId, seen.delivery.id).catch(() => undefined);
     if (e instanceof Refused) return detail(e.status, e.detail);
     throw e;
   }
-  if (seen.delivery && res.status >= 300) await forgetDelivery(seen.delivery.integrationId, seen.delivery.id);
+  if (seen.delivery && res.status >= 300) await forgetDelivery(s, seen.delivery.integrationId, seen.delivery.id);
   return res;
 }
 
@@ -174,15 +173,15 @@ interface Seen {
   delivery?: { integrationId: number; id: string };
 }
 
-async function pipeline(req: WebhookRequest, seen: Seen): Promise<WebhookResponse> {
-  const project = await prisma().project.findUnique({ where: { slug: req.projectSlug } });
+async function pipeline(s: Services, req: WebhookRequest, seen: Seen): Promise<WebhookResponse> {
+  const project = await s.prisma.project.findUnique({ where: { slug: req.projectSlug } });
   if (!project) return detail(404, PROJECT_NOT_FOUND);
   // rtd-behavior §7.2 step 2 (406 for a disabled project) has no counterpart: Lectern has no
   // disabled projects.
 
   // An id past the column's range names no integration (and must not reach the query as one).
   if (req.integrationId !== undefined && !(req.integrationId <= 2 ** 31 - 1)) return detail(404, NO_INTEGRATION);
-  const candidates = await prisma().integration.findMany({
+  const candidates = await s.prisma.integration.findMany({
     where: req.integrationId !== undefined ? { id: req.integrationId, projectId: project.id } : { projectId: project.id, provider: req.provider! },
     orderBy: { id: 'asc' },
   });
@@ -192,7 +191,7 @@ async function pipeline(req: WebhookRequest, seen: Seen): Promise<WebhookRespons
   const provider = integration.provider;
 
   if (!integration.secretEncrypted) return detail(400, NO_SECRET);
-  const secret = services().cipher.decrypt(integration.secretEncrypted);
+  const secret = s.cipher.decrypt(integration.secretEncrypted);
 
   // Signatures are checked over the raw bytes, before anything is parsed.
   if (provider === 'github' || provider === 'bitbucket') {
@@ -206,7 +205,7 @@ async function pipeline(req: WebhookRequest, seen: Seen): Promise<WebhookRespons
   // Only a delivery that proved it comes from the provider is remembered (anyone could send ids).
   const deliveryId = deliveryIdOf(provider, req);
   if (deliveryId !== null) {
-    if (!(await firstDelivery(integration.id, deliveryId))) return detail(200, ALREADY_PROCESSED, 'duplicate');
+    if (!(await firstDelivery(s, integration.id, deliveryId))) return detail(200, ALREADY_PROCESSED, 'duplicate');
     seen.delivery = { integrationId: integration.id, id: deliveryId };
   }
 
@@ -215,7 +214,7 @@ async function pipeline(req: WebhookRequest, seen: Seen): Promise<WebhookRespons
   // A generic integration is called by a maintainer with an API token (as a logged-in maintainer
   // on Read the Docs), or with the integration's token in the body. On `/webhook/generic/<project>/`
   // the body token works too (Read the Docs answers 404 there by accident, §7.6).
-  if (provider === 'generic' && !(await maintainerCalls(project, req))) {
+  if (provider === 'generic' && !(await maintainerCalls(s, project, req))) {
     const token = payload.token;
     if (token === undefined) return detail(403, 'Authentication credentials were not provided.');
     if (typeof token !== 'string' || !safeEqual(token, secret)) return detail(404, PROJECT_NOT_FOUND);
@@ -223,29 +222,29 @@ async function pipeline(req: WebhookRequest, seen: Seen): Promise<WebhookRespons
 
   switch (provider) {
     case 'github':
-      return github(project, req, payload);
+      return github(s, project, req, payload);
     case 'gitlab':
-      return gitlab(project, payload);
+      return gitlab(s, project, payload);
     case 'bitbucket':
-      return bitbucket(project, req, payload);
+      return bitbucket(s, project, req, payload);
     case 'generic':
-      return genericApi(project, payload);
+      return genericApi(s, project, payload);
   }
 }
 
 /** True when the request carries a maintainer's API token; a token for anyone else is refused as 404. */
-async function maintainerCalls(project: Project, req: WebhookRequest): Promise<boolean> {
+async function maintainerCalls(s: Services, project: Project, req: WebhookRequest): Promise<boolean> {
   const authorization = req.header('authorization');
   if (!authorization) return false;
   let viewer;
   try {
-    viewer = await authenticate(authorization);
+    viewer = await authenticate(s.prisma, authorization);
   } catch (e) {
     if (e instanceof LecternError) throw new Refused(e.status, e.message);
     throw e;
   }
   if (!viewer) return false;
-  if (!(await isMaintainer(contextFor(viewer), project.id))) throw new Refused(404, PROJECT_NOT_FOUND);
+  if (!(await isMaintainer(contextFor(s, viewer), project.id))) throw new Refused(404, PROJECT_NOT_FOUND);
   return true;
 }
 
@@ -259,30 +258,30 @@ function parseRef(ref: unknown): Ref {
   throw new Refused(400, 'Parameter "ref" must be refs/heads/<branch> or refs/tags/<tag>');
 }
 
-async function github(project: Project, req: WebhookRequest, payload: Record<string, unknown>): Promise<WebhookResponse> {
+async function github(s: Services, project: Project, req: WebhookRequest, payload: Record<string, unknown>): Promise<WebhookResponse> {
   const event = req.header('x-github-event') || 'push';
-  await followDefaultBranch(project, str(obj(payload.repository)?.default_branch));
+  await followDefaultBranch(s, project, str(obj(payload.repository)?.default_branch));
   if (event === 'ping') return detail(200, 'Webhook configured correctly', event);
-  if (event === 'create' || event === 'delete') return sync(project, event);
+  if (event === 'create' || event === 'delete') return sync(s, project, event);
   if (event === 'push') {
-    if (payload.created === true || payload.deleted === true) return sync(project, event);
-    return build(project, [parseRef(payload.ref)], event);
+    if (payload.created === true || payload.deleted === true) return sync(s, project, event);
+    return build(s, project, [parseRef(payload.ref)], event);
   }
   // pull_request builds need external (pull-request) versions, which Lectern does not build.
   return detail(200, UNHANDLED, event);
 }
 
-async function gitlab(project: Project, payload: Record<string, unknown>): Promise<WebhookResponse> {
+async function gitlab(s: Services, project: Project, payload: Record<string, unknown>): Promise<WebhookResponse> {
   const event = str(payload.object_kind) ?? 'push';
-  await followDefaultBranch(project, str(obj(payload.project)?.default_branch));
+  await followDefaultBranch(s, project, str(obj(payload.project)?.default_branch));
   if (event === 'push' || event === 'tag_push') {
-    if (payload.before === ZERO_SHA || payload.after === ZERO_SHA) return sync(project, event);
-    return build(project, [parseRef(payload.ref)], event);
+    if (payload.before === ZERO_SHA || payload.after === ZERO_SHA) return sync(s, project, event);
+    return build(s, project, [parseRef(payload.ref)], event);
   }
   return detail(200, UNHANDLED, event);
 }
 
-async function bitbucket(project: Project, req: WebhookRequest, payload: Record<string, unknown>): Promise<WebhookResponse> {
+async function bitbucket(s: Services, project: Project, req: WebhookRequest, payload: Record<string, unknown>): Promise<WebhookResponse> {
   const event = req.header('x-event-key') || 'repo:push';
   if (event !== 'repo:push') return detail(200, UNHANDLED, event);
   const changes = obj(payload.push)?.changes;
@@ -298,22 +297,22 @@ async function bitbucket(project: Project, req: WebhookRequest, payload: Record<
     if (!name) return detail(400, 'Invalid request', event);
     refs.push({ name, type: next.type === 'branch' ? 'branch' : 'tag' });
   }
-  return refs.length ? build(project, refs, event) : sync(project, event);
+  return refs.length ? build(s, project, refs, event) : sync(s, project, event);
 }
 
-async function genericApi(project: Project, payload: Record<string, unknown>): Promise<WebhookResponse> {
+async function genericApi(s: Services, project: Project, payload: Record<string, unknown>): Promise<WebhookResponse> {
   const event = 'generic';
   const defaultBranch = str(payload.default_branch);
   if (payload.default_branch !== undefined && defaultBranch === undefined) return detail(400, '"default_branch" must be a branch name', event);
-  await followDefaultBranch(project, defaultBranch);
+  await followDefaultBranch(s, project, defaultBranch);
   const given = payload.branches;
   let names: string[];
   if (given === undefined) {
     // The project's default branch: the one configured, else the one `latest` follows.
-    const latest = await prisma().version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: 'latest' } } });
+    const latest = await s.prisma.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: 'latest' } } });
     const name = project.defaultBranch ?? latest?.identifier;
     if (!name) {
-      const versions = latest?.active ? await queueBuilds([latest]) : [];
+      const versions = latest?.active ? await queueBuilds(s, [latest]) : [];
       return answer(200, pushResponse(project, versions), event);
     }
     names = [name];
@@ -321,6 +320,7 @@ async function genericApi(project: Project, payload: Record<string, unknown>): P
   else if (Array.isArray(given) && given.every((b) => typeof b === 'string')) names = given as string[];
   else return detail(400, '"branches" must be a branch name or a list of them', event);
   return build(
+    s,
     project,
     names.map((name) => ({ name, type: null })),
     event,
@@ -331,9 +331,9 @@ async function genericApi(project: Project, payload: Record<string, unknown>): P
  * Points a machine-managed `latest` at the provider's default branch, when the project has not
  * chosen one itself (rtd-behavior §5.2, `update_default_branch`).
  */
-async function followDefaultBranch(project: Project, branch: string | undefined): Promise<void> {
+async function followDefaultBranch(s: Services, project: Project, branch: string | undefined): Promise<void> {
   if (!branch || project.defaultBranch) return;
-  await prisma().version.updateMany({
+  await s.prisma.version.updateMany({
     where: { projectId: project.id, slug: 'latest', machine: true, OR: [{ identifier: null }, { identifier: { not: branch } }] },
     data: { identifier: branch, type: 'branch' },
   });
@@ -345,8 +345,8 @@ const pushResponse = (project: Project, versions: string[]) => ({ build_triggere
  * Builds every active version a ref names: a branch or tag version of that name, or a machine
  * version (`latest`, `stable`) that follows it (`build_versions_from_names`). Inactive ones are skipped.
  */
-async function build(project: Project, refs: Ref[], event: string): Promise<WebhookResponse> {
-  const versions = await prisma().version.findMany({
+async function build(s: Services, project: Project, refs: Ref[], event: string): Promise<WebhookResponse> {
+  const versions = await s.prisma.version.findMany({
     where: {
       projectId: project.id,
       active: true,
@@ -360,13 +360,13 @@ async function build(project: Project, refs: Ref[], event: string): Promise<Webh
     },
     orderBy: { id: 'asc' },
   });
-  return answer(200, pushResponse(project, await queueBuilds(versions)), event);
+  return answer(200, pushResponse(project, await queueBuilds(s, versions)), event);
 }
 
 /** Queues one build per version in one transaction, and announces them once it has committed. */
-async function queueBuilds(versions: Version[]): Promise<string[]> {
+async function queueBuilds(s: Services, versions: Version[]): Promise<string[]> {
   if (!versions.length) return [];
-  const builds = await prisma().$transaction(async (tx) => {
+  const builds = await s.prisma.$transaction(async (tx) => {
     const queued = [];
     for (const v of versions) queued.push(await queueBuild(tx, v));
     return queued;
@@ -381,7 +381,7 @@ async function queueBuilds(versions: Version[]): Promise<string[]> {
  * queued (not that it is done), and `versions` names the `latest` it syncs from; without one,
  * nothing is queued and both say so.
  */
-async function sync(project: Project, event: string): Promise<WebhookResponse> {
-  const queued = await queueProjectVersionSync(project.id);
+async function sync(s: Services, project: Project, event: string): Promise<WebhookResponse> {
+  const queued = await queueProjectVersionSync(s, project.id);
   return answer(200, { build_triggered: false, project: project.slug, versions: queued ? ['latest'] : [], versions_synced: queued }, event);
 }

@@ -5,10 +5,9 @@
 import type { Readable } from 'node:stream';
 import { artifactPrefix } from '../builds/artifacts.ts';
 import { readableVersionRule, visibleProjects, visibleVersions } from '../domain/access.ts';
+import type { Context } from '../domain/context.ts';
+import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { documentationUrl, servedProjectSelect } from '../domain/urls.ts';
-import type { Context } from '../graphql/context.ts';
-import { NotFoundError, ValidationError } from '../graphql/errors.ts';
-import { prisma, storage } from '../services.ts';
 import type { Storage } from '../storage/index.ts';
 import { assertKey } from '../storage/storage.ts';
 import { pageCache } from './cache.ts';
@@ -44,18 +43,18 @@ const hasNul = (...values: (string | null | undefined)[]) => values.some((v) => 
 async function findProject(ctx: Context, slug: string, via?: { alias: string | null; language: string; hostLabel: boolean }) {
   const select = { ...servedProjectSelect, id: true, privacyLevel: true } as const;
   const slugs = via?.hostLabel ? [slug, slug.replace(/-/g, '_')] : [slug];
-  let project = await prisma().project.findFirst({
+  let project = await ctx.prisma.project.findFirst({
     where: { AND: [{ slug: { in: slugs } }, visibleProjects(ctx.viewer)] },
     select: { ...select, language: true },
   });
   if (project && via?.alias !== undefined && via.alias !== null) {
-    project = await prisma().project.findFirst({
+    project = await ctx.prisma.project.findFirst({
       where: { AND: [{ superprojects: { some: { parentId: project.id, alias: via.alias } } }, visibleProjects(ctx.viewer)] },
       select,
     });
   }
   if (project && via && via.language !== project.language) {
-    project = await prisma().project.findFirst({
+    project = await ctx.prisma.project.findFirst({
       where: { AND: [{ mainLanguageProjectId: project.id, language: via.language }, visibleProjects(ctx.viewer)] },
       select,
     });
@@ -118,7 +117,7 @@ export async function embed(ctx: Context, args: EmbedArgs): Promise<EmbedResult 
   let via: Parameters<typeof findProject>[2];
 
   if (url) {
-    const at = unresolveDocsUrl(url);
+    const at = unresolveDocsUrl(ctx.config, url);
     if (!at) throw new NotFoundError('Project');
     projectSlug = at.project;
     versionSlug = at.version;
@@ -135,7 +134,7 @@ export async function embed(ctx: Context, args: EmbedArgs): Promise<EmbedResult 
   if (hasNul(projectSlug, versionSlug)) throw new NotFoundError(hasNul(projectSlug) ? 'Project' : 'Version');
   const project = await findProject(ctx, projectSlug!, via);
   if (!project) throw new NotFoundError('Project');
-  const version = await prisma().version.findFirst({
+  const version = await ctx.prisma.version.findFirst({
     where: { AND: [{ projectId: project.id, slug: versionSlug }, visibleVersions(ctx.viewer)] },
     select: { slug: true, projectId: true, type: true, privacyLevel: true, active: true, built: true, publishedBuildId: true, documentationType: true },
   });
@@ -155,10 +154,10 @@ export async function embed(ctx: Context, args: EmbedArgs): Promise<EmbedResult 
       return null;
     }
     if (!key.startsWith(`${prefix}/`)) return null;
-    const page = await loadPage(storage(), key);
+    const page = await loadPage(ctx.storage, key);
     if (!page) continue;
 
-    const pageUrl = documentationUrl(project, version.slug) + file.split('/').map(encodeURIComponent).join('/');
+    const pageUrl = documentationUrl(ctx.config, project, version.slug) + file.split('/').map(encodeURIComponent).join('/');
     // Without a section, the page's first heading, as the historical API chose it (step 8).
     const chosen = section ?? (page.toc[0] ? page.toc[0].title.toLowerCase() : null);
     return {

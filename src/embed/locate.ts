@@ -2,7 +2,7 @@
 // docs URL names. Every name is checked here so that no `doc`, `path` or `url` reaches a file
 // outside that version's output: `..`, `.` and empty segments, backslashes and NUL are refused,
 // never normalized, and text is never percent-decoded twice.
-import { services } from '../services.ts';
+import type { DocsHost } from '../domain/urls.ts';
 
 /** Longest document name looked up; Sphinx's are far shorter. */
 const MAX_DOC = 1024;
@@ -51,7 +51,7 @@ function decode(s: string): string | null {
  * Where a docs URL points (`/docs/<project>/<lang>/<version>/<file>`, or `<project>.<docs-domain>/…`
  * when LECTERN_DOCS_DOMAIN is set), as decisions §2 serves them; null for any other URL.
  */
-export function unresolveDocsUrl(text: string): DocsLocation | null {
+export function unresolveDocsUrl({ publicUrl, docsDomain }: DocsHost, text: string): DocsLocation | null {
   let url: URL;
   try {
     url = new URL(text);
@@ -59,7 +59,6 @@ export function unresolveDocsUrl(text: string): DocsLocation | null {
     return null;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
-  const { publicUrl, docsDomain } = services().config;
   const pub = new URL(publicUrl);
   let project: string | null = null;
   let byHost = false;

@@ -1,5 +1,7 @@
-// The Pothos schema builder and nothing else. Plugin order is a rule: scope-auth first, errors
-// before prisma, complexity last.
+// The Pothos schema builder and nothing else. Plugin order is a rule (the first wraps the others):
+// complexity first, so an operation over the cost limit is refused before anything else runs; then
+// errors, so a write's refusal by scope-auth is a member of its result union like any other error
+// it answers with; then scope-auth, before prisma loads anything.
 // @see https://pothos-graphql.dev/docs/guide/app-layout
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin, { ComplexityErrorKind, type FieldComplexityValue } from '@pothos/plugin-complexity';
@@ -7,9 +9,9 @@ import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { GraphQLField } from 'graphql';
+import { isMaintainer, maintainsProject } from '../domain/access.ts';
 import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
-import { prisma, services } from '../services.ts';
 import type { Context } from './context.ts';
 import { ForbiddenError, LecternError, QueryTooCostlyError, UnauthenticatedError } from './errors.ts';
 
@@ -82,26 +84,34 @@ function fieldCost(field: GraphQLField<unknown, unknown>): FieldComplexityValue 
 export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
-  AuthScopes: { loggedIn: boolean; maintainerOf: number };
+  /**
+   * Every root field and every field that reads maintainers' data declares one (test/graphql/
+   * auth-scopes.test.ts checks): `public` (anyone; what they see is filtered by domain/access.ts's
+   * rules), `loggedIn`, `maintainerOf` (a project by id, on a field of a project already read) and
+   * `maintainerOfProject` (the project a write names by slug: 401, 404, 403 in Read the Docs' order).
+   */
+  AuthScopes: { public: boolean; loggedIn: boolean; maintainerOf: number; maintainerOfProject: string };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
   };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ScopeAuthPlugin, ErrorsPlugin, PrismaPlugin, ComplexityPlugin],
+  plugins: [ComplexityPlugin, ErrorsPlugin, ScopeAuthPlugin, PrismaPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({
+      public: true,
       loggedIn: ctx.viewer !== null,
       // Maintainers of the project with this id; others are refused before the resolver runs.
-      maintainerOf: async (projectId: number) => ctx.viewer !== null && (await ctx.maintainedProjectIds()).has(projectId),
+      maintainerOf: (projectId: number) => isMaintainer(ctx, projectId),
+      maintainerOfProject: (slug: string) => maintainsProject(ctx, slug),
     }),
     unauthorizedError: (_parent, ctx) => (ctx.viewer ? new ForbiddenError() : new UnauthenticatedError()),
   },
   errors: { defaultTypes: [LecternError] },
   prisma: {
-    client: () => prisma(),
+    client: (ctx) => ctx.prisma,
     dmmf: getDatamodel(),
     exposeDescriptions: true,
     filterConnectionTotalCount: true,
@@ -111,7 +121,7 @@ export const builder = new SchemaBuilder<{
   complexity: {
     fieldComplexity: (_args, _ctx, field) => fieldCost(field as GraphQLField<unknown, unknown>),
     limit: (ctx) => {
-      const { maxDepth, maxComplexity } = services().config.graphql;
+      const { maxDepth, maxComplexity } = (ctx as Context).config.graphql;
       return ownOperations.has(ctx) ? { depth: maxDepth } : { depth: maxDepth, complexity: maxComplexity };
     },
     complexityError: (kind, r) => {

@@ -5,11 +5,11 @@
 // and every lookup goes through a short-lived cache (./cache.ts), so a warm page sends none.
 // @see ../domain/urls.ts servedRoot() for where each project lives
 
+import type { PrismaClient } from '../db/database.ts';
 import { offeredVersions, projectRule, readableVersionRule } from '../domain/access.ts';
+import type { Context } from '../domain/context.ts';
 import { servedProjectSelect } from '../domain/urls.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import type { Context } from '../graphql/context.ts';
-import { prisma } from '../services.ts';
 import { type Freshness, TtlCache } from './cache.ts';
 
 export const projectSelect = {
@@ -55,8 +55,8 @@ export type ReadableVersion = ServedVersionRow & { publishedBuildId: number };
  * superprojects, main language project and enabled redirects aggregated as JSON in the same
  * statement, in the order projectSelect gives them.
  */
-async function servedProjects(where: Prisma.Sql): Promise<ServedProjectRow[]> {
-  const rows = await prisma().$queryRaw<{ row: string }[]>`
+async function servedProjects(prisma: PrismaClient, where: Prisma.Sql): Promise<ServedProjectRow[]> {
+  const rows = await prisma.$queryRaw<{ row: string }[]>`
     SELECT json_build_object(
       'id', p.id, 'slug', p.slug, 'language', p.language, 'privacyLevel', p."privacyLevel"::text,
       'defaultVersion', p."defaultVersion", 'versionSwitcher', p."versionSwitcher", 'mainLanguageProjectId', p."mainLanguageProjectId",
@@ -70,11 +70,11 @@ async function servedProjects(where: Prisma.Sql): Promise<ServedProjectRow[]> {
         FROM "Redirect" d WHERE d."projectId" = p.id AND d.enabled), '[]'::json)
     )::text AS row
     FROM "Project" p WHERE ${where}`;
-  return rows.map((r) => JSON.parse(r.row) as ServedProjectRow);
+  return rows.map((r: { row: string }) => JSON.parse(r.row) as ServedProjectRow);
 }
 
-async function versionRow(projectId: number, slug: string): Promise<ServedVersionRow | null> {
-  return prisma().version.findUnique({ where: { projectId_slug: { projectId, slug } }, select: versionSelect });
+async function versionRow(prisma: PrismaClient, projectId: number, slug: string): Promise<ServedVersionRow | null> {
+  return prisma.version.findUnique({ where: { projectId_slug: { projectId, slug } }, select: versionSelect });
 }
 
 /**
@@ -83,13 +83,15 @@ async function versionRow(projectId: number, slug: string): Promise<ServedVersio
  */
 export class Resolver {
   readonly #cache: TtlCache;
+  readonly #prisma: PrismaClient;
 
-  constructor(ttlSeconds: number) {
+  constructor(prisma: PrismaClient, ttlSeconds: number) {
+    this.#prisma = prisma;
     this.#cache = new TtlCache({ ttlMs: ttlSeconds * 1000 });
   }
 
   projectBySlug(slug: string, fresh?: Freshness): Promise<ServedProjectRow | null> {
-    return this.#cache.get(`slug:${slug}`, async () => (await servedProjects(Prisma.sql`p.slug = ${slug}`))[0] ?? null, fresh);
+    return this.#cache.get(`slug:${slug}`, async () => (await servedProjects(this.#prisma, Prisma.sql`p.slug = ${slug}`))[0] ?? null, fresh);
   }
 
   /** `<label>.<docs domain>`: docsRoot() writes `_` as `-`, so both spellings of the slug are tried. */
@@ -98,7 +100,7 @@ export class Resolver {
       `host:${label}`,
       async () => {
         const candidates = [...new Set([label, label.replace(/-/g, '_')])];
-        const rows = await servedProjects(Prisma.sql`p.slug IN (${Prisma.join(candidates)})`);
+        const rows = await servedProjects(this.#prisma, Prisma.sql`p.slug IN (${Prisma.join(candidates)})`);
         return rows.find((r) => r.slug === label) ?? rows[0] ?? null;
       },
       fresh,
@@ -109,7 +111,10 @@ export class Resolver {
     return this.#cache.get(
       `alias:${parentId}:${alias}`,
       async () => {
-        const rows = await servedProjects(Prisma.sql`p.id = (SELECT "childId" FROM "ProjectRelationship" WHERE "parentId" = ${parentId} AND alias = ${alias})`);
+        const rows = await servedProjects(
+          this.#prisma,
+          Prisma.sql`p.id = (SELECT "childId" FROM "ProjectRelationship" WHERE "parentId" = ${parentId} AND alias = ${alias})`,
+        );
         return rows[0] ?? null;
       },
       fresh,
@@ -124,6 +129,7 @@ export class Resolver {
       `lang:${main}:${language}`,
       async () => {
         const rows = await servedProjects(
+          this.#prisma,
           Prisma.sql`p.language = ${language} AND (p.id = ${main} OR p."mainLanguageProjectId" = ${main}) ORDER BY p.id LIMIT 1`,
         );
         return rows[0] ?? null;
@@ -137,6 +143,7 @@ export class Resolver {
     const main = project.mainLanguageProjectId ?? project.id;
     return this.#cache.get(`family:${main}`, async () => {
       const rows = await servedProjects(
+        this.#prisma,
         Prisma.sql`p."privacyLevel" = 'public' AND (p.id = ${main} OR p."mainLanguageProjectId" = ${main}) ORDER BY p.language ASC`,
       );
       return rows.sort((a, b) => Number(b.id === main) - Number(a.id === main));
@@ -144,7 +151,7 @@ export class Resolver {
   }
 
   versionOf(projectId: number, slug: string, fresh?: Freshness): Promise<ServedVersionRow | null> {
-    return this.#cache.get(`version:${projectId}:${slug}`, () => versionRow(projectId, slug), fresh);
+    return this.#cache.get(`version:${projectId}:${slug}`, () => versionRow(this.#prisma, projectId, slug), fresh);
   }
 
   /** The version row as the database has it now, replacing the cached one (a page was missing: perhaps a newer build). */
@@ -156,7 +163,7 @@ export class Resolver {
   /** The versions a menu lists: those offered to every reader, without the hidden ones. */
   listedVersions(projectId: number): Promise<{ slug: string; verboseName: string }[]> {
     return this.#cache.get(`listed:${projectId}`, () =>
-      prisma().version.findMany({
+      this.#prisma.version.findMany({
         where: { AND: [{ projectId, publishedBuildId: { not: null } }, offeredVersions({ includeHidden: false })] },
         select: { slug: true, verboseName: true },
       }),

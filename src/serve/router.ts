@@ -8,9 +8,9 @@ import type { Request, RequestHandler, Response } from 'express';
 import { artifactPrefix, downloadKey } from '../builds/artifacts.ts';
 import type { Config } from '../config.ts';
 import { languageName } from '../domain/choices.ts';
+import { anonymousContext, createContext, type Services } from '../domain/context.ts';
+import { UnauthenticatedError } from '../domain/errors.ts';
 import { docsRoot, servedRoot } from '../domain/urls.ts';
-import { anonymousContext, createContext } from '../graphql/context.ts';
-import { UnauthenticatedError } from '../graphql/errors.ts';
 import type { Logger } from '../log.ts';
 import { type Storage, StorageKeyError } from '../storage/index.ts';
 import type { Freshness } from './cache.ts';
@@ -22,9 +22,8 @@ import { Sender } from './send.ts';
 import { compareVersions, SWITCHER_JS, switcherTag } from './switcher.ts';
 
 export interface ServeDeps {
-  config: Config;
-  storage: Storage;
-  log: Logger;
+  /** The app's database, storage, settings and logger. */
+  services: Services;
   /** Told the pages it may answer again itself (anonymous, public, sent whole). */
   fast?: FastPath;
 }
@@ -69,14 +68,15 @@ const NOT_FOUND_PAGE =
   '<body><h1>Not found</h1><p>There is no documentation page at this address.</p></body></html>';
 
 export function serveRouter(deps: ServeDeps): RequestHandler {
-  const { config, log } = deps;
-  const sender = new Sender(deps.storage, config.serveXAccel);
-  const resolve = new Resolver(config.serveCacheSeconds);
+  const { services } = deps;
+  const { config, log } = services;
+  const sender = new Sender(services.storage, config.serveXAccel);
+  const resolve = new Resolver(services.prisma, config.serveCacheSeconds);
   // Stored files come with their own gzip copy (./send.ts); only the few answers made here per
   // request (the versions JSON, the switcher script) go through the middleware, invoked for them alone.
   const compress = compression();
   // Anonymous readers all have the same (empty) rights: one Reader for all of them.
-  const anonymous = new Reader(anonymousContext());
+  const anonymous = new Reader(anonymousContext(services));
   const domain = docsDomainOf(config.docsDomain);
 
   /**
@@ -119,7 +119,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     try {
       // Anonymous readers (no Authorization header) cost no lookup at all.
       const authorization = req.headers.authorization;
-      reader = authorization ? new Reader(await createContext(authorization)) : anonymous;
+      reader = authorization ? new Reader(await createContext(services, authorization)) : anonymous;
     } catch (e) {
       if (!(e instanceof UnauthenticatedError)) throw e;
       res.status(401).set('WWW-Authenticate', 'Token').set('Cache-Control', 'no-store').type('text/plain').send(e.message);
@@ -154,8 +154,8 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   // so computed again) whenever they are read anew.
   const ownRoots = new WeakMap<ServedProjectRow, string>();
   const servedRoots = new WeakMap<ServedProjectRow, string>();
-  const ownRootOf = (p: ServedProjectRow) => ownRoots.get(p) ?? ownRoots.set(p, docsRoot(p.slug)).get(p)!;
-  const servedRootOf = (p: ServedProjectRow) => servedRoots.get(p) ?? servedRoots.set(p, servedRoot(p)).get(p)!;
+  const ownRootOf = (p: ServedProjectRow) => ownRoots.get(p) ?? ownRoots.set(p, docsRoot(config, p.slug)).get(p)!;
+  const servedRootOf = (p: ServedProjectRow) => servedRoots.get(p) ?? servedRoots.set(p, servedRoot(config, p)).get(p)!;
 
   /** Where `project` is reached from this request: the same root when it is canonical here, else its canonical root. */
   const rootFor = (s: Scope, project: ServedProjectRow) => {
@@ -332,7 +332,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       notFound(res);
       return;
     }
-    const location = headerSafe(withQuery(`${docsRoot(slug)}${m![2] ?? '/'}`, queryOf(req.originalUrl)));
+    const location = headerSafe(withQuery(`${docsRoot(config, slug)}${m![2] ?? '/'}`, queryOf(req.originalUrl)));
     res.status(302).set('Location', location).set('Cache-Control', 'no-cache').type('text/plain').end(`Redirecting to ${location}`);
   };
 

@@ -2,13 +2,13 @@
 // body (signatures are over the exact bytes), hands it to src/domain/webhooks.ts, writes its answer.
 // Every refusal is a 4xx with a JSON `{"detail": ...}` body; secrets and signatures are never logged.
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
+import type { Services } from '../domain/context.ts';
 import { handleWebhook, type WebhookRequest } from '../domain/webhooks.ts';
 import type { IntegrationProvider } from '../generated/prisma/client.ts';
-import type { Logger } from '../log.ts';
 
 export interface WebhookRouterOptions {
   maxBodyBytes: number;
-  log: Logger;
+  services: Services;
 }
 
 const PROVIDERS: IntegrationProvider[] = ['github', 'gitlab', 'bitbucket', 'generic'];
@@ -28,8 +28,11 @@ export function webhookRouter(opts: WebhookRouterOptions): Router {
       header: (name) => req.get(name),
       body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
     };
-    const answer = await handleWebhook(request);
-    opts.log.info({ project: projectSlug, provider: provider ?? 'by-id', integration: integrationId, event: answer.event, status: answer.status }, 'webhook');
+    const answer = await handleWebhook(opts.services, request);
+    opts.services.log.info(
+      { project: projectSlug, provider: provider ?? 'by-id', integration: integrationId, event: answer.event, status: answer.status },
+      'webhook',
+    );
     res.status(answer.status).json(answer.body);
   };
 
@@ -61,7 +64,7 @@ export function webhookRouter(opts: WebhookRouterOptions): Router {
 
   const onError: ErrorRequestHandler = (err, _req, res, _next) => {
     const status = typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
-    if (status === 500) opts.log.error({ err }, 'webhook failed');
+    if (status === 500) opts.services.log.error({ err }, 'webhook failed');
     const message =
       status === 413 ? `Request body larger than ${opts.maxBodyBytes} bytes.` : status === 500 ? 'Internal server error.' : 'Invalid request body.';
     res.status(status).json({ detail: message });

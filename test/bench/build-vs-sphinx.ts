@@ -42,7 +42,7 @@ const worker = new Worker(
     log,
     dataDir,
     publicUrl: config.publicUrl,
-    syncVersions: syncProjectVersions,
+    syncVersions: (projectId, url) => syncProjectVersions({ prisma: db.prisma, config }, projectId, url),
     limits: config.build,
   },
   { concurrency: 1 },

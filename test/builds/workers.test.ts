@@ -89,7 +89,7 @@ describe('the per-project limit', () => {
     const p = await importProject(t, token, 'Limited', repo.url);
     await t.db.prisma.project.update({ where: { id: p.id }, data: { maxConcurrentBuilds: 1 } });
     const { syncProjectVersions } = await import('../../src/domain/version-sync.ts');
-    await syncProjectVersions(p.id, repo.url);
+    await syncProjectVersions(t.services, p.id, repo.url);
     const ids = [await latestBuildOf(t, p.slug)];
     for (const slug of ['one', 'two']) {
       await t.db.prisma.version.updateMany({ where: { projectId: p.id, slug }, data: { active: true } });

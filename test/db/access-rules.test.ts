@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRule, type Caller, offeredVersions, projectRule, readableVersionRule, subprojectRule, versionRule } from '../../src/domain/access.ts';
-import { contextFor } from '../../src/graphql/context.ts';
+import { contextFor } from '../../src/domain/context.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 
 const privacy = fc.constantFrom('public', 'private');
@@ -104,7 +104,7 @@ describe('each rule: the list condition and the one-row check agree', () => {
         const builds = await db.build.findMany({ include: { project: true, version: true } });
         const relationships = await db.projectRelationship.findMany({ include: { child: true } });
         for (const viewer of [null, ...users]) {
-          const caller = contextFor(viewer);
+          const caller = contextFor(t.services, viewer);
           const who = viewer?.username ?? 'anonymous';
           expect(await allowed(caller, projects, projectRule.allows), `projects for ${who}`).toEqual(
             ids(await db.project.findMany({ where: projectRule.where(viewer) })),
@@ -123,7 +123,7 @@ describe('each rule: the list condition and the one-row check agree', () => {
           );
         }
         // Offered versions are what an anonymous reader can open (minus the hidden ones in menus).
-        const anonymous = contextFor(null);
+        const anonymous = contextFor(t.services, null);
         const readable = await allowed(anonymous, versions, readableVersionRule.allows);
         expect(ids(await db.version.findMany({ where: offeredVersions({ includeHidden: true }) }))).toEqual(readable);
         expect(ids(await db.version.findMany({ where: offeredVersions({ includeHidden: false }) }))).toEqual(

@@ -53,7 +53,7 @@ describe('syncing versions', () => {
     git(repo.work, 'push', '--quiet', 'origin', 'main', '--tags');
 
     const p = await importProject('Sync One', repo.url);
-    const result = await syncProjectVersions(p.id, repo.url);
+    const result = await syncProjectVersions(t.services, p.id, repo.url);
     expect(result.added.sort()).toEqual(['dev', 'main', 'stable', 'v1.0', 'v2.0', 'v3.0rc1']);
     expect(await versions(p.id)).toEqual({
       dev: { identifier: 'dev', type: 'branch', active: false, machine: false },
@@ -80,14 +80,14 @@ describe('syncing versions', () => {
     git(repo.work, 'push', '--quiet', 'origin', '--all');
     git(repo.work, 'push', '--quiet', 'origin', '--tags');
     const p = await importProject('Sync Two', repo.url);
-    await syncProjectVersions(p.id, repo.url);
+    await syncProjectVersions(t.services, p.id, repo.url);
     await t.db.prisma.version.updateMany({ where: { projectId: p.id, slug: 'kept' }, data: { active: true } });
 
     const c = repo.commit({ 'b.txt': 'x' });
     git(repo.work, 'tag', '1.10');
     git(repo.work, 'push', '--quiet', 'origin', 'main', '--tags');
     git(repo.work, 'push', '--quiet', 'origin', '--delete', 'old', 'kept');
-    const r = await syncProjectVersions(p.id, repo.url);
+    const r = await syncProjectVersions(t.services, p.id, repo.url);
     expect(r.removed).toEqual(['old']);
     const now = await versions(p.id);
     expect(now.stable).toEqual({ identifier: c, type: 'tag', active: true, machine: true });
@@ -100,16 +100,16 @@ describe('syncing versions', () => {
     git(repo.work, 'tag', '1.0');
     git(repo.work, 'push', '--quiet', 'origin', '--tags');
     const p = await importProject('Sync Three', repo.url);
-    await syncProjectVersions(p.id, repo.url);
+    await syncProjectVersions(t.services, p.id, repo.url);
     expect((await versions(p.id)).stable).toMatchObject({ machine: true, type: 'tag' });
 
     git(repo.work, 'branch', 'stable');
     git(repo.work, 'push', '--quiet', 'origin', 'stable');
-    await syncProjectVersions(p.id, repo.url);
+    await syncProjectVersions(t.services, p.id, repo.url);
     expect((await versions(p.id)).stable).toEqual({ identifier: 'stable', type: 'branch', active: true, machine: false });
 
     git(repo.work, 'push', '--quiet', 'origin', '--delete', 'stable');
-    await syncProjectVersions(p.id, repo.url);
+    await syncProjectVersions(t.services, p.id, repo.url);
     expect((await versions(p.id)).stable).toMatchObject({ machine: true });
   });
 
@@ -147,7 +147,7 @@ describe('syncing versions', () => {
     git(repo.work, 'tag', '1.0');
     git(repo.work, 'push', '--quiet', 'origin', 'secret-feature', '--tags');
     const p = await importProject('Sync Private', repo.url, 'private');
-    await syncProjectVersions(p.id, repo.url);
+    await syncProjectVersions(t.services, p.id, repo.url);
     const privacy = async () => {
       const res = await t.gql(
         `query($slug: String!) { project(slug: $slug) { versions(limit: 100) { nodes { slug privacyLevel } } } }`,
@@ -169,7 +169,7 @@ describe('syncing versions', () => {
     expect(made.errors, JSON.stringify(made)).toBeUndefined();
     git(repo.work, 'branch', 'open-feature');
     git(repo.work, 'push', '--quiet', 'origin', 'open-feature');
-    await syncProjectVersions(p.id, repo.url);
+    await syncProjectVersions(t.services, p.id, repo.url);
     expect(await privacy()).toMatchObject({ 'secret-feature': 'private', 'open-feature': 'public' });
   });
 });

@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import supertest from 'supertest';
 import { buildApp, type Handler } from '../../src/app.ts';
 import { type Config, type Env, loadConfig } from '../../src/config.ts';
+import type { Services } from '../../src/domain/context.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Storage } from '../../src/storage/index.ts';
@@ -28,6 +29,8 @@ export interface TestApp extends TestDatabase {
   config: Config;
   /** The storage the app serves from (file: under the data dir unless LECTERN_STORAGE is given). */
   storage: Storage;
+  /** What the app's requests are served with (database, cipher, settings, logger, storage): for domain calls in tests. */
+  services: Services;
   /** SQL statements sent since the last `queries.length = 0`. */
   queries: string[];
   /**
@@ -72,7 +75,7 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
     LECTERN_BUILD_UID_BASE: String(testUidBase()),
     ...env,
   });
-  const { app, handler, storage } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });
+  const { app, handler, storage, services } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });
   // Through the same entry as production: the docs fast path, then express.
   const http = supertest.agent(handler);
   return {
@@ -82,6 +85,7 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
     handler,
     config,
     storage,
+    services,
     queries,
     writes: () => writes,
     user: async (username) => (await createUser(database.db.prisma, username)).token,

@@ -17,7 +17,7 @@ export async function startTestWorker(t: TestApp, opts: { concurrency?: number; 
       dataDir: t.dataDir,
       hidden: [fileStorageDir(t.config.storage)].filter((d): d is string => d !== null),
       publicUrl: t.config.publicUrl,
-      syncVersions: syncProjectVersions,
+      syncVersions: (projectId, url) => syncProjectVersions(t.services, projectId, url),
       limits: t.config.build,
     },
     { concurrency: opts.concurrency ?? 1, databaseUrl: t.databaseUrl, leaseSeconds: opts.leaseSeconds },

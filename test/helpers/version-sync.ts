@@ -20,7 +20,7 @@ export async function startSyncWorker(
       log: opts.log ?? createLogger('silent'),
       dataDir: t.dataDir,
       publicUrl: t.config.publicUrl,
-      syncVersions: syncProjectVersions,
+      syncVersions: (projectId, url) => syncProjectVersions(t.services, projectId, url),
       limits: t.config.build,
     },
     // No builds: those a sync queues (a promoted `stable`) stay `triggered`, as the test may check.

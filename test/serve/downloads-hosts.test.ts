@@ -57,8 +57,8 @@ describe('downloads and host names (LECTERN_DOCS_DOMAIN=docs.test)', () => {
 
     it('is where downloadUrl() points (through the docs host), for a main project and for a translation', async () => {
       const cases = [
-        [downloadUrl('fixture', 'en', 'v2.0', 'pdf'), 'http://fixture.docs.test/_/downloads/en/v2.0/pdf/'],
-        [downloadUrl('fixture-es', 'es', 'latest', 'htmlzip'), 'http://fixture-es.docs.test/_/downloads/es/latest/htmlzip/'],
+        [downloadUrl(t.config, 'fixture', 'en', 'v2.0', 'pdf'), 'http://fixture.docs.test/_/downloads/en/v2.0/pdf/'],
+        [downloadUrl(t.config, 'fixture-es', 'es', 'latest', 'htmlzip'), 'http://fixture-es.docs.test/_/downloads/es/latest/htmlzip/'],
       ] as const;
       for (const [url, onDocsHost] of cases) {
         // downloadUrl() names the main host, which serves no docs with a docs domain set: it sends the reader on.

@@ -57,7 +57,7 @@ async function project(name: string, opts: { sync?: boolean } = {}): Promise<Set
   const slug = res.data.importProject.data.slug;
   if (opts.sync) {
     const { id } = await t.db.prisma.project.findUniqueOrThrow({ where: { slug } });
-    await syncProjectVersions(id, repo.url);
+    await syncProjectVersions(t.services, id, repo.url);
   }
   return { slug, repo };
 }

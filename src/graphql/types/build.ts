@@ -7,7 +7,6 @@ import { type BuildProgress, followBuild } from '../../builds/record.ts';
 import { visibleBuilds, visibleProjects } from '../../domain/access.ts';
 import { triggerBuild } from '../../domain/builds.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { prisma, services } from '../../services.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
 import { LecternError, NotFoundError } from '../errors.ts';
@@ -81,8 +80,8 @@ function buildPage(conditions: Prisma.BuildWhereInput[], args: PageArgs, ctx: Co
   const where: Prisma.BuildWhereInput = { AND: conditions };
   const { take, skip } = window(args);
   return {
-    nodes: prisma().build.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { createdAt: 'desc' }, take, skip }),
-    totalCount: () => prisma().build.count({ where }),
+    nodes: ctx.prisma.build.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { createdAt: 'desc' }, take, skip }),
+    totalCount: () => ctx.prisma.build.count({ where }),
   };
 }
 
@@ -101,7 +100,7 @@ builder.prismaObjectFields(Project, (t) => ({
     nullable: true,
     args: { id: t.arg.int({ required: true }) },
     resolve: (query, project, args, ctx) =>
-      prisma().build.findFirst({ ...query, where: { AND: [{ id: args.id, projectId: project.id }, visibleBuilds(ctx.viewer)] } }),
+      ctx.prisma.build.findFirst({ ...query, where: { AND: [{ id: args.id, projectId: project.id }, visibleBuilds(ctx.viewer)] } }),
   }),
 }));
 
@@ -119,14 +118,16 @@ builder.prismaObjectFields(Version, (t) => ({
 
 builder.queryFields((t) => ({
   build: t.prismaField({
+    authScopes: { public: true },
     type: Build,
     nullable: true,
     description: 'One build by id.',
     args: { id: t.arg.int({ required: true }) },
     resolve: (query, _root, args, ctx) =>
-      prisma().build.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleBuilds(ctx.viewer), { project: visibleProjects(ctx.viewer) }] } }),
+      ctx.prisma.build.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleBuilds(ctx.viewer), { project: visibleProjects(ctx.viewer) }] } }),
   }),
   builds: t.field({
+    authScopes: { public: true },
     type: BuildPage,
     description: 'Builds of every project the caller can see, newest first.',
     args: { filter: t.arg({ type: BuildFilter }), limit: t.arg.int(), offset: t.arg.int() },
@@ -152,6 +153,7 @@ const TriggeredBuild = builder.objectRef<Triggered>('TriggeredBuild').implement(
 
 builder.mutationField('triggerBuild', (t) =>
   t.field({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: TriggeredBuild,
     description: 'Queues a build of a version; a pending older build of the same version is superseded.',
     args: { project: t.arg.string({ required: true }), version: t.arg.string({ required: true }) },
@@ -210,6 +212,7 @@ function clientKey(ctx: Context): string {
 
 builder.subscriptionField('buildUpdated', (t) =>
   t.field({
+    authScopes: { public: true },
     type: BuildUpdate,
     description:
       'Follows one build live: its state changes and command output as they are recorded, ending after the update that says it is finished. The same builds as `Query.build` are visible.',
@@ -228,7 +231,7 @@ builder.subscriptionField('buildUpdated', (t) =>
         let found = false;
         // Visibility is checked on every read, so a build that becomes private stops streaming.
         const load = async () => {
-          const build = await prisma().build.findFirst({
+          const build = await ctx.prisma.build.findFirst({
             where: { AND: [{ id: args.id }, visibleBuilds(ctx.viewer), { project: visibleProjects(ctx.viewer) }] },
           });
           if (!build && !found) throw new NotFoundError('Build');
@@ -236,12 +239,12 @@ builder.subscriptionField('buildUpdated', (t) =>
           return build;
         };
         try {
-          const updates = followBuild(prisma(), args.id, {
+          const updates = followBuild(ctx.prisma, args.id, {
             load,
             signal: controller.signal,
             pollMs: liveBuilds.pollMs,
-            databaseUrl: services().config.databaseUrl,
-            log: services().log,
+            databaseUrl: ctx.config.databaseUrl,
+            log: ctx.log,
           });
           for await (const update of updates) await push(update);
           stop();

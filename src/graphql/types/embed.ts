@@ -35,6 +35,7 @@ const Embed = builder.objectRef<EmbedResult>('Embed').implement({
 
 builder.queryField('embed', (t) =>
   t.field({
+    authScopes: { public: true },
     type: Embed,
     nullable: true,
     description:

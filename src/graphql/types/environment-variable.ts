@@ -2,7 +2,6 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { createEnvironmentVariable, deleteEnvironmentVariable } from '../../domain/environment-variables.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
 import { pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
@@ -33,8 +32,14 @@ builder.prismaObjectFields(Project, (t) => ({
       const where = { projectId: project.id };
       const { take, skip } = window(args);
       return {
-        nodes: prisma().environmentVariable.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { id: 'asc' }, take, skip }),
-        totalCount: () => prisma().environmentVariable.count({ where }),
+        nodes: ctx.prisma.environmentVariable.findMany({
+          ...queryFromInfo({ context: ctx, info, path: ['nodes'] }),
+          where,
+          orderBy: { id: 'asc' },
+          take,
+          skip,
+        }),
+        totalCount: () => ctx.prisma.environmentVariable.count({ where }),
       };
     },
   }),
@@ -43,8 +48,8 @@ builder.prismaObjectFields(Project, (t) => ({
     nullable: true,
     args: { id: t.arg.int({ required: true }) },
     authScopes: (project) => ({ maintainerOf: project.id }),
-    resolve: async (query, project, args, _ctx) => {
-      return prisma().environmentVariable.findFirst({ ...query, where: { id: args.id, projectId: project.id } });
+    resolve: async (query, project, args, ctx) => {
+      return ctx.prisma.environmentVariable.findFirst({ ...query, where: { id: args.id, projectId: project.id } });
     },
   }),
 }));
@@ -59,12 +64,14 @@ const EnvironmentVariableInput = builder.inputType('EnvironmentVariableInput', {
 
 builder.mutationFields((t) => ({
   createEnvironmentVariable: t.field({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: EnvironmentVariable,
     args: { project: t.arg.string({ required: true }), input: t.arg({ type: EnvironmentVariableInput, required: true }) },
     errors: writeErrors,
     resolve: (_root, args, ctx) => createEnvironmentVariable(ctx, args.project, args.input),
   }),
   deleteEnvironmentVariable: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: EnvironmentVariable,
     description: 'Answers with the variable as it was (never its value).',
     args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },

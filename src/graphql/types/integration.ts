@@ -1,7 +1,6 @@
 // Incoming webhooks (GitHub, GitLab, Bitbucket, generic). The secret is returned once, by the
 // mutation that creates it; maintainers only.
 import { createIntegration, deleteIntegration } from '../../domain/integrations.ts';
-import { prisma, services } from '../../services.ts';
 import { builder } from '../builder.ts';
 import { IntegrationProviderEnum, rowQuery } from './common.ts';
 import { writeErrors } from './errors.ts';
@@ -15,7 +14,7 @@ export const Integration = builder.prismaObject('Integration', {
     project: t.relation('project'),
     webhookUrl: t.string({
       select: { project: { select: { slug: true } } },
-      resolve: (i) => `${services().config.publicUrl}/api/v2/webhook/${i.project.slug}/${i.id}/`,
+      resolve: (i, _a, ctx) => `${ctx.config.publicUrl}/api/v2/webhook/${i.project.slug}/${i.id}/`,
     }),
   }),
 });
@@ -25,8 +24,8 @@ builder.prismaObjectField(Project, 'integrations', (t) =>
     type: [Integration],
     description: 'Maintainers only.',
     authScopes: (project) => ({ maintainerOf: project.id }),
-    resolve: async (query, project, _args, _ctx) => {
-      return prisma().integration.findMany({ ...query, where: { projectId: project.id }, orderBy: { id: 'asc' } });
+    resolve: async (query, project, _args, ctx) => {
+      return ctx.prisma.integration.findMany({ ...query, where: { projectId: project.id }, orderBy: { id: 'asc' } });
     },
   }),
 );
@@ -44,12 +43,14 @@ const CreatedIntegration = builder.objectRef<Created>('CreatedIntegration').impl
 
 builder.mutationFields((t) => ({
   createIntegration: t.field({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: CreatedIntegration,
     args: { project: t.arg.string({ required: true }), provider: t.arg({ type: IntegrationProviderEnum, required: true }) },
     errors: writeErrors,
     resolve: (_root, args, ctx) => createIntegration(ctx, args.project, args.provider),
   }),
   deleteIntegration: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Integration,
     description: 'Answers with the integration as it was.',
     args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },

@@ -5,7 +5,6 @@ import { languageName, programmingLanguageName } from '../../domain/choices.ts';
 import { importProject, updateProject } from '../../domain/projects.ts';
 import { documentationUrl, servedProjectSelect } from '../../domain/urls.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
 import { alsoSelecting, ChoiceRef, type Page, PrivacyLevelEnum, pageComplexity, pageOf, window } from './common.ts';
@@ -59,7 +58,7 @@ export const Project = builder.prismaObject('Project', {
     documentationUrl: t.string({
       description: "The docs of the default version; a subproject's and a translation's are under their parent's path.",
       select: servedProjectSelect,
-      resolve: (p) => documentationUrl(p, p.defaultVersion),
+      resolve: (p, _a, ctx) => documentationUrl(ctx.config, p, p.defaultVersion),
     }),
     documentationType: t.string({
       description: 'How the default version is built (`sphinx`, `mkdocs`, …); `sphinx` until it has been built.',
@@ -114,6 +113,7 @@ export const ProjectFilter = builder.inputType('ProjectFilter', {
 
 builder.queryFields((t) => ({
   projects: t.field({
+    authScopes: { public: true },
     type: ProjectPage,
     description: 'Projects the caller can see, by slug.',
     args: { filter: t.arg({ type: ProjectFilter }), limit: t.arg.int(), offset: t.arg.int() },
@@ -134,29 +134,31 @@ builder.queryFields((t) => ({
       const { take, skip } = window(args);
       const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
       return {
-        nodes: prisma().project.findMany({ ...query, where, orderBy: { slug: 'asc' }, take, skip }) as never,
-        totalCount: () => prisma().project.count({ where }),
+        nodes: ctx.prisma.project.findMany({ ...query, where, orderBy: { slug: 'asc' }, take, skip }) as never,
+        totalCount: () => ctx.prisma.project.count({ where }),
       };
     },
   }),
   project: t.prismaField({
+    authScopes: { public: true },
     type: Project,
     nullable: true,
     description: 'One project by slug; null when there is none the caller can see.',
     args: { slug: t.arg.string({ required: true }) },
     // A unique lookup checked here (canSeeProject): Prisma batches the lookups of one tick, aliases included.
     resolve: async (query, _root, args, ctx) => {
-      const project = await prisma().project.findUnique({ ...alsoSelecting(query, { id: true, privacyLevel: true }), where: { slug: args.slug } });
+      const project = await ctx.prisma.project.findUnique({ ...alsoSelecting(query, { id: true, privacyLevel: true }), where: { slug: args.slug } });
       return project && (await canSeeProject(ctx, project)) ? project : null;
     },
   }),
   projectById: t.prismaField({
+    authScopes: { public: true },
     type: Project,
     nullable: true,
     description: 'One project by id (the v2 API looks projects up this way); null when there is none the caller can see.',
     args: { id: t.arg.int({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
-      const project = await prisma().project.findUnique({ ...alsoSelecting(query, { id: true, privacyLevel: true }), where: { id: args.id } });
+      const project = await ctx.prisma.project.findUnique({ ...alsoSelecting(query, { id: true, privacyLevel: true }), where: { id: args.id } });
       return project && (await canSeeProject(ctx, project)) ? project : null;
     },
   }),
@@ -205,6 +207,7 @@ export const UpdateProjectInput = builder.inputType('UpdateProjectInput', {
 
 builder.mutationFields((t) => ({
   importProject: t.field({
+    authScopes: { loggedIn: true },
     type: Project,
     description: 'Imports a repository as a project maintained by the caller; creates `latest` and queues its first build.',
     args: { input: t.arg({ type: ImportProjectInput, required: true }) },
@@ -212,6 +215,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => importProject(ctx, args.input),
   }),
   updateProject: t.field({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.slug }),
     type: Project,
     description: 'Changes the given fields of a project; the slug never changes.',
     args: { slug: t.arg.string({ required: true }), input: t.arg({ type: UpdateProjectInput, required: true }) },

@@ -2,7 +2,6 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { createRedirect, deleteRedirect, updateRedirect } from '../../domain/redirects.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
 import { pageComplexity, pageOf, RedirectTypeEnum, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
@@ -38,14 +37,14 @@ builder.prismaObjectFields(Project, (t) => ({
       const where = { projectId: project.id };
       const { take, skip } = window(args);
       return {
-        nodes: prisma().redirect.findMany({
+        nodes: ctx.prisma.redirect.findMany({
           ...queryFromInfo({ context: ctx, info, path: ['nodes'] }),
           where,
           orderBy: [{ position: 'asc' }, { modifiedAt: 'desc' }],
           take,
           skip,
         }),
-        totalCount: () => prisma().redirect.count({ where }),
+        totalCount: () => ctx.prisma.redirect.count({ where }),
       };
     },
   }),
@@ -54,8 +53,8 @@ builder.prismaObjectFields(Project, (t) => ({
     nullable: true,
     args: { id: t.arg.int({ required: true }) },
     authScopes: (project) => ({ maintainerOf: project.id }),
-    resolve: async (query, project, args, _ctx) => {
-      return prisma().redirect.findFirst({ ...query, where: { id: args.id, projectId: project.id } });
+    resolve: async (query, project, args, ctx) => {
+      return ctx.prisma.redirect.findFirst({ ...query, where: { id: args.id, projectId: project.id } });
     },
   }),
 }));
@@ -75,12 +74,14 @@ const RedirectInput = builder.inputType('RedirectInput', {
 
 builder.mutationFields((t) => ({
   createRedirect: t.field({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Redirect,
     args: { project: t.arg.string({ required: true }), input: t.arg({ type: RedirectInput, required: true }) },
     errors: writeErrors,
     resolve: (_root, args, ctx) => createRedirect(ctx, args.project, args.input),
   }),
   updateRedirect: t.field({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Redirect,
     description: 'Replaces a redirect (PUT); with `partial: true`, changes only the fields given (PATCH).',
     args: {
@@ -93,6 +94,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => updateRedirect(ctx, args.project, args.id, args.input, args.partial ?? false),
   }),
   deleteRedirect: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Redirect,
     description: 'Deletes a redirect and closes the gap in the positions. Answers with the redirect as it was.',
     args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },

@@ -4,7 +4,6 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { visibleProjects, visibleSubprojects } from '../../domain/access.ts';
 import { createSubproject, deleteSubproject } from '../../domain/subprojects.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
 import { pageComplexity, pageOf, window } from './common.ts';
 import { writeErrors } from './errors.ts';
@@ -33,8 +32,14 @@ builder.prismaObjectFields(Project, (t) => ({
       const where: Prisma.ProjectRelationshipWhereInput = { AND: [{ parentId: project.id }, visibleSubprojects(ctx.viewer)] };
       const { take, skip } = window(args);
       return {
-        nodes: prisma().projectRelationship.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { id: 'asc' }, take, skip }),
-        totalCount: () => prisma().projectRelationship.count({ where }),
+        nodes: ctx.prisma.projectRelationship.findMany({
+          ...queryFromInfo({ context: ctx, info, path: ['nodes'] }),
+          where,
+          orderBy: { id: 'asc' },
+          take,
+          skip,
+        }),
+        totalCount: () => ctx.prisma.projectRelationship.count({ where }),
       };
     },
   }),
@@ -43,7 +48,7 @@ builder.prismaObjectFields(Project, (t) => ({
     nullable: true,
     args: { alias: t.arg.string({ required: true }) },
     resolve: (query, project, args, ctx) =>
-      prisma().projectRelationship.findFirst({ ...query, where: { AND: [{ parentId: project.id, alias: args.alias }, visibleSubprojects(ctx.viewer)] } }),
+      ctx.prisma.projectRelationship.findFirst({ ...query, where: { AND: [{ parentId: project.id, alias: args.alias }, visibleSubprojects(ctx.viewer)] } }),
   }),
   translations: t.field({
     type: ProjectPage,
@@ -54,8 +59,8 @@ builder.prismaObjectFields(Project, (t) => ({
       const where: Prisma.ProjectWhereInput = { AND: [{ mainLanguageProjectId: project.id }, visibleProjects(ctx.viewer)] };
       const { take, skip } = window(args);
       return {
-        nodes: prisma().project.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { slug: 'asc' }, take, skip }),
-        totalCount: () => prisma().project.count({ where }),
+        nodes: ctx.prisma.project.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { slug: 'asc' }, take, skip }),
+        totalCount: () => ctx.prisma.project.count({ where }),
       };
     },
   }),
@@ -70,12 +75,14 @@ const CreateSubprojectInput = builder.inputType('CreateSubprojectInput', {
 
 builder.mutationFields((t) => ({
   createSubproject: t.field({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Subproject,
     args: { project: t.arg.string({ required: true }), input: t.arg({ type: CreateSubprojectInput, required: true }) },
     errors: writeErrors,
     resolve: (_root, args, ctx) => createSubproject(ctx, args.project, args.input),
   }),
   deleteSubproject: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Subproject,
     description: 'Removes the relationship; both projects stay. Answers with the relationship as it was.',
     args: { project: t.arg.string({ required: true }), alias: t.arg.string({ required: true }) },

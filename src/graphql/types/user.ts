@@ -1,5 +1,4 @@
 // Users: maintainers of projects. Only the username is public; `viewer` is the caller.
-import { prisma } from '../../services.ts';
 import { builder } from '../builder.ts';
 
 export const User = builder.prismaObject('User', {
@@ -11,9 +10,10 @@ export const User = builder.prismaObject('User', {
 
 builder.queryField('viewer', (t) =>
   t.prismaField({
+    authScopes: { public: true },
     type: User,
     nullable: true,
     description: 'The user whose token made this request; null when anonymous.',
-    resolve: (query, _root, _args, ctx) => (ctx.viewer ? prisma().user.findUnique({ ...query, where: { id: ctx.viewer.id } }) : null),
+    resolve: (query, _root, _args, ctx) => (ctx.viewer ? ctx.prisma.user.findUnique({ ...query, where: { id: ctx.viewer.id } }) : null),
   }),
 );

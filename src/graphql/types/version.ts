@@ -6,7 +6,6 @@ import { documentationUrl, downloadUrl, repositoryWebUrl, servedProjectSelect } 
 import { requestVersionSync } from '../../domain/version-sync.ts';
 import { updateVersion } from '../../domain/versions.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { prisma } from '../../services.ts';
 import { builder, LOOKUP_COST } from '../builder.ts';
 import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, VersionTypeEnum, window } from './common.ts';
 import { writeErrors } from './errors.ts';
@@ -45,9 +44,9 @@ export const Version = builder.prismaObject('Version', {
       nullable: true,
       description: 'For a machine-managed `stable`: the slug of the version it points to.',
       complexity: LOOKUP_COST,
-      resolve: async (v) => {
+      resolve: async (v, _a, ctx) => {
         if (!(v.machine && v.slug === 'stable' && v.identifier)) return null;
-        const target = await prisma().version.findFirst({
+        const target = await ctx.prisma.version.findFirst({
           where: { projectId: v.projectId, identifier: v.identifier, machine: false },
           orderBy: { verboseName: 'desc' },
           select: { slug: true },
@@ -59,7 +58,7 @@ export const Version = builder.prismaObject('Version', {
     lastBuild: t.relation('lastBuild', { nullable: true, description: 'The most recent build of this version.' }),
     documentationUrl: t.string({
       select: projectUrlFields,
-      resolve: (v) => documentationUrl(v.project, v.slug),
+      resolve: (v, _a, ctx) => documentationUrl(ctx.config, v.project, v.slug),
     }),
     vcsUrl: t.string({
       select: projectUrlFields,
@@ -73,8 +72,8 @@ export const Version = builder.prismaObject('Version', {
     downloads: t.field({
       type: DownloadsRef,
       select: projectUrlFields,
-      resolve: (v) => {
-        const url = (f: 'pdf' | 'htmlzip' | 'epub') => downloadUrl(v.project.slug, v.project.language, v.slug, f);
+      resolve: (v, _a, ctx) => {
+        const url = (f: 'pdf' | 'htmlzip' | 'epub') => downloadUrl(ctx.config, v.project.slug, v.project.language, v.slug, f);
         return { pdf: v.hasPdf ? url('pdf') : null, htmlzip: v.hasHtmlzip ? url('htmlzip') : null, epub: v.hasEpub ? url('epub') : null };
       },
     }),
@@ -136,8 +135,8 @@ builder.prismaObjectFields(Project, (t) => ({
       const { take, skip } = window(args);
       const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
       return {
-        nodes: prisma().version.findMany({ ...query, where, orderBy: [{ verboseName: 'desc' }, { id: 'desc' }], take, skip }),
-        totalCount: () => prisma().version.count({ where }),
+        nodes: ctx.prisma.version.findMany({ ...query, where, orderBy: [{ verboseName: 'desc' }, { id: 'desc' }], take, skip }),
+        totalCount: () => ctx.prisma.version.count({ where }),
       };
     },
   }),
@@ -149,7 +148,7 @@ builder.prismaObjectFields(Project, (t) => ({
     // lookups of one tick into one statement, so a page of projects asking for a version each costs
     // one round trip, not one per project. The project itself is visible (it is being resolved).
     resolve: async (query, project, args, ctx) => {
-      const version = await prisma().version.findUnique({
+      const version = await ctx.prisma.version.findUnique({
         ...alsoSelecting(query, { projectId: true, type: true, privacyLevel: true }),
         where: { projectId_slug: { projectId: project.id, slug: args.slug } },
       });
@@ -160,6 +159,7 @@ builder.prismaObjectFields(Project, (t) => ({
 
 builder.queryField('versions', (t) =>
   t.field({
+    authScopes: { public: true },
     type: VersionPage,
     description: 'Versions of every project the caller can see, by name, highest first (the v2 API lists them this way).',
     args: { filter: t.arg({ type: VersionFilter }), limit: t.arg.int(), offset: t.arg.int() },
@@ -171,8 +171,8 @@ builder.queryField('versions', (t) =>
       const { take, skip } = window(args);
       const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
       return {
-        nodes: prisma().version.findMany({ ...query, where, orderBy: [{ verboseName: 'desc' }, { id: 'desc' }], take, skip }),
-        totalCount: () => prisma().version.count({ where }),
+        nodes: ctx.prisma.version.findMany({ ...query, where, orderBy: [{ verboseName: 'desc' }, { id: 'desc' }], take, skip }),
+        totalCount: () => ctx.prisma.version.count({ where }),
       };
     },
   }),
@@ -180,11 +180,12 @@ builder.queryField('versions', (t) =>
 
 builder.queryField('version', (t) =>
   t.prismaField({
+    authScopes: { public: true },
     type: Version,
     nullable: true,
     description: 'A version by id (the v2 API looks versions up this way).',
     args: { id: t.arg.int({ required: true }) },
-    resolve: (query, _root, args, ctx) => prisma().version.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleVersions(ctx.viewer)] } }),
+    resolve: (query, _root, args, ctx) => ctx.prisma.version.findFirst({ ...query, where: { AND: [{ id: args.id }, visibleVersions(ctx.viewer)] } }),
   }),
 );
 
@@ -198,6 +199,7 @@ const UpdateVersionInput = builder.inputType('UpdateVersionInput', {
 
 builder.mutationField('updateVersion', (t) =>
   t.field({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Version,
     description: 'Activates, deactivates or hides a version. Activating queues a build; deactivating stops serving it.',
     args: {
@@ -216,6 +218,7 @@ builder.mutationField('syncVersions', (t) =>
       "Reads the repository's branches and tags and updates the versions (new ones inactive; `stable` follows the highest release). " +
       'Queues a sync job that a worker runs (retried with backoff when it fails); false when the project has no `latest` version to sync from.',
     args: { project: t.arg.string({ required: true }) },
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     errors: writeErrors,
     resolve: (_root, args, ctx) => requestVersionSync(ctx, args.project),
   }),

@@ -1,0 +1,83 @@
+// Who is asking, and the long-lived parts every call uses (database, cipher, settings, logger,
+// storage): the context of one request or job. Built fresh for every request from
+// `Authorization: Token <key>` (Read the Docs' scheme; any other scheme counts as anonymous), and
+// passed to domain code as an argument: there is no module-global service locator, so two apps can
+// run in one process.
+import type { Config } from '../config.ts';
+import type { PrismaClient } from '../db/database.ts';
+import type { Project } from '../generated/prisma/client.ts';
+import type { Logger } from '../log.ts';
+import { type Cipher, hashToken } from '../secrets.ts';
+import type { Storage } from '../storage/index.ts';
+import { UnauthenticatedError } from './errors.ts';
+
+export interface Viewer {
+  id: number;
+  username: string;
+}
+
+/** The parts an app is built from, set once when it starts. */
+export interface Services {
+  prisma: PrismaClient;
+  cipher: Cipher;
+  config: Config;
+  log: Logger;
+  /** Where built docs are kept (LECTERN_STORAGE). */
+  storage: Storage;
+}
+
+export type Context = Readonly<
+  Services & {
+    viewer: Viewer | null;
+    /** Ids of the projects the viewer maintains, read once per request. */
+    maintainedProjectIds: () => Promise<ReadonlySet<number>>;
+    /**
+     * A project by slug, whoever may see it, read once per request: the lookup a write's
+     * authorization makes (domain/access.ts) is the row the write then changes.
+     */
+    projectBySlug: (slug: string) => Promise<Project | null>;
+  }
+>;
+
+/** The context of a caller already identified (a viewer, or null for anonymous). */
+export function contextFor(services: Services, viewer: Viewer | null): Context {
+  let maintained: Promise<ReadonlySet<number>> | undefined;
+  const projects = new Map<string, Promise<Project | null>>();
+  return {
+    ...services,
+    viewer,
+    maintainedProjectIds: () =>
+      (maintained ??= viewer
+        ? services.prisma.project
+            .findMany({ where: { users: { some: { id: viewer.id } } }, select: { id: true } })
+            .then((rows) => new Set(rows.map((r) => r.id)))
+        : Promise.resolve(new Set<number>())),
+    projectBySlug: (slug) => {
+      let found = projects.get(slug);
+      if (!found) projects.set(slug, (found = services.prisma.project.findUnique({ where: { slug } })));
+      return found;
+    },
+  };
+}
+
+/** Resolves the Authorization header to a viewer; throws UnauthenticatedError for a bad token. */
+export async function authenticate(prisma: PrismaClient, authorization: string | null | undefined): Promise<Viewer | null> {
+  if (!authorization) return null;
+  const [scheme, ...rest] = authorization.trim().split(/\s+/);
+  if (scheme?.toLowerCase() !== 'token') return null;
+  if (rest.length === 0) throw new UnauthenticatedError('Invalid token header. No credentials provided.');
+  if (rest.length > 1) throw new UnauthenticatedError('Invalid token header. Token string should not contain spaces.');
+  const token = await prisma.apiToken.findUnique({
+    where: { keyHash: hashToken(rest[0]!) },
+    select: { id: true, user: { select: { id: true, username: true } } },
+  });
+  if (!token) throw new UnauthenticatedError('Invalid token.');
+  return token.user;
+}
+
+/** The context of the caller an Authorization header names. */
+export async function createContext(services: Services, authorization: string | null | undefined): Promise<Context> {
+  return contextFor(services, await authenticate(services.prisma, authorization));
+}
+
+export const anonymousContext = (services: Services): Context => contextFor(services, null);
