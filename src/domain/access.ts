@@ -5,7 +5,7 @@
 // that order, as Read the Docs does.
 import type { Prisma, Project } from '../generated/prisma/client.ts';
 import type { Context, Viewer } from './context.ts';
-import { ForbiddenError, NotFoundError, UnauthenticatedError } from './errors.ts';
+import { NotFoundError, UnauthenticatedError } from './errors.ts';
 
 const maintainedBy = (viewer: Viewer) => ({ users: { some: { id: viewer.id } } });
 

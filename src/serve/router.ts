@@ -6,13 +6,11 @@
 import compression from 'compression';
 import type { Request, RequestHandler, Response } from 'express';
 import { artifactPrefix, downloadKey } from '../builds/artifacts.ts';
-import type { Config } from '../config.ts';
 import { languageName } from '../domain/choices.ts';
 import { anonymousContext, createContext, type Services } from '../domain/context.ts';
 import { UnauthenticatedError } from '../domain/errors.ts';
 import { docsRoot, servedRoot } from '../domain/urls.ts';
-import type { Logger } from '../log.ts';
-import { type Storage, StorageKeyError } from '../storage/index.ts';
+import { StorageKeyError } from '../storage/index.ts';
 import type { Freshness } from './cache.ts';
 import type { FastPath } from './fast.ts';
 import { docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
