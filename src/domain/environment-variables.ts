@@ -1,7 +1,7 @@
 // Project environment variables: given to builds, never shown again. Values are encrypted at rest;
 // limits follow Read the Docs (rtd-behavior §5.8), and names follow its dashboard rules, since a
 // build's shell must be able to export them.
-import type { Prisma } from '../generated/prisma/client.ts';
+import type { EnvironmentVariable, Prisma } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
@@ -80,7 +80,12 @@ export function forbiddenVariableName(name: string): string | null {
   return null;
 }
 
-export async function createEnvironmentVariable(ctx: Context, projectSlug: string, input: EnvironmentVariableInput) {
+export async function createEnvironmentVariable(
+  ctx: Context,
+  projectSlug: string,
+  input: EnvironmentVariableInput,
+  query: EnvironmentVariableQuery = {},
+): Promise<EnvironmentVariable> {
   const project = await projectToChange(ctx, projectSlug);
   const c = new Collector();
   c.add('name', checkName(input.name));
@@ -102,6 +107,7 @@ export async function createEnvironmentVariable(ctx: Context, projectSlug: strin
       throw ValidationError.field('nonFieldErrors', 'The total size of all environment variables in the project cannot exceed 256 KB.');
     }
     return tx.environmentVariable.create({
+      ...query,
       data: {
         projectId: project.id,
         name,

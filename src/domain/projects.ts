@@ -1,6 +1,6 @@
 // Importing and updating projects, with Read the Docs' rules (rtd-behavior §1.4, §5.1, §5.9).
 // An import creates the machine-managed `latest` version and queues its first build.
-import { Prisma } from '../generated/prisma/client.ts';
+import { Prisma, type Project } from '../generated/prisma/client.ts';
 import { projectToChange, signedIn } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from './choices.ts';
@@ -64,7 +64,8 @@ function checkYamlPath(path: string | null | undefined): string | undefined {
 
 const uniqueTags = (tags: string[] | null | undefined) => (tags ? [...new Set(tags.map((t) => t.trim()))].sort() : undefined);
 
-export async function importProject(ctx: Context, input: ImportProjectInput) {
+/** `query` is the client's selection of the answer (GraphQL's), read as the row is written. */
+export async function importProject(ctx: Context, input: ImportProjectInput, query: ProjectQuery = {}): Promise<Project> {
   const viewer = signedIn(ctx);
   const c = new Collector();
   c.add('name', checkString(input.name, { max: 63, required: true }));
@@ -85,8 +86,14 @@ export async function importProject(ctx: Context, input: ImportProjectInput) {
   if (await ctx.prisma.project.findUnique({ where: { slug }, select: { id: true } })) throw exists();
 
   try {
+    const defaultBranch = input.defaultBranch || null;
+    const privacyLevel = input.privacyLevel ?? 'public';
+    // A selection of relations (its versions, their builds) is read once `latest` and its build
+    // exist; a selection of columns only comes back with the insert.
+    const later = selectsRelations(query);
     const { project, build } = await ctx.prisma.$transaction(async (tx) => {
-      const project = await tx.project.create({
+      const created = await tx.project.create({
+        ...(later ? { select: { id: true } } : query),
         data: {
           name,
           slug,
@@ -95,36 +102,45 @@ export async function importProject(ctx: Context, input: ImportProjectInput) {
           homepage: input.homepage || null,
           language: input.language ?? 'en',
           programmingLanguage: input.programmingLanguage ?? 'words',
-          defaultBranch: input.defaultBranch || null,
+          defaultBranch,
           description: input.description ?? '',
-          privacyLevel: input.privacyLevel ?? 'public',
+          privacyLevel,
           tags: uniqueTags(input.tags) ?? [],
           users: { connect: { id: viewer.id } },
         },
       });
       const latest = await tx.version.create({
         data: {
-          projectId: project.id,
+          projectId: created.id,
           slug: 'latest',
           verboseName: 'latest',
           machine: true,
           active: true,
           type: 'branch',
-          identifier: project.defaultBranch,
-          privacyLevel: project.privacyLevel,
+          identifier: defaultBranch,
+          privacyLevel,
         },
       });
       const build = await queueBuild(tx, latest);
-      return { project, build };
+      return { project: later ? await tx.project.findUniqueOrThrow({ ...query, where: { id: created.id } }) : created, build };
     });
     announceBuild(build);
-    events.emit('servedChanged', { projectId: project.id });
-    return project;
+    events.emit('servedChanged', { projectId: build.projectId });
+    return project as Project;
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') throw exists();
     throw e;
   }
 }
+
+/** The client's selection of a project a write answers with (GraphQL's `query`). */
+export interface ProjectQuery {
+  include?: Prisma.ProjectInclude;
+  select?: Prisma.ProjectSelect;
+}
+
+/** Whether a selection reads relations (nested objects), not only the row's columns. */
+const selectsRelations = (q: ProjectQuery) => q.include !== undefined || Object.values(q.select ?? {}).some((v) => typeof v === 'object' && v !== null);
 
 export interface UpdateProjectInput extends Omit<ImportProjectInput, 'repository'> {
   repository?: RepositoryInput | null;
@@ -140,7 +156,7 @@ export interface UpdateProjectInput extends Omit<ImportProjectInput, 'repository
 }
 
 /** PATCH semantics: only the fields given change; the slug never does (rtd-behavior §1.4). */
-export async function updateProject(ctx: Context, slug: string, input: UpdateProjectInput) {
+export async function updateProject(ctx: Context, slug: string, input: UpdateProjectInput, query: ProjectQuery = {}): Promise<Project> {
   const project = await projectToChange(ctx, slug);
   const c = new Collector();
   if (input.name !== undefined) c.add('name', checkString(input.name, { max: 63, required: true }));
@@ -180,15 +196,15 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   if (input.tags != null) data.tags = uniqueTags(input.tags);
   return ctx.prisma
     .$transaction(async (tx) => {
-      const updated = await tx.project.update({ where: { id: project.id }, data });
+      const updated = await tx.project.update({ ...query, where: { id: project.id }, data });
       // A machine `latest` follows the default branch (rtd-behavior §5.2).
       if (input.defaultBranch !== undefined) {
         await tx.version.updateMany({
           where: { projectId: project.id, slug: 'latest', machine: true },
-          data: { identifier: updated.defaultBranch },
+          data: { identifier: input.defaultBranch || null },
         });
       }
-      return updated;
+      return updated as Project;
     })
     .finally(() => events.emit('servedChanged', { projectId: project.id }));
 }

@@ -1,6 +1,6 @@
 // Redirect rules: the seed's five types with its required-field table, Read the Docs' wildcard
 // checks, normalization and ordering by position (rtd-behavior §5.7, decisions §1).
-import type { Prisma, RedirectType } from '../generated/prisma/client.ts';
+import type { Prisma, Redirect, RedirectType } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
@@ -92,7 +92,7 @@ async function checkOnePerType(tx: Tx, projectId: number, type: RedirectType, se
   if (other) throw rule(`Only one redirect of type \`${type}\` is allowed per project.`);
 }
 
-export async function createRedirect(ctx: Context, projectSlug: string, input: RedirectInput) {
+export async function createRedirect(ctx: Context, projectSlug: string, input: RedirectInput, query: RedirectQuery = {}): Promise<Redirect> {
   const project = await projectToChange(ctx, projectSlug);
   const type = checkFields(input, false)!;
   const { fromUrl, toUrl } = normalizeRedirect(type, input.fromUrl ?? '', input.toUrl ?? '');
@@ -108,6 +108,7 @@ export async function createRedirect(ctx: Context, projectSlug: string, input: R
       const position = Math.min(Math.max(input.position ?? 0, 0), count);
       await tx.redirect.updateMany({ where: { projectId: project.id, position: { gte: position } }, data: { position: { increment: 1 } } });
       return tx.redirect.create({
+        ...query,
         data: {
           projectId: project.id,
           type,
@@ -131,7 +132,14 @@ async function findRedirect(client: Tx, projectId: number, id: number) {
 }
 
 /** `partial` is PATCH; otherwise (PUT) `type` is required and omitted URLs are cleared. */
-export async function updateRedirect(ctx: Context, projectSlug: string, id: number, input: RedirectInput, partial = false) {
+export async function updateRedirect(
+  ctx: Context,
+  projectSlug: string,
+  id: number,
+  input: RedirectInput,
+  partial = false,
+  query: RedirectQuery = {},
+): Promise<Redirect> {
   const project = await projectToChange(ctx, projectSlug);
   await findRedirect(ctx.prisma, project.id, id);
   const given = checkFields(input, partial);
@@ -159,7 +167,7 @@ export async function updateRedirect(ctx: Context, projectSlug: string, id: numb
         }
         data.position = to;
       }
-      return tx.redirect.update({ where: { id }, data });
+      return tx.redirect.update({ ...query, where: { id }, data }) as Promise<Redirect>;
     })
     .finally(() => events.emit('servedChanged', { projectId: project.id }));
 }

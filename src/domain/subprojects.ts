@@ -1,6 +1,6 @@
 // Subproject relationships, checked in Read the Docs' order (rtd-behavior §5.4): only one level
 // of nesting, a child belongs to one parent, aliases unique per parent.
-import { Prisma } from '../generated/prisma/client.ts';
+import { Prisma, type ProjectRelationship } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
@@ -14,7 +14,12 @@ export interface CreateSubprojectInput {
 
 const ALIAS = /^[-\w]+(?:\/[-\w]+)*$/;
 
-export async function createSubproject(ctx: Context, parentSlug: string, input: CreateSubprojectInput) {
+export async function createSubproject(
+  ctx: Context,
+  parentSlug: string,
+  input: CreateSubprojectInput,
+  query: SubprojectQuery = {},
+): Promise<ProjectRelationship> {
   const parent = await projectToChange(ctx, parentSlug);
   const childSlug = input.child;
   if (childSlug === undefined || childSlug === null || childSlug === '') throw ValidationError.field('child', required);
@@ -45,7 +50,7 @@ export async function createSubproject(ctx: Context, parentSlug: string, input: 
         }
         if (await tx.projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } })) throw taken();
         if (alias.includes('/')) throw ValidationError.field('nonFieldErrors', "Aliases can't contain slashes.");
-        return tx.projectRelationship.create({ data: { parentId: parent.id, childId: found.id, alias } });
+        return tx.projectRelationship.create({ ...query, data: { parentId: parent.id, childId: found.id, alias } }) as Promise<ProjectRelationship>;
       })
       .finally(() => events.emit('servedChanged', { projectId: parent.id }));
   } catch (e) {

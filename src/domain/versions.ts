@@ -1,6 +1,6 @@
 // Version activation and visibility (rtd-behavior §1.4 "Version update", §5.3): deactivating
 // marks the version unbuilt (its files stop being served); activating queues a build.
-import type { Prisma } from '../generated/prisma/client.ts';
+import type { Prisma, Version } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import type { Context } from './context.ts';
@@ -14,7 +14,20 @@ export interface UpdateVersionInput {
   privacyLevel?: 'public' | 'private' | null;
 }
 
-export async function updateVersion(ctx: Context, projectSlug: string, versionSlug: string, input: UpdateVersionInput) {
+/** The client's selection of a version a write answers with (GraphQL's `query`). */
+export interface VersionQuery {
+  include?: Prisma.VersionInclude;
+  select?: Prisma.VersionSelect;
+}
+
+/** `query` is the client's selection of the answer (GraphQL's), read as the row is written. */
+export async function updateVersion(
+  ctx: Context,
+  projectSlug: string,
+  versionSlug: string,
+  input: UpdateVersionInput,
+  query: VersionQuery = {},
+): Promise<Version> {
   const project = await projectToChange(ctx, projectSlug);
   const version = await ctx.prisma.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: versionSlug } } });
   if (!version || version.type === 'external') throw new NotFoundError('Version');
@@ -29,9 +42,11 @@ export async function updateVersion(ctx: Context, projectSlug: string, versionSl
   if (deactivated) data.built = false;
 
   const { updated, build } = await ctx.prisma.$transaction(async (tx) => {
-    const updated = await tx.version.update({ where: { id: version.id }, data });
-    const build = activated ? await queueBuild(tx, updated) : null;
-    return { updated, build };
+    if (!activated) return { updated: (await tx.version.update({ ...query, where: { id: version.id }, data })) as Version, build: null };
+    // The answer shows the build just queued (its `lastBuild`): read once the build is there.
+    await tx.version.update({ where: { id: version.id }, data, select: { id: true } });
+    const build = await queueBuild(tx, version);
+    return { updated: (await tx.version.findUniqueOrThrow({ ...query, where: { id: version.id } })) as Version, build };
   });
   if (build) announceBuild(build);
   events.emit('servedChanged', { projectId: project.id });

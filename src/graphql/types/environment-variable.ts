@@ -63,12 +63,12 @@ const EnvironmentVariableInput = builder.inputType('EnvironmentVariableInput', {
 });
 
 builder.mutationFields((t) => ({
-  createEnvironmentVariable: t.field({
+  createEnvironmentVariable: t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: EnvironmentVariable,
     args: { project: t.arg.string({ required: true }), input: t.arg({ type: EnvironmentVariableInput, required: true }) },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => createEnvironmentVariable(ctx, args.project, args.input),
+    resolve: (query, _root, args, ctx) => createEnvironmentVariable(ctx, args.project, args.input, rowQuery(query)),
   }),
   deleteEnvironmentVariable: t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),

@@ -7,7 +7,7 @@ import { documentationUrl, servedProjectSelect } from '../../domain/urls.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
-import { alsoSelecting, ChoiceRef, type Page, PrivacyLevelEnum, pageComplexity, pageOf, window } from './common.ts';
+import { alsoSelecting, ChoiceRef, type Page, PrivacyLevelEnum, pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { User } from './user.ts';
 
@@ -206,21 +206,22 @@ export const UpdateProjectInput = builder.inputType('UpdateProjectInput', {
 });
 
 builder.mutationFields((t) => ({
-  importProject: t.field({
+  importProject: t.prismaField({
     authScopes: { loggedIn: true },
     type: Project,
     description: 'Imports a repository as a project maintained by the caller; creates `latest` and queues its first build.',
     args: { input: t.arg({ type: ImportProjectInput, required: true }) },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => importProject(ctx, args.input),
+    // The client's selection is read with the row written, not looked up again afterwards.
+    resolve: (query, _root, args, ctx) => importProject(ctx, args.input, rowQuery(query)),
   }),
-  updateProject: t.field({
+  updateProject: t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.slug }),
     type: Project,
     description: 'Changes the given fields of a project; the slug never changes.',
     args: { slug: t.arg.string({ required: true }), input: t.arg({ type: UpdateProjectInput, required: true }) },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => updateProject(ctx, args.slug, args.input),
+    resolve: (query, _root, args, ctx) => updateProject(ctx, args.slug, args.input, rowQuery(query)),
   }),
 }));
 

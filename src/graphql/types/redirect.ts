@@ -73,14 +73,14 @@ const RedirectInput = builder.inputType('RedirectInput', {
 });
 
 builder.mutationFields((t) => ({
-  createRedirect: t.field({
+  createRedirect: t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Redirect,
     args: { project: t.arg.string({ required: true }), input: t.arg({ type: RedirectInput, required: true }) },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => createRedirect(ctx, args.project, args.input),
+    resolve: (query, _root, args, ctx) => createRedirect(ctx, args.project, args.input, rowQuery(query)),
   }),
-  updateRedirect: t.field({
+  updateRedirect: t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Redirect,
     description: 'Replaces a redirect (PUT); with `partial: true`, changes only the fields given (PATCH).',
@@ -91,7 +91,7 @@ builder.mutationFields((t) => ({
       partial: t.arg.boolean({ defaultValue: false }),
     },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => updateRedirect(ctx, args.project, args.id, args.input, args.partial ?? false),
+    resolve: (query, _root, args, ctx) => updateRedirect(ctx, args.project, args.id, args.input, args.partial ?? false, rowQuery(query)),
   }),
   deleteRedirect: t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),

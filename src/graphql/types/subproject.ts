@@ -5,7 +5,7 @@ import { visibleProjects, visibleSubprojects } from '../../domain/access.ts';
 import { createSubproject, deleteSubproject } from '../../domain/subprojects.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
-import { pageComplexity, pageOf, window } from './common.ts';
+import { pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project, ProjectPage } from './project.ts';
 
@@ -74,12 +74,12 @@ const CreateSubprojectInput = builder.inputType('CreateSubprojectInput', {
 });
 
 builder.mutationFields((t) => ({
-  createSubproject: t.field({
+  createSubproject: t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Subproject,
     args: { project: t.arg.string({ required: true }), input: t.arg({ type: CreateSubprojectInput, required: true }) },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => createSubproject(ctx, args.project, args.input),
+    resolve: (query, _root, args, ctx) => createSubproject(ctx, args.project, args.input, rowQuery(query)),
   }),
   deleteSubproject: t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),

@@ -7,7 +7,7 @@ import { requestVersionSync } from '../../domain/version-sync.ts';
 import { updateVersion } from '../../domain/versions.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder, LOOKUP_COST } from '../builder.ts';
-import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, VersionTypeEnum, window } from './common.ts';
+import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, rowQuery, VersionTypeEnum, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 
@@ -198,7 +198,7 @@ const UpdateVersionInput = builder.inputType('UpdateVersionInput', {
 });
 
 builder.mutationField('updateVersion', (t) =>
-  t.field({
+  t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: Version,
     description: 'Activates, deactivates or hides a version. Activating queues a build; deactivating stops serving it.',
@@ -208,7 +208,7 @@ builder.mutationField('updateVersion', (t) =>
       input: t.arg({ type: UpdateVersionInput, required: true }),
     },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => updateVersion(ctx, args.project, args.slug, args.input),
+    resolve: (query, _root, args, ctx) => updateVersion(ctx, args.project, args.slug, args.input, rowQuery(query)),
   }),
 );
 

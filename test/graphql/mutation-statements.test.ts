@@ -1,0 +1,64 @@
+// A write's answer is read with the write (Pothos-Prisma's `t.prismaField` hands the client's
+// selection to the domain function), not looked up again afterwards: what the SQL statements of a
+// write show. And a write checks its rule once: the project a write names is read once per request,
+// by the rule and the write alike.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, testApp } from '../helpers/app.ts';
+
+let t: TestApp;
+let alice: string;
+
+beforeAll(async () => {
+  t = await testApp();
+  alice = await t.user('alice');
+});
+afterAll(() => t?.close());
+
+/** The statements a request sent, shortened to their verb and first table. */
+async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
+  t.queries.length = 0;
+  await run();
+  return t.queries.map((q) => {
+    const m = /^\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM)\b.*?"(?:public"\.")?(\w+)"/s.exec(q);
+    return m ? `${m[1]} ${m[2]}` : q.slice(0, 40);
+  });
+}
+
+const ERRORS = '... on Error { code message }';
+
+describe('the statements of a write', () => {
+  it('import: the new project with its maintainers and `latest` is read inside the write, once', async () => {
+    let res: Awaited<ReturnType<TestApp['gql']>> | undefined;
+    const sql = await statementsOf(async () => {
+      res = await t.gql(
+        `mutation { importProject(input: {name: "Docs", repository: {url: "https://example.org/docs.git"}}) {
+           ... on MutationImportProjectSuccess { data { slug users { username } versions { nodes { slug lastBuild { state } } } } } ${ERRORS} } }`,
+        {},
+        alice,
+      );
+    });
+    expect(res!.data.importProject.data).toMatchObject({
+      slug: 'docs',
+      users: [{ username: 'alice' }],
+      versions: { nodes: [{ slug: 'latest', lastBuild: { state: 'triggered' } }] },
+    });
+    // After the build is queued (its notification), the answer is read once: no second read of the project.
+    const after = sql.slice(sql.findIndex((s) => s.includes('pg_notify')) + 1);
+    expect(after.filter((s) => s === 'SELECT Project')).toHaveLength(1);
+  });
+
+  it('update: the project is looked up once, by the rule and the write alike, and not read again for the answer', async () => {
+    let res: Awaited<ReturnType<TestApp['gql']>> | undefined;
+    const sql = await statementsOf(async () => {
+      res = await t.gql(
+        `mutation { updateProject(slug: "docs", input: {description: "new"}) { ... on MutationUpdateProjectSuccess { data { slug description } } ${ERRORS} } }`,
+        {},
+        alice,
+      );
+    });
+    expect(res!.data.updateProject.data).toEqual({ slug: 'docs', description: 'new' });
+    expect(sql.filter((s) => s === 'SELECT Project')).toHaveLength(2); // the project by slug, the projects alice maintains
+    expect(sql.filter((s) => s === 'UPDATE Project')).toHaveLength(1);
+    expect(sql.indexOf('UPDATE Project')).toBe(sql.length - 1);
+  });
+});
