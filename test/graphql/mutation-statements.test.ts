@@ -3,7 +3,7 @@
 // write show. And a write checks its rule once: the project a write names is read once per request,
 // by the rule and the write alike.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import { type GqlResult, type TestApp, testApp } from '../helpers/app.ts';
 
 let t: TestApp;
 let alice: string;
@@ -28,7 +28,7 @@ const ERRORS = '... on Error { code message }';
 
 describe('the statements of a write', () => {
   it('import: the new project with its maintainers and `latest` is read inside the write, once', async () => {
-    let res: Awaited<ReturnType<TestApp['gql']>> | undefined;
+    let res: GqlResult | undefined;
     const sql = await statementsOf(async () => {
       res = await t.gql(
         `mutation { importProject(input: {name: "Docs", repository: {url: "https://example.org/docs.git"}}) {
@@ -48,7 +48,7 @@ describe('the statements of a write', () => {
   });
 
   it('update: the project is looked up once, by the rule and the write alike, and not read again for the answer', async () => {
-    let res: Awaited<ReturnType<TestApp['gql']>> | undefined;
+    let res: GqlResult | undefined;
     const sql = await statementsOf(async () => {
       res = await t.gql(
         `mutation { updateProject(slug: "docs", input: {description: "new"}) { ... on MutationUpdateProjectSuccess { data { slug description } } ${ERRORS} } }`,
