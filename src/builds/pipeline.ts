@@ -60,7 +60,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     await prisma.build.updateMany({
       // Only while the build is still this worker's: one whose lease was taken back belongs to another.
       where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
-      data: { ...data, state: 'finished', finishedAt: new Date(), length: Math.round((Date.now() - started) / 1000), leaseExpiresAt: null },
+      data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started) / 1000), leaseExpiresAt: null },
     });
     await Recorder.announce(prisma, build.id); // live logs end now, not at their next poll
   };

@@ -77,7 +77,7 @@ export const buildRule: Rule<Prisma.BuildWhereInput, BuildRow> = {
 };
 
 /** A subproject relationship: visible when its child project is. */
-export const subprojectRule: Rule<Prisma.ProjectRelationshipWhereInput, { child: { id: number; privacyLevel: string } }> = {
+export const subprojectRule: Rule<Prisma.SubprojectWhereInput, { child: { id: number; privacyLevel: string } }> = {
   where: (viewer) => ({ child: projectRule.where(viewer) }),
   allows: (caller, r) => projectRule.allows(caller, r.child),
 };

@@ -32,7 +32,7 @@ export async function queueBuild(tx: Tx, version: { id: number; slug: string; pr
       success: false,
       error: `Superseded by build #${build.id} of the same version before it started.`,
       finishedAt: now,
-      length: 0,
+      duration: 0,
     },
   });
   await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id } });

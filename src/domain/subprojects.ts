@@ -1,6 +1,6 @@
 // Subproject relationships, checked in Read the Docs' order (rtd-behavior §5.4): only one level
 // of nesting, a child belongs to one parent, aliases unique per parent.
-import { Prisma, type ProjectRelationship } from '../generated/prisma/client.ts';
+import { Prisma, type Subproject as SubprojectRow } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
@@ -14,12 +14,7 @@ export interface CreateSubprojectInput {
 
 const ALIAS = /^[-\w]+(?:\/[-\w]+)*$/;
 
-export async function createSubproject(
-  ctx: Context,
-  parentSlug: string,
-  input: CreateSubprojectInput,
-  query: SubprojectQuery = {},
-): Promise<ProjectRelationship> {
+export async function createSubproject(ctx: Context, parentSlug: string, input: CreateSubprojectInput, query: SubprojectQuery = {}): Promise<SubprojectRow> {
   const parent = await projectToChange(ctx, parentSlug);
   const childSlug = input.child;
   if (childSlug === undefined || childSlug === null || childSlug === '') throw ValidationError.field('child', required);
@@ -45,19 +40,19 @@ export async function createSubproject(
         if (alias.length > 255 || !ALIAS.test(alias)) {
           throw ValidationError.field('alias', 'Aliases can contain letters, numbers, underscores, and hyphens.');
         }
-        if (await tx.projectRelationship.findFirst({ where: { childId: parent.id }, select: { id: true } })) {
+        if (await tx.subproject.findFirst({ where: { childId: parent.id }, select: { id: true } })) {
           throw ValidationError.field('nonFieldErrors', 'Subproject nesting is not supported');
         }
-        if (await tx.projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } })) throw taken();
+        if (await tx.subproject.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } })) throw taken();
         if (alias.includes('/')) throw ValidationError.field('nonFieldErrors', "Aliases can't contain slashes.");
-        return tx.projectRelationship.create({ ...query, data: { parentId: parent.id, childId: found.id, alias } }) as Promise<ProjectRelationship>;
+        return tx.subproject.create({ ...query, data: { parentId: parent.id, childId: found.id, alias } }) as Promise<SubprojectRow>;
       })
       .finally(() => events.emit('servedChanged', { projectId: parent.id }));
   } catch (e) {
     // A unique index caught what the checks could not see: say which rule it was by looking again
     // (the driver adapter does not reliably name the constraint).
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') {
-      const aliasTaken = await ctx.prisma.projectRelationship.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } });
+      const aliasTaken = await ctx.prisma.subproject.findUnique({ where: { parentId_alias: { parentId: parent.id, alias } }, select: { id: true } });
       throw aliasTaken ? taken() : notValid();
     }
     throw e;
@@ -73,15 +68,15 @@ export async function deleteSubproject(ctx: Context, parentSlug: string, alias: 
   const where = { parentId: parent.id, alias };
   return ctx.prisma
     .$transaction(async (tx) => {
-      const shown = await tx.projectRelationship.findFirst({ ...query, where });
+      const shown = await tx.subproject.findFirst({ ...query, where });
       // Gone already, or removed by a concurrent delete between the read and here.
-      if (!shown || (await tx.projectRelationship.deleteMany({ where })).count === 0) throw new NotFoundError('ProjectRelationship');
+      if (!shown || (await tx.subproject.deleteMany({ where })).count === 0) throw new NotFoundError('ProjectRelationship');
       return shown;
     })
     .finally(() => events.emit('servedChanged', { projectId: parent.id }));
 }
 
 export interface SubprojectQuery {
-  include?: Prisma.ProjectRelationshipInclude;
-  select?: Prisma.ProjectRelationshipSelect;
+  include?: Prisma.SubprojectInclude;
+  select?: Prisma.SubprojectSelect;
 }

@@ -89,7 +89,7 @@ describe('a Sphinx project with a .readthedocs.yaml, a local package and offline
     expect(build.success).toBe(true);
     expect(build.commit).toMatch(/^[0-9a-f]{40}$/);
     expect(build.config).toMatchObject({ version: '2', formats: ['htmlzip', 'epub'], sphinx: { configuration: 'docs/conf.py', builder: 'sphinx' } });
-    expect(build.length).toBeGreaterThanOrEqual(0);
+    expect(build.duration).toBeGreaterThanOrEqual(0);
   });
 
   it('records every step as a command with its output and exit code, in order', async () => {

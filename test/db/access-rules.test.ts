@@ -42,7 +42,7 @@ afterAll(() => t.close());
 
 async function load(w: World) {
   const db = t.db.prisma;
-  await db.projectRelationship.deleteMany();
+  await db.subproject.deleteMany();
   await db.build.deleteMany();
   await db.version.deleteMany();
   await db.project.deleteMany();
@@ -79,8 +79,7 @@ async function load(w: World) {
   }
   for (const [i, p] of w.projects.entries()) {
     const parent = p.parent === null ? null : projects[p.parent % projects.length]!;
-    if (parent && parent.id !== projects[i]!.id)
-      await db.projectRelationship.create({ data: { parentId: parent.id, childId: projects[i]!.id, alias: `a${i}` } });
+    if (parent && parent.id !== projects[i]!.id) await db.subproject.create({ data: { parentId: parent.id, childId: projects[i]!.id, alias: `a${i}` } });
   }
   return users;
 }
@@ -102,7 +101,7 @@ describe('each rule: the list condition and the one-row check agree', () => {
         const projects = await db.project.findMany();
         const versions = await db.version.findMany({ include: { project: true } });
         const builds = await db.build.findMany({ include: { project: true, version: true } });
-        const relationships = await db.projectRelationship.findMany({ include: { child: true } });
+        const relationships = await db.subproject.findMany({ include: { child: true } });
         for (const viewer of [null, ...users]) {
           const caller = contextFor(t.services, viewer);
           const who = viewer?.username ?? 'anonymous';
@@ -119,7 +118,7 @@ describe('each rule: the list condition and the one-row check agree', () => {
             ids(await db.build.findMany({ where: buildRule.where(viewer) })),
           );
           expect(await allowed(caller, relationships, subprojectRule.allows), `subprojects for ${who}`).toEqual(
-            ids(await db.projectRelationship.findMany({ where: subprojectRule.where(viewer) })),
+            ids(await db.subproject.findMany({ where: subprojectRule.where(viewer) })),
           );
         }
         // Offered versions are what an anonymous reader can open (minus the hidden ones in menus).

@@ -49,9 +49,9 @@ beforeAll(async () => {
   const bobs = await project('bobs', 'bob', { language: 'es', programmingLanguage: 'js' });
   const hiddenParent = await project('hidden-parent', 'alice', { privacyLevel: 'private' });
   const visibleChild = await project('visible-child', 'bob');
-  await db.projectRelationship.create({ data: { parentId: pub.id, childId: bobs.id, alias: 'bobs' } });
-  await db.projectRelationship.create({ data: { parentId: pub.id, childId: priv.id, alias: 'internal' } });
-  await db.projectRelationship.create({ data: { parentId: hiddenParent.id, childId: visibleChild.id, alias: 'child' } });
+  await db.subproject.create({ data: { parentId: pub.id, childId: bobs.id, alias: 'bobs' } });
+  await db.subproject.create({ data: { parentId: pub.id, childId: priv.id, alias: 'internal' } });
+  await db.subproject.create({ data: { parentId: hiddenParent.id, childId: visibleChild.id, alias: 'child' } });
   await db.redirect.create({ data: { projectId: pub.id, type: 'page', fromUrl: '/old', toUrl: '/new' } });
   await db.environmentVariable.create({ data: { projectId: pub.id, name: 'SECRET', valueEncrypted: 'not-really-encrypted', valueSize: 5 } });
 });
@@ -150,7 +150,7 @@ describe('private versions and their builds', () => {
 describe('subprojects', () => {
   const SUBPROJECTS = `{
     project(slug: "pub") { subprojects { totalCount nodes { alias child { slug } } } subproject(alias: "internal") { alias } }
-    child: project(slug: "visible-child") { superproject { slug } subprojectOf { slug } }
+    child: project(slug: "visible-child") { superproject { slug } }
   }`;
 
   it.each<Who>(['anonymous', 'bob'])('with a private child, or a private parent, are hidden from %s', async (who) => {
@@ -158,7 +158,7 @@ describe('subprojects', () => {
     expect(res.errors).toBeUndefined();
     expect(res.data).toEqual({
       project: { subprojects: { totalCount: 1, nodes: [{ alias: 'bobs', child: { slug: 'bobs' } }] }, subproject: null },
-      child: { superproject: null, subprojectOf: null },
+      child: { superproject: null },
     });
   });
 
@@ -176,7 +176,7 @@ describe('subprojects', () => {
         },
         subproject: { alias: 'internal' },
       },
-      child: { superproject: { slug: 'hidden-parent' }, subprojectOf: { slug: 'hidden-parent' } },
+      child: { superproject: { slug: 'hidden-parent' } },
     });
   });
 });

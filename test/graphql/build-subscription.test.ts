@@ -146,7 +146,7 @@ async function setState(buildId: number, state: 'installing' | 'building') {
 async function finish(buildId: number, success: boolean, error: string | null = null) {
   await t.db.prisma.build.updateMany({
     where: { id: buildId, state: { not: 'finished' } },
-    data: { state: 'finished', success, error, finishedAt: new Date(), length: 3 },
+    data: { state: 'finished', success, error, finishedAt: new Date(), duration: 3 },
   });
   await Recorder.announce(t.db.prisma, buildId);
 }

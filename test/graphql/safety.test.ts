@@ -39,7 +39,7 @@ describe('query limits (depth 12, complexity 20000 by default)', () => {
     t = await testApp();
     const root = await t.db.prisma.project.create({ data: { name: 'root', slug: 'root', repositoryUrl: 'https://x.org/root' } });
     const child = await t.db.prisma.project.create({ data: { name: 'child', slug: 'child', repositoryUrl: 'https://x.org/child' } });
-    await t.db.prisma.projectRelationship.create({ data: { parentId: root.id, childId: child.id, alias: 'child' } });
+    await t.db.prisma.subproject.create({ data: { parentId: root.id, childId: child.id, alias: 'child' } });
   });
   afterAll(() => t.close());
 
@@ -255,7 +255,7 @@ describe("REST's own operations", () => {
     expect(versions.status).toBe(200);
 
     const gql = await t.gql(
-      `{ projects(limit: 100) { totalCount nodes { id name slug documentationUrl documentationType subprojectOf { slug } translationOf { slug } users { username } viewerIsMaintainer activeVersions { slug documentationUrl vcsUrl downloads { pdf } lastBuild { id } } } } }`,
+      `{ projects(limit: 100) { totalCount nodes { id name slug documentationUrl documentationType translationOf { slug } users { username } viewerIsMaintainer activeVersions { slug documentationUrl vcsUrl downloads { pdf } lastBuild { id } } } } }`,
       {},
       token,
     );

@@ -15,7 +15,7 @@ const ERRORS = `... on Error { code status message }
 const CREATE = `mutation($project: String!, $input: CreateSubprojectInput!) {
   createSubproject(project: $project, input: $input) {
     __typename
-    ... on MutationCreateSubprojectSuccess { data { id alias createdAt parent { slug } child { slug superproject { slug } subprojectOf { slug } } } }
+    ... on MutationCreateSubprojectSuccess { data { id alias createdAt parent { slug } child { slug superproject { slug } } } }
     ${ERRORS}
   }
 }`;
@@ -42,7 +42,7 @@ async function importProject(token: string, name: string) {
   ids[name] = res.data.importProject.data.id;
 }
 
-const relationships = () => t.db.prisma.projectRelationship.findMany({ orderBy: { id: 'asc' } });
+const relationships = () => t.db.prisma.subproject.findMany({ orderBy: { id: 'asc' } });
 /** `token` null: anonymous. */
 const create = (project: string, input: Record<string, unknown>, token: string | null = alice) => t.gql(CREATE, { project, input }, token ?? undefined);
 
@@ -77,11 +77,11 @@ describe('createSubproject', () => {
     expect(res.data.createSubproject.data).toMatchObject({
       alias: 'api',
       parent: { slug: 'main' },
-      child: { slug: 'api', superproject: { slug: 'main' }, subprojectOf: { slug: 'main' } },
+      child: { slug: 'api', superproject: { slug: 'main' } },
     });
     const list = await t.gql(LIST, { project: 'main' }, alice);
     expect(list.data.project.subprojects).toEqual({ totalCount: 1, nodes: [{ alias: 'api', child: { slug: 'api' } }] });
-    expect(await t.db.prisma.projectRelationship.count({ where: { parentId: ids.main, childId: ids.api, alias: 'api' } })).toBe(1);
+    expect(await t.db.prisma.subproject.count({ where: { parentId: ids.main, childId: ids.api, alias: 'api' } })).toBe(1);
   });
 
   it('a null alias also defaults to the child slug; an explicit alias may use letters, digits, _ and -', async () => {
@@ -187,11 +187,11 @@ describe('createSubproject', () => {
 
     it('is checked before the alias is found taken', async () => {
       // A state the API cannot make (a subproject that has subprojects), as older data might hold.
-      const rel = await t.db.prisma.projectRelationship.create({ data: { parentId: ids.api, childId: ids.loner, alias: 'taken' } });
+      const rel = await t.db.prisma.subproject.create({ data: { parentId: ids.api, childId: ids.loner, alias: 'taken' } });
       try {
         expect(await refused('api', { child: 'solo', alias: 'taken' })).toEqual(nesting);
       } finally {
-        await t.db.prisma.projectRelationship.delete({ where: { id: rel.id } });
+        await t.db.prisma.subproject.delete({ where: { id: rel.id } });
       }
     });
   });
@@ -209,11 +209,11 @@ describe('createSubproject', () => {
 
     it('is checked before slashes', async () => {
       // A slashed alias the API cannot make (RTD needs a feature flag), as older data might hold.
-      const rel = await t.db.prisma.projectRelationship.create({ data: { parentId: ids['other-main'], childId: ids.loner, alias: 'x/y' } });
+      const rel = await t.db.prisma.subproject.create({ data: { parentId: ids['other-main'], childId: ids.loner, alias: 'x/y' } });
       try {
         expect(await refused('other-main', { child: 'spare', alias: 'x/y' })).toEqual(aliasTaken);
       } finally {
-        await t.db.prisma.projectRelationship.delete({ where: { id: rel.id } });
+        await t.db.prisma.subproject.delete({ where: { id: rel.id } });
       }
     });
   });
@@ -247,7 +247,7 @@ describe('createSubproject', () => {
     expect(types).toEqual(['MutationCreateSubprojectSuccess', 'ValidationError']);
     const loser = [a, b].find((r) => r.data.createSubproject.__typename === 'ValidationError')!;
     expect(loser.data.createSubproject.fieldErrors).toEqual(notValid('contested'));
-    expect(await t.db.prisma.projectRelationship.count({ where: { childId: ids.contested } })).toBe(1);
+    expect(await t.db.prisma.subproject.count({ where: { childId: ids.contested } })).toBe(1);
   });
 
   it('two creates at once cannot make a nesting: adding under P while P is added under Q', async () => {
@@ -258,7 +258,7 @@ describe('createSubproject', () => {
     const loser = [under, over].find((r) => r.data.createSubproject.__typename === 'ValidationError')!;
     expect([notValid('nest-p'), nesting]).toContainEqual(loser.data.createSubproject.fieldErrors);
     // No project is both a parent and a child.
-    const rels = await t.db.prisma.projectRelationship.findMany();
+    const rels = await t.db.prisma.subproject.findMany();
     const parents = new Set(rels.map((r) => r.parentId));
     expect(rels.filter((r) => parents.has(r.childId))).toEqual([]);
   });
@@ -270,7 +270,7 @@ describe('createSubproject', () => {
     const results = [a, b].map((r) => r.data.createSubproject);
     expect(results.map((r) => r.__typename).sort()).toEqual(['MutationCreateSubprojectSuccess', 'ValidationError']);
     expect(results.find((r) => r.__typename === 'ValidationError').fieldErrors).toEqual(aliasTaken);
-    expect(await t.db.prisma.projectRelationship.count({ where: { parentId: ids['race-a'], alias: 'same' } })).toBe(1);
+    expect(await t.db.prisma.subproject.count({ where: { parentId: ids['race-a'], alias: 'same' } })).toBe(1);
   });
 });
 
@@ -284,7 +284,7 @@ describe('deleteSubproject', () => {
       data: { alias: 'to-remove', parent: { slug: 'main' }, child: { slug: 'spare' } },
     });
     expect(await t.db.prisma.project.count()).toBe(projects);
-    expect(await t.db.prisma.projectRelationship.count({ where: { childId: ids.spare } })).toBe(0);
+    expect(await t.db.prisma.subproject.count({ where: { childId: ids.spare } })).toBe(0);
     const list = await t.gql(LIST, { project: 'main' }, alice);
     expect(list.data.project.subprojects.nodes.map((n: { alias: string }) => n.alias)).not.toContain('to-remove');
     const child = await t.gql(`{ project(slug: "spare") { superproject { slug } } }`, {}, alice);
@@ -310,7 +310,7 @@ describe('deleteSubproject', () => {
     await create('main', { child: 'twice' });
     const results = await Promise.all([t.gql(DELETE, { project: 'main', alias: 'twice' }, alice), t.gql(DELETE, { project: 'main', alias: 'twice' }, alice)]);
     expect(results.map((r) => r.data.deleteSubproject.__typename).sort()).toEqual(['MutationDeleteSubprojectSuccess', 'NotFoundError']);
-    expect(await t.db.prisma.projectRelationship.count({ where: { childId: ids.twice } })).toBe(0);
+    expect(await t.db.prisma.subproject.count({ where: { childId: ids.twice } })).toBe(0);
   });
 
   it('answers NotFoundError for an alias the parent does not have, even one another parent uses', async () => {

@@ -418,7 +418,7 @@ describe('triggerBuild', () => {
     const v1 = await addVersion(project.id, '1.0', { active: true });
     const v2 = await addVersion(project.id, '2.0', { active: true });
     const done = await t.db.prisma.build.create({
-      data: { projectId: project.id, versionId: v1.id, versionSlug: '1.0', state: 'finished', success: true, finishedAt: new Date(), length: 12 },
+      data: { projectId: project.id, versionId: v1.id, versionSlug: '1.0', state: 'finished', success: true, finishedAt: new Date(), duration: 12 },
     });
     const pendingOther = (await t.gql(TRIGGER, { project: 'builder', version: '2.0' }, alice)).data.triggerBuild.data.build;
     const res = await t.gql(TRIGGER, { project: 'builder', version: '1.0' }, alice);

@@ -56,7 +56,7 @@ export async function publishHtml(
       state: 'finished',
       success: true,
       commit: 'f00dcafe',
-      length: 1,
+      duration: 1,
       createdAt: now,
       startedAt: now,
       finishedAt: now,

@@ -187,7 +187,7 @@ export async function publish(t: TestApp, spec: PublishSpec): Promise<{ buildId:
       success: true,
       startedAt: now,
       finishedAt: now,
-      length: 1,
+      duration: 1,
     },
   });
   // Step 5 of the pipeline itself: all files first, then the one update that makes them the served ones.

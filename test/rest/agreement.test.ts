@@ -38,7 +38,7 @@ async function rest(path: string, caller: Caller) {
 
 // What GraphQL says, in the REST names: only the fields both sides have.
 const PROJECT = `id slug name language { code name } programmingLanguage { code name } repository { url type } defaultVersion defaultBranch
-  privacyLevel externalBuildsPrivacyLevel tags homepage documentationUrl users { username } subprojectOf { slug } translationOf { slug }
+  privacyLevel externalBuildsPrivacyLevel tags homepage documentationUrl users { username } superproject { slug } translationOf { slug }
   createdAt modifiedAt singleVersion versioningScheme readthedocsYamlPath`;
 const project = (p: Node) => ({
   id: p.id,
@@ -54,8 +54,8 @@ const project = (p: Node) => ({
   tags: p.tags,
   homepage: p.homepage,
   users: p.users,
-  subproject_of: p.subprojectOf
-    ? expect.objectContaining({ slug: p.subprojectOf.slug, _links: expect.objectContaining({ _self: `${API}/projects/${p.subprojectOf.slug}/` }) })
+  subproject_of: p.superproject
+    ? expect.objectContaining({ slug: p.superproject.slug, _links: expect.objectContaining({ _self: `${API}/projects/${p.superproject.slug}/` }) })
     : null,
   translation_of: p.translationOf ? expect.objectContaining({ slug: p.translationOf.slug }) : null,
   created: drf(p.createdAt),

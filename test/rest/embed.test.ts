@@ -40,7 +40,7 @@ beforeAll(async () => {
   const secret = await project('hush', { privacyLevel: 'private' });
   const es = await project('embed-es', { language: 'es', mainLanguageProjectId: embed.id });
   const child = await project('child');
-  await db.projectRelationship.create({ data: { parentId: embed.id, childId: child.id, alias: 'kid' } });
+  await db.subproject.create({ data: { parentId: embed.id, childId: child.id, alias: 'kid' } });
   for (const v of ['latest', 'old', 'mk', 'linked']) await version(embed.id, v);
   await version(embed.id, 'private', { privacyLevel: 'private' });
   await version(embed.id, 'unbuilt', { active: true });

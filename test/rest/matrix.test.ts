@@ -195,7 +195,7 @@ describe.each([
       const p = t.db.prisma;
       expect(await p.project.findUnique({ where: { slug: 'matrix-import' } })).not.toBeNull();
       expect((await p.project.findUnique({ where: { slug: 'project' } }))!.homepage).toBe('http://project.example.com/');
-      expect(await p.projectRelationship.findMany({ where: { parentId: 1 }, select: { alias: true } })).toEqual([{ alias: 'new-alias' }]);
+      expect(await p.subproject.findMany({ where: { parentId: 1 }, select: { alias: true } })).toEqual([{ alias: 'new-alias' }]);
       expect(await p.redirect.count({ where: { projectId: 1 } })).toBe(1); // one created, redirect 1 deleted
       const variables = await p.environmentVariable.findMany({ where: { projectId: 1 }, orderBy: { id: 'asc' } });
       expect(variables.map((v) => v.name)).toEqual(['SECOND', 'NEWENVVAR']);
@@ -237,7 +237,7 @@ describe('a private project never shows to anyone but its maintainers', () => {
     const child = await db.project.create({
       data: { id: 11, name: 'open-child', slug: 'open-child', repositoryUrl: 'https://github.com/rtfd/open-child', users: { connect: { id: 1 } } },
     });
-    await db.projectRelationship.create({ data: { id: 10, parentId: hidden.id, childId: child.id, alias: `${HIDDEN}-alias` } });
+    await db.subproject.create({ data: { id: 10, parentId: hidden.id, childId: child.id, alias: `${HIDDEN}-alias` } });
     await db.version.create({
       data: { id: 11, projectId: child.id, slug: 'latest', verboseName: 'latest', machine: true, active: true, built: true, type: 'branch' },
     });

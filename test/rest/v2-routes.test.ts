@@ -38,7 +38,7 @@ async function makePrivateAndBuilds(db: PrismaClient): Promise<void> {
     data: { id: 10, projectId: 10, slug: 'latest', verboseName: 'latest', machine: true, active: true, built: true, type: 'branch', identifier: 'main' },
   });
   await db.build.create({
-    data: { id: 10, projectId: 10, versionId: 10, versionSlug: 'latest', state: 'finished', success: true, commit: 'a1b2c3', length: 5, createdAt: at(20) },
+    data: { id: 10, projectId: 10, versionId: 10, versionSlug: 'latest', state: 'finished', success: true, commit: 'a1b2c3', duration: 5, createdAt: at(20) },
   });
   await db.version.create({
     data: {
@@ -54,7 +54,17 @@ async function makePrivateAndBuilds(db: PrismaClient): Promise<void> {
     },
   });
   await db.build.create({
-    data: { id: 11, projectId: 1, versionId: 11, versionSlug: 'hidden-away', state: 'finished', success: true, commit: 'a1b2c3', length: 5, createdAt: at(30) },
+    data: {
+      id: 11,
+      projectId: 1,
+      versionId: 11,
+      versionSlug: 'hidden-away',
+      state: 'finished',
+      success: true,
+      commit: 'a1b2c3',
+      duration: 5,
+      createdAt: at(30),
+    },
   });
   await db.build.create({
     data: {
@@ -66,7 +76,7 @@ async function makePrivateAndBuilds(db: PrismaClient): Promise<void> {
       success: false,
       error: 'Building failed: sphinx-build exited with 2.',
       commit: 'd4e5f6',
-      length: 12,
+      duration: 12,
       createdAt: at(40),
       startedAt: at(40),
       finishedAt: at(40.2),

@@ -131,7 +131,7 @@ export async function rowCounts(t: TestApp): Promise<Record<string, number>> {
     build: await p.build.count(),
     redirect: await p.redirect.count(),
     environmentVariable: await p.environmentVariable.count(),
-    projectRelationship: await p.projectRelationship.count(),
+    projectRelationship: await p.subproject.count(),
     user: await p.user.count(),
   };
 }
@@ -146,7 +146,7 @@ export async function snapshot(t: TestApp): Promise<unknown> {
     builds: await p.build.findMany(byId),
     redirects: await p.redirect.findMany(byId),
     variables: await p.environmentVariable.findMany(byId),
-    relationships: await p.projectRelationship.findMany(byId),
+    relationships: await p.subproject.findMany(byId),
   };
 }
 

@@ -50,7 +50,7 @@ export async function makeWorld(db: PrismaClient, encrypt: (value: string) => st
       state: 'finished',
       success: true,
       commit: 'a1b2c3',
-      length: 60,
+      duration: 60,
       config: { property: 'test value' },
       createdAt: CREATED,
       startedAt: CREATED,
@@ -92,7 +92,7 @@ export async function makeWorld(db: PrismaClient, encrypt: (value: string) => st
       state: 'finished',
       success: true,
       commit: 'a1b2c3',
-      length: 60,
+      duration: 60,
       createdAt: CREATED,
     },
   });
@@ -123,7 +123,7 @@ export async function makeWorld(db: PrismaClient, encrypt: (value: string) => st
       modifiedAt: MODIFIED,
     },
   });
-  await db.projectRelationship.create({ data: { id: 1, parentId: project.id, childId: sub.id, alias: 'subproject', createdAt: CREATED } });
+  await db.subproject.create({ data: { id: 1, parentId: project.id, childId: sub.id, alias: 'subproject', createdAt: CREATED } });
 
   await db.environmentVariable.create({
     data: { id: 1, projectId: project.id, name: 'ENVVAR', valueEncrypted: encrypt('a1b2c3'), valueSize: 6, createdAt: CREATED, modifiedAt: MODIFIED },

@@ -147,7 +147,7 @@ describe('translations and subprojects', () => {
     const vault = await makeProject(w.t, { slug: 'vault', privacyLevel: 'private', maintainers: [aliceId] });
     const pub = await makeProject(w.t, { slug: 'pubkid', maintainers: [aliceId] });
     await publish(w.t, { project: pub, version: 'latest', html: await mkdocsBuild('mkdocs') });
-    await w.t.db.prisma.projectRelationship.create({ data: { parentId: vault.id, childId: pub.id, alias: 'pk' } });
+    await w.t.db.prisma.subproject.create({ data: { parentId: vault.id, childId: pub.id, alias: 'pk' } });
 
     const own = await get('/docs/pubkid/en/latest/');
     expect(own.status).toBe(200);

@@ -39,7 +39,7 @@ export async function makeWorld(env: Partial<Record<keyof Env, string>> = {}): P
 
   const childProject = await makeProject(t, { slug: 'child', maintainers });
   await publish(t, { project: childProject, version: 'latest', html: child, documentationType: 'mkdocs' });
-  await t.db.prisma.projectRelationship.create({ data: { parentId: fixture.id, childId: childProject.id, alias: 'kid' } });
+  await t.db.prisma.subproject.create({ data: { parentId: fixture.id, childId: childProject.id, alias: 'kid' } });
 
   const secret = await makeProject(t, { slug: 'secret', privacyLevel: 'private', maintainers });
   await publish(t, { project: secret, version: 'latest', html: v1 });

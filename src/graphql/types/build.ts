@@ -45,7 +45,7 @@ export const Build = builder.prismaObject('Build', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
-    duration: t.exposeInt('length', { nullable: true, description: 'Seconds from start to finish.' }),
+    duration: t.exposeInt('duration', { nullable: true, description: 'Seconds from start to finish.' }),
     config: t.expose('config', { type: 'JSON', nullable: true, description: 'The normalized build configuration.' }),
     versionSlug: t.exposeString('versionSlug', { nullable: true }),
     project: t.relation('project'),

@@ -75,19 +75,13 @@ export const Project = builder.prismaObject('Project', {
 
 // Fields that return projects again, added once Project exists (a type cannot name itself while it is made).
 builder.prismaObjectFields(Project, (t) => ({
-  subprojectOf: t.field({
-    type: Project,
-    nullable: true,
-    description: 'The parent, when this project is a subproject (null for translations, as in Read the Docs).',
-    select: { mainLanguageProjectId: true, superprojects: { include: { parent: true } } },
-    resolve: (p, _a, ctx) => (p.mainLanguageProjectId ? null : visibleOrNull(ctx, p.superprojects[0]?.parent)),
-  }),
   superproject: t.field({
     type: Project,
     nullable: true,
-    description: 'The parent project, when this project is a subproject.',
-    select: { superprojects: { include: { parent: true } } },
-    resolve: (p, _a, ctx) => visibleOrNull(ctx, p.superprojects[0]?.parent),
+    description:
+      "The parent project, when this project is a subproject (Read the Docs' `subproject_of`); null for a translation, which is served under its main project instead.",
+    select: { mainLanguageProjectId: true, superprojects: { include: { parent: true } } },
+    resolve: (p, _a, ctx) => (p.mainLanguageProjectId ? null : visibleOrNull(ctx, p.superprojects[0]?.parent)),
   }),
   translationOf: t.field({
     type: Project,

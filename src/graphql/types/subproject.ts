@@ -9,7 +9,7 @@ import { pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project, ProjectPage } from './project.ts';
 
-export const Subproject = builder.prismaObject('ProjectRelationship', {
+export const Subproject = builder.prismaObject('Subproject', {
   name: 'Subproject',
   fields: (t) => ({
     id: t.exposeInt('id'),
@@ -20,7 +20,7 @@ export const Subproject = builder.prismaObject('ProjectRelationship', {
   }),
 });
 
-export const SubprojectPage = pageOf<Prisma.ProjectRelationshipGetPayload<object>>('SubprojectPage', Subproject);
+export const SubprojectPage = pageOf<Prisma.SubprojectGetPayload<object>>('SubprojectPage', Subproject);
 
 builder.prismaObjectFields(Project, (t) => ({
   subprojects: t.field({
@@ -29,17 +29,17 @@ builder.prismaObjectFields(Project, (t) => ({
     args: { limit: t.arg.int(), offset: t.arg.int() },
     complexity: pageComplexity,
     resolve: (project, args, ctx, info) => {
-      const where: Prisma.ProjectRelationshipWhereInput = { AND: [{ parentId: project.id }, visibleSubprojects(ctx.viewer)] };
+      const where: Prisma.SubprojectWhereInput = { AND: [{ parentId: project.id }, visibleSubprojects(ctx.viewer)] };
       const { take, skip } = window(args);
       return {
-        nodes: ctx.prisma.projectRelationship.findMany({
+        nodes: ctx.prisma.subproject.findMany({
           ...queryFromInfo({ context: ctx, info, path: ['nodes'] }),
           where,
           orderBy: { id: 'asc' },
           take,
           skip,
         }),
-        totalCount: () => ctx.prisma.projectRelationship.count({ where }),
+        totalCount: () => ctx.prisma.subproject.count({ where }),
       };
     },
   }),
@@ -48,7 +48,7 @@ builder.prismaObjectFields(Project, (t) => ({
     nullable: true,
     args: { alias: t.arg.string({ required: true }) },
     resolve: (query, project, args, ctx) =>
-      ctx.prisma.projectRelationship.findFirst({ ...query, where: { AND: [{ parentId: project.id, alias: args.alias }, visibleSubprojects(ctx.viewer)] } }),
+      ctx.prisma.subproject.findFirst({ ...query, where: { AND: [{ parentId: project.id, alias: args.alias }, visibleSubprojects(ctx.viewer)] } }),
   }),
   translations: t.field({
     type: ProjectPage,

@@ -99,7 +99,7 @@ const projectFields: Resource['fields'] = {
   repository: field('repository { url type }', (n) => ({ url: n.repository.url, type: n.repository.type })),
   default_version: plain('defaultVersion'),
   default_branch: plain('defaultBranch'),
-  subproject_of: related('subprojectOf'),
+  subproject_of: related('superproject'),
   translation_of: related('translationOf'),
   urls: field('slug documentationUrl', (n, env) => ({
     documentation: n.documentationUrl,
