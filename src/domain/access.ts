@@ -90,14 +90,14 @@ export const visibleSubprojects = subprojectRule.where;
 
 /**
  * Who may change the project a write names by slug: its maintainers. Answered in Read the Docs'
- * order: false for an anonymous caller (401) before any lookup; NotFoundError when no project has
- * the slug (writes do not hide private projects, rtd-behavior §1.2); then whether the caller
- * maintains it (403). GraphQL declares it on each write (scope `maintainerOfProject`).
+ * order: false for an anonymous caller (401) before any lookup; NotFoundError when the caller
+ * cannot see a project of that slug (none, or a private one: its existence is not revealed); then
+ * whether the caller maintains it (403). GraphQL declares it on each write (scope `maintainerOfProject`).
  */
 export async function maintainsProject(ctx: Context, slug: string): Promise<boolean> {
   if (!ctx.viewer) return false;
   const project = await ctx.projectBySlug(slug);
-  if (!project) throw new NotFoundError('Project');
+  if (!project || !(await projectRule.allows(ctx, project))) throw new NotFoundError('Project');
   return (await ctx.maintainedProjectIds()).has(project.id);
 }
 

@@ -159,6 +159,22 @@ function dig(data: unknown, path: string[]): unknown {
   return path.reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Node)[key] : undefined), data);
 }
 
+/** The request the throttle counted (its caller's key), to forget if permission refuses it after all. */
+interface Counted {
+  throttleKey: string | null;
+  maintainersRoute: boolean;
+}
+
+/**
+ * An answer DRF gives before its throttle counts: 401, 403, and on a maintainers' route the 404 of
+ * its project (the parent lookup is part of the permission check, rtd-behavior §1.3).
+ */
+function isPermissionRefusal(e: unknown, maintainersRoute: boolean): boolean {
+  if (!(e instanceof RestError)) return false;
+  if (e.status === 401 || e.status === 403) return true;
+  return maintainersRoute && e.status === 404 && (e.body as { detail?: unknown } | undefined)?.detail === 'No Project matches the given query.';
+}
+
 export function restRouter(opts: RouterOptions): express.Router {
   const env: RestEnv = { api: opts.api, publicUrl: opts.publicUrl };
   const anonymous = opts.authentication === 'anonymous';
@@ -202,7 +218,7 @@ export function restRouter(opts: RouterOptions): express.Router {
     for (const n of names) if (!p[n]) throw notFound(LOOKUPS[n]!.model);
   }
 
-  async function handle(req: Request, res: Response): Promise<void> {
+  async function handle(req: Request, res: Response, counted: Counted): Promise<void> {
     const path = req.path;
     if (req.method === 'GET' && !path.endsWith('/')) {
       const q = req.originalUrl.indexOf('?');
@@ -247,27 +263,37 @@ export function restRouter(opts: RouterOptions): express.Router {
     if (candidates.length === 0) throw notFound();
     const route = candidates.find((c) => c.route.method === req.method)?.route;
 
-    // 2. Permission (maintainers write; redirects and variables are maintainers' even to read).
+    // 2. Permission (maintainers write; redirects and variables are maintainers' even to read) is
+    // the operation's own rule, declared on its GraphQL fields, whose typed errors (401, 404, 403)
+    // the operation answers with. Only an answer given before the operation runs (429, 405, 400)
+    // asks the rule first, so that a caller without permission hears 403, in DRF's order.
     const needsMaintainer = route ? route.auth === 'maintainer' : candidates.some((c) => c.route.auth === 'maintainer');
-    if (needsMaintainer && params.project !== undefined) await requireMaintainer(s, params.project);
+    const refuse = async (answer: unknown): Promise<never> => {
+      if (needsMaintainer && params.project !== undefined) await requireMaintainer(s, params.project);
+      throw answer;
+    };
 
-    // 3. Throttle (v3's is per user; v2 has none, as in Read the Docs).
-    const wait = s.context.viewer && opts.throttle ? await opts.throttle.check(`user:${s.context.viewer.id}`) : 0;
+    // 3. Throttle (v3's is per user; v2 has none, as in Read the Docs). A request that permission
+    // refuses after all is not counted: DRF checks permission before it counts.
+    const throttleKey = s.context.viewer && opts.throttle ? `user:${s.context.viewer.id}` : null;
+    const wait = throttleKey ? await opts.throttle!.check(throttleKey) : 0;
     if (wait) {
-      throw detail(429, `Request was throttled. Expected available in ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
+      await refuse(detail(429, `Request was throttled. Expected available in ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) }));
     }
+    counted.throttleKey = throttleKey;
+    counted.maintainersRoute = needsMaintainer;
 
     // 4. Method.
     if (!route) {
       const allowed = [...new Set(candidates.map((c) => c.route.method))].join(', ');
-      throw detail(405, `Method "${req.method}" not allowed.`, { Allow: allowed });
+      return refuse(detail(405, `Method "${req.method}" not allowed.`, { Allow: allowed }));
     }
 
     // 5. Lookup values that cannot be ids are simply not found.
     const typed: Record<string, string | number> = {};
     for (const [name, value] of Object.entries(params)) {
       if (INTEGER_PARAMS.has(name)) {
-        if (!/^\d{1,9}$/.test(value)) throw notFound();
+        if (!/^\d{1,9}$/.test(value)) await refuse(notFound());
         typed[name] = Number(value);
       } else typed[name] = value;
     }
@@ -277,7 +303,7 @@ export function restRouter(opts: RouterOptions): express.Router {
     try {
       if (opts.flex !== false) flex = parseFlex(req.query as Record<string, unknown>);
     } catch (e) {
-      if (e instanceof RecursiveExpansionError) throw new RestError(400, [e.message]);
+      if (e instanceof RecursiveExpansionError) await refuse(new RestError(400, [e.message]));
       throw e;
     }
     const call: RouteCall = { params: typed, query: req.query as Record<string, unknown> };
@@ -285,13 +311,14 @@ export function restRouter(opts: RouterOptions): express.Router {
     if (route.input) {
       const read = bodyError ? { errors: undefined } : readInput(opts.yoga.getEnveloped().schema, route.input, req.body);
       if (bodyError || read.errors) {
+        if (needsMaintainer && typed.project !== undefined) await requireMaintainer(s, String(typed.project));
         await requireObjects(s, typed);
         throw bodyError ?? new RestError(400, read.errors);
       }
       call.input = read.input;
     } else if (bodyError && (bodyError as { status?: unknown }).status === 413) {
       // Too large is refused wherever it is sent; unreadable JSON only where a body is read.
-      throw bodyError;
+      await refuse(bodyError);
     }
     if (route.filters) call.filter = readFilters(route, call.query);
 
@@ -315,7 +342,9 @@ export function restRouter(opts: RouterOptions): express.Router {
       data = data.data as Node;
     }
     if (data === null || data === undefined) {
-      // A nested list under a project the caller cannot see is an empty page (rtd-behavior §1.2).
+      // A nested list under a project the caller cannot see is an empty page (rtd-behavior §1.2),
+      // except on a maintainers' route, where the project's lookup is part of the permission check.
+      if (needsMaintainer && route.result[0] === 'project' && !dig(result.data, ['project'])) throw routeError(notFound('Project'));
       if (route.envelope === 'page') {
         send(res, 200, { count: 0, next: null, previous: null, results: [] });
         return;
@@ -346,7 +375,11 @@ export function restRouter(opts: RouterOptions): express.Router {
   }
 
   router.use((req, res, next) => {
-    handle(req, res).catch(next);
+    const counted: Counted = { throttleKey: null, maintainersRoute: false };
+    handle(req, res, counted).catch(async (e: unknown) => {
+      if (counted.throttleKey && isPermissionRefusal(e, counted.maintainersRoute)) await opts.throttle!.release(counted.throttleKey);
+      next(e);
+    });
   });
   router.use(((err, _req, res, _next) => {
     if (err instanceof RestError) return send(res, err.status, err.body, err.headers);

@@ -24,6 +24,12 @@ export function parseRate(text: string): Rate | null {
 export interface RequestThrottle {
   /** Seconds to wait when `key` is over the rate (and the request is not counted), else 0 (counted). */
   check(key: string): number | Promise<number>;
+  /**
+   * Forgets the last request `check` counted for `key`: it was refused by permission after all
+   * (the operation's own rule answered 401, 403, or the 404 of a maintainers' route's project),
+   * and DRF checks permission before it counts.
+   */
+  release(key: string): void | Promise<void>;
 }
 
 /** The rule in this process's memory. */
@@ -47,5 +53,9 @@ export class Throttle implements RequestThrottle {
     this.#history.set(key, times);
     if (this.#history.size > 100_000) this.#history.delete(this.#history.keys().next().value!);
     return 0;
+  }
+
+  release(key: string): void {
+    this.#history.get(key)?.pop();
   }
 }

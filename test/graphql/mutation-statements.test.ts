@@ -61,4 +61,15 @@ describe('the statements of a write', () => {
     expect(sql.filter((s) => s === 'UPDATE Project')).toHaveLength(1);
     expect(sql.indexOf('UPDATE Project')).toBe(sql.length - 1);
   });
+
+  it('a REST PATCH of a project runs the same write: the project is read once, no permission pre-query', async () => {
+    let status = 0;
+    const sql = await statementsOf(async () => {
+      status = (await t.http.patch('/api/v3/projects/docs/').set('authorization', `Token ${alice}`).send({ description: 'newer' })).status;
+    });
+    expect(status).toBe(204);
+    // The token (and its user), the project, the projects alice maintains, the update: 5, where the
+    // pre-query made it 6 with the project read twice.
+    expect(sql).toEqual(['SELECT ApiToken', 'SELECT User', 'SELECT Project', 'SELECT Project', 'UPDATE Project']);
+  });
 });

@@ -23,6 +23,9 @@ const NO_FALLBACK: RequestThrottle = {
   check: () => {
     throw new Error('the fallback was used: the database did not answer');
   },
+  release: () => {
+    throw new Error('the fallback was used: the database did not answer');
+  },
 };
 
 describe('throttle on PostgreSQL', () => {
