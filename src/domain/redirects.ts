@@ -1,5 +1,6 @@
-// Redirect rules: the seed's five types with its required-field table, Read the Docs' wildcard
-// checks, normalization and ordering by position (rtd-behavior §5.7, decisions §1).
+// Redirect rules: the seed's five types with its required-field table, and Read the Docs' current
+// names for the clean-URL pair; Read the Docs' wildcard checks, normalization and ordering by
+// position (rtd-behavior §2.4, §5.7, decisions §1). A redirect keeps the type name it was created with.
 import type { Prisma, Redirect, RedirectType } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
@@ -7,7 +8,20 @@ import { NotFoundError, ValidationError } from './errors.ts';
 import { events } from './events.ts';
 import { Collector, invalidChoice, maxLength, required } from './validate.ts';
 
-export const REDIRECT_TYPES: ReadonlySet<string> = new Set(['prefix', 'page', 'exact', 'sphinx_html', 'sphinx_htmldir']);
+export const REDIRECT_TYPES: ReadonlySet<string> = new Set(['prefix', 'page', 'exact', 'sphinx_html', 'sphinx_htmldir', 'clean_url_to_html', 'html_to_clean_url']);
+
+/** What a type does, whichever of its names it was created with (readthedocs.org PR #10881 renamed the clean-URL pair). */
+export const REDIRECT_KIND: Readonly<Record<RedirectType, 'prefix' | 'page' | 'exact' | 'clean_url_to_html' | 'html_to_clean_url'>> = {
+  prefix: 'prefix',
+  page: 'page',
+  exact: 'exact',
+  sphinx_html: 'clean_url_to_html',
+  clean_url_to_html: 'clean_url_to_html',
+  sphinx_htmldir: 'html_to_clean_url',
+  html_to_clean_url: 'html_to_clean_url',
+};
+/** The names of one kind: `sphinx_html` and `clean_url_to_html` are one type. */
+const namesOf = (type: RedirectType) => (Object.keys(REDIRECT_KIND) as RedirectType[]).filter((t) => REDIRECT_KIND[t] === REDIRECT_KIND[type]);
 export const REDIRECT_LIMIT = 100;
 const URL_MAX = 2048;
 
@@ -28,8 +42,10 @@ const needs: Record<RedirectType, { from: boolean; to: boolean }> = {
   exact: { from: true, to: true },
   sphinx_html: { from: false, to: false },
   sphinx_htmldir: { from: false, to: false },
+  clean_url_to_html: { from: false, to: false },
+  html_to_clean_url: { from: false, to: false },
 };
-const isCleanUrlType = (t: RedirectType) => t === 'sphinx_html' || t === 'sphinx_htmldir';
+const isCleanUrlType = (t: RedirectType) => REDIRECT_KIND[t] === 'clean_url_to_html' || REDIRECT_KIND[t] === 'html_to_clean_url';
 
 /** As Redirect.save normalizes: one leading `/`, no trailing `/`; absolute targets kept. */
 export function normalizeRedirect(type: RedirectType, fromUrl: string, toUrl: string) {
@@ -85,10 +101,13 @@ async function lockProject(tx: Tx, projectId: number) {
   await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR NO KEY UPDATE`;
 }
 
-/** At most one redirect of each clean-URL type per project; run under `lockProject`. */
+/** At most one redirect of each clean-URL type (under either of its names) per project; run under `lockProject`. */
 async function checkOnePerType(tx: Tx, projectId: number, type: RedirectType, selfId?: number) {
   if (!isCleanUrlType(type)) return;
-  const other = await tx.redirect.findFirst({ where: { projectId, type, ...(selfId ? { id: { not: selfId } } : {}) }, select: { id: true } });
+  const other = await tx.redirect.findFirst({
+    where: { projectId, type: { in: namesOf(type) }, ...(selfId ? { id: { not: selfId } } : {}) },
+    select: { id: true },
+  });
   if (other) throw rule(`Only one redirect of type \`${type}\` is allowed per project.`);
 }
 

@@ -1,7 +1,8 @@
 // Which user redirect answers a request for hosted docs: the seed's five types matched as Read the
-// Docs' legacy code did (decisions §1; rtd-behavior §5.7 "Legacy behavior"), first match in
-// position order. Pure: the router decides when to ask (forced ones before files, others on a miss).
+// Docs' legacy code did, and its current names for the clean-URL pair matched as their old names
+// (decisions §1; rtd-behavior §5.7), first match in position order. Pure: the router decides when to ask (forced ones before files, others on a miss).
 // @see ../../../shared/reference/rtd-behavior.md §5.7
+import { REDIRECT_KIND } from '../domain/redirects.ts';
 import type { RedirectType } from '../generated/prisma/client.ts';
 
 export interface RedirectRule {
@@ -62,7 +63,7 @@ function fill(toUrl: string, splat: string): { target: string; absolute: boolean
 function targetOf(rule: RedirectRule, req: RedirectRequest): { target: string; absolute: boolean } | null {
   const inside = (p: string) => `/${req.language}/${req.version}${p.startsWith('/') ? p : `/${p}`}`;
   const { filename } = req;
-  switch (rule.type) {
+  switch (REDIRECT_KIND[rule.type]) {
     case 'prefix': {
       // The request's path starts with from_url; what follows is kept, inside the language and version.
       const from = stripSlash(rule.fromUrl);
@@ -85,13 +86,13 @@ function targetOf(rule: RedirectRule, req: RedirectRequest): { target: string; a
       if (!filled) return null;
       return rule.type === 'page' && !filled.absolute ? { target: inside(filled.target), absolute: false } : filled;
     }
-    case 'sphinx_html': {
+    case 'clean_url_to_html': {
       // `foo/` or `foo/index.html` -> `foo.html`; never the root page.
       if (filename === null || filename === '/' || filename === '/index.html') return null;
       const base = filename.endsWith('/index.html') ? filename.slice(0, -'/index.html'.length) : filename.endsWith('/') ? filename.slice(0, -1) : null;
       return base ? { target: inside(`${base}.html`), absolute: false } : null;
     }
-    case 'sphinx_htmldir': {
+    case 'html_to_clean_url': {
       // `foo.html` -> `foo/`; `index.html` pages already are the directory.
       if (filename === null || !filename.endsWith('.html') || filename === '/index.html' || filename.endsWith('/index.html')) return null;
       return { target: inside(`${filename.slice(0, -'.html'.length)}/`), absolute: false };

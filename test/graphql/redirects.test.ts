@@ -144,7 +144,7 @@ describe('createRedirect', () => {
 
     it('rejects an unknown type before running, naming the field, and writes nothing', async () => {
       const before = await allRedirects();
-      const res = await create('docs', { type: 'clean_url_to_html', fromUrl: '/a' });
+      const res = await create('docs', { type: 'permanent', fromUrl: '/a' });
       expect(res.status).toBe(400);
       expect(res.errors?.[0]?.message).toMatch(/input\.type/);
       expect(await allRedirects()).toEqual(before);

@@ -769,6 +769,16 @@ describe('redirects', () => {
     golden(read, 200, 'projects-redirects-detail-sphinx_html', pinTimes(read.body));
   });
 
+  it("POST of Read the Docs' current name for a clean-URL type: 201, answered with the name it was created with", async () => {
+    const res = await post('/projects/project/redirects/', { type: 'html_to_clean_url' });
+    golden(res, 201, 'projects-redirects-list_POST-html_to_clean_url', pinTimes(res.body));
+    const read = await get(`/projects/project/redirects/${res.body.pk}/`);
+    golden(read, 200, 'projects-redirects-detail-html_to_clean_url', pinTimes(read.body));
+    // sphinx_htmldir is the same type under its old name: one per project.
+    const again = await post('/projects/project/redirects/', { type: 'sphinx_htmldir' });
+    expect([again.status, again.body]).toEqual([400, ['Only one redirect of type `sphinx_htmldir` is allowed per project.']]);
+  });
+
   it('POST answers 400 with a bare list for rules checked on save', async () => {
     golden(await post('/projects/project/redirects/', { from_url: '/a/*/b/', to_url: '/x/', type: 'page' }), 400, 'projects-redirects-400-wildcard');
     golden(await post('/projects/project/redirects/', { from_url: '/a/', to_url: '/x/:splat', type: 'exact' }), 400, 'projects-redirects-400-splat');
@@ -777,7 +787,7 @@ describe('redirects', () => {
 
   it('POST answers 400 by field for missing or invalid fields', async () => {
     golden(await post('/projects/project/redirects/', { from_url: '/a/' }), 400, 'projects-redirects-400-type-required');
-    golden(await post('/projects/project/redirects/', { from_url: '/a/', type: 'clean_url_to_html' }), 400, 'projects-redirects-400-type-invalid');
+    golden(await post('/projects/project/redirects/', { from_url: '/a/', type: 'permanent' }), 400, 'projects-redirects-400-type-invalid');
     golden(await post('/projects/project/redirects/', { from_url: '/a/', type: 'page' }), 400, 'projects-redirects-400-to_url-required');
   });
 

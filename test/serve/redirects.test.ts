@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => w?.t.close());
 
 interface RedirectSpec {
-  type: 'prefix' | 'page' | 'exact' | 'sphinx_html' | 'sphinx_htmldir';
+  type: 'prefix' | 'page' | 'exact' | 'sphinx_html' | 'sphinx_htmldir' | 'clean_url_to_html' | 'html_to_clean_url';
   fromUrl?: string;
   toUrl?: string;
   httpStatus?: number;
@@ -227,5 +227,48 @@ describe('404 pages', () => {
     await redirect('fixture', { type: 'page', fromUrl: '/no-such-page.html', toUrl: '/index.html' });
     await expectRedirect('/docs/fixture/en/latest/no-such-page.html', 302, '/docs/fixture/en/latest/index.html');
     await clearRedirects();
+  });
+});
+
+describe("Read the Docs' current names for the clean-URL pair (readthedocs.org PR #10881)", () => {
+  beforeAll(async () => {
+    await clearRedirects();
+    await redirect('fixture', { type: 'clean_url_to_html' });
+    await redirect('child', { type: 'html_to_clean_url' });
+  });
+
+  it('clean_url_to_html does what sphinx_html does: foo/ becomes foo.html', async () => {
+    await expectRedirect('/docs/fixture/en/latest/guide/install/', 302, '/docs/fixture/en/latest/guide/install.html');
+    await expectRedirect('/docs/fixture/en/latest/glossary/index.html', 302, '/docs/fixture/en/latest/glossary.html');
+  });
+
+  it('html_to_clean_url does what sphinx_htmldir does: foo.html becomes foo/', async () => {
+    await expectRedirect('/docs/fixture/projects/kid/en/latest/about.html', 302, '/docs/fixture/projects/kid/en/latest/about/');
+  });
+
+  it('is one type under two names: a project holds one of either', async () => {
+    for (const [project, type] of [
+      ['fixture', 'sphinx_html'],
+      ['child', 'sphinx_htmldir'],
+    ] as const) {
+      const r = await w.t.gql(
+        `mutation($project: String!, $input: RedirectInput!) { createRedirect(project: $project, input: $input) { __typename ... on ValidationError { fieldErrors { messages } } } }`,
+        { project, input: { type } },
+        w.alice,
+      );
+      expect(r.data.createRedirect).toEqual({
+        __typename: 'ValidationError',
+        fieldErrors: [{ messages: [`Only one redirect of type \`${type}\` is allowed per project.`] }],
+      });
+    }
+  });
+
+  it('keeps the name each redirect was created with', async () => {
+    const r = await w.t.gql(
+      '{ a: project(slug: "fixture") { redirects { nodes { type } } } b: project(slug: "child") { redirects { nodes { type } } } }',
+      {},
+      w.alice,
+    );
+    expect(r.data).toEqual({ a: { redirects: { nodes: [{ type: 'clean_url_to_html' }] } }, b: { redirects: { nodes: [{ type: 'html_to_clean_url' }] } } });
   });
 });
