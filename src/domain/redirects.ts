@@ -8,8 +8,6 @@ import { NotFoundError, ValidationError } from './errors.ts';
 import { events } from './events.ts';
 import { Collector, invalidChoice, maxLength, required } from './validate.ts';
 
-export const REDIRECT_TYPES: ReadonlySet<string> = new Set(['prefix', 'page', 'exact', 'sphinx_html', 'sphinx_htmldir', 'clean_url_to_html', 'html_to_clean_url']);
-
 /** What a type does, whichever of its names it was created with (readthedocs.org PR #10881 renamed the clean-URL pair). */
 export const REDIRECT_KIND: Readonly<Record<RedirectType, 'prefix' | 'page' | 'exact' | 'clean_url_to_html' | 'html_to_clean_url'>> = {
   prefix: 'prefix',
@@ -20,6 +18,7 @@ export const REDIRECT_KIND: Readonly<Record<RedirectType, 'prefix' | 'page' | 'e
   sphinx_htmldir: 'html_to_clean_url',
   html_to_clean_url: 'html_to_clean_url',
 };
+export const REDIRECT_TYPES: ReadonlySet<string> = new Set(Object.keys(REDIRECT_KIND));
 /** The names of one kind: `sphinx_html` and `clean_url_to_html` are one type. */
 const namesOf = (type: RedirectType) => (Object.keys(REDIRECT_KIND) as RedirectType[]).filter((t) => REDIRECT_KIND[t] === REDIRECT_KIND[type]);
 export const REDIRECT_LIMIT = 100;
