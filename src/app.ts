@@ -223,10 +223,11 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
       mount: v3,
       throttle,
       maxBodyBytes: config.maxBodyBytes,
+      maxLimit: config.apiMaxLimit,
     }),
   );
 
-  app.use('/api/v2', v2Router({ yoga, publicUrl: config.publicUrl, maxBodyBytes: config.maxBodyBytes }));
+  app.use('/api/v2', v2Router({ yoga, publicUrl: config.publicUrl, maxBodyBytes: config.maxBodyBytes, maxLimit: config.apiMaxLimit }));
 
   app.use('/api', (_req, res) => {
     res.status(404).json({ detail: 'Not found.' });

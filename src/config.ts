@@ -28,6 +28,12 @@ const schema = z.object({
   /** GraphQL limits: nesting depth and total complexity of one operation. */
   LECTERN_GRAPHQL_MAX_DEPTH: intFrom(12, 2, 50),
   LECTERN_GRAPHQL_MAX_COMPLEXITY: intFrom(20_000, 100, 1_000_000),
+  /**
+   * Largest page a list answers (REST's and GraphQL's `limit`). Read the Docs' v3 has no maximum and
+   * clients rely on it (`lftools rtd project-list` asks for 999 and never follows `next`): the
+   * default is one no real client reaches, a bound against abuse only.
+   */
+  LECTERN_API_MAX_LIMIT: intFrom(10_000, 100, 1_000_000),
   /** REST v3 requests per user: `N/second|minute|hour|day`, or `0` for no limit (RTD: 60/minute). */
   LECTERN_API_THROTTLE: z
     .string()
@@ -104,6 +110,8 @@ export interface Config {
   logLevel: z.infer<typeof schema>['LECTERN_LOG_LEVEL'];
   maxBodyBytes: number;
   graphql: { maxDepth: number; maxComplexity: number };
+  /** Largest page a list answers (`limit`), REST and GraphQL alike. */
+  apiMaxLimit: number;
   /** REST v3 rate per user, as `N/unit`; `0` turns it off. */
   apiThrottle: string;
   /** nginx internal location that maps to the file storage's objects/ directory; unset: Lectern sends the bytes. */
@@ -184,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LECTERN_LOG_LEVEL,
     maxBodyBytes: e.LECTERN_MAX_BODY_BYTES,
     graphql: { maxDepth: e.LECTERN_GRAPHQL_MAX_DEPTH, maxComplexity: e.LECTERN_GRAPHQL_MAX_COMPLEXITY },
+    apiMaxLimit: e.LECTERN_API_MAX_LIMIT,
     apiThrottle: e.LECTERN_API_THROTTLE,
     serveXAccel: e.LECTERN_SERVE_X_ACCEL,
     serveCacheSeconds: e.LECTERN_SERVE_CACHE_SECONDS,

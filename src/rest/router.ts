@@ -28,6 +28,11 @@ export interface RouterOptions {
   throttle: RequestThrottle | null;
   maxBodyBytes: number;
   /**
+   * Largest `limit` honoured (LECTERN_API_MAX_LIMIT); a larger one gives that many, as DRF's
+   * max_limit does. Read the Docs has none, and clients rely on asking for more than 100.
+   */
+  maxLimit: number;
+  /**
    * `token` (v3, the default): every path needs a valid token. `anonymous` (v2): the
    * Authorization header is not read, and every request sees only what anyone may.
    */
@@ -41,7 +46,6 @@ export interface RouterOptions {
 }
 
 const DEFAULT_LIMIT = 10;
-const MAX_LIMIT = 100;
 const MAX_OFFSET = 2 ** 31 - 1;
 const INTEGER_PARAMS = new Set(['build', 'redirect', 'environmentvariable', 'id']);
 const PARAM_PATTERN: Record<string, string> = { project: '[^/.]+', version: '[^/]+', alias: '[^/]+' };
@@ -322,7 +326,7 @@ export function restRouter(opts: RouterOptions): express.Router {
     }
     if (route.filters) call.filter = readFilters(route, call.query);
 
-    const limit = intParam(call.query.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);
+    const limit = intParam(call.query.limit, DEFAULT_LIMIT, 1, opts.maxLimit);
     // Any offset past the last row is an empty page; GraphQL's Int stops at 2^31 - 1.
     const offset = intParam(call.query.offset, 0, 0, MAX_OFFSET);
     const permitted = route.envelope === 'page' ? new Set(route.permitExpand ?? []) : undefined;

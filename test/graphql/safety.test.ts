@@ -146,10 +146,20 @@ describe('query limits (depth 12, complexity 20000 by default)', () => {
     expect(t.queries).toEqual([]);
   });
 
-  it('counts a page by its limit, clamped to 100', async () => {
-    const res = await t.gql(`{ projects(limit: 100000) { totalCount nodes { slug } } }`);
-    expect(res.errors).toBeUndefined();
-    expect(res.data.projects).toEqual({ totalCount: 2, nodes: [{ slug: 'child' }, { slug: 'root' }] });
+  it('counts a page by its limit: what a large page selects is paid once per row it may hold', async () => {
+    // 5,000 slugs fit the cost limit; 100,000 do not, and are refused before any SQL.
+    const ok = await t.gql(`{ projects(limit: 5000) { totalCount nodes { slug } } }`);
+    expect(ok.errors).toBeUndefined();
+    expect(ok.data.projects).toEqual({ totalCount: 2, nodes: [{ slug: 'child' }, { slug: 'root' }] });
+    t.queries.length = 0;
+    const big = await t.gql(`{ projects(limit: 100000) { totalCount nodes { slug } } }`);
+    expect(big.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COSTLY');
+    expect(t.queries).toEqual([]);
+  });
+
+  it('refuses a page over LECTERN_API_MAX_LIMIT by name, never cutting it silently', async () => {
+    const res = await t.gql(`{ projects(limit: 10001) { totalCount } }`);
+    expect(res.errors?.[0]?.message).toBe('limit: Ensure this value is less than or equal to 10000.');
   });
 });
 

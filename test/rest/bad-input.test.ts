@@ -410,7 +410,7 @@ describe('paging', () => {
     expect(body.previous).toBeNull();
   });
 
-  it('a huge limit is clamped to 100; a huge offset is an empty page', async () => {
+  it('a huge limit is cut to LECTERN_API_MAX_LIMIT; a huge offset is an empty page', async () => {
     const all = await page('?limit=1000000000');
     expect(all.results).toHaveLength(EXTRA_REDIRECTS + 1);
     expect(all.next).toBeNull();

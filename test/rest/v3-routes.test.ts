@@ -313,8 +313,23 @@ describe('GET /projects/', () => {
     golden(await get('/projects/?limit=1&offset=2'), 200, 'projects-list-limit1-offset2');
   });
 
-  it('clamps a limit over 100 (the previous link shows limit=100)', async () => {
-    golden(await get('/projects/?limit=1000&offset=1'), 200, 'projects-list-limit-clamped');
+  it('honours a limit over 100, as Read the Docs has no maximum (the previous link keeps it)', async () => {
+    golden(await get('/projects/?limit=1000&offset=1'), 200, 'projects-list-limit-over-100');
+  });
+
+  it('answers ?limit=999 with every project past the 100th, for clients that never follow `next` (lftools rtd project-list)', async () => {
+    const me = await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'testuser' } });
+    const before = (await get('/projects/')).body.count;
+    for (let i = 0; i < 150; i++) {
+      await t.db.prisma.project.create({
+        data: { name: `bulk ${i}`, slug: `bulk-${String(i).padStart(3, '0')}`, repositoryUrl: 'https://example.org/r.git', users: { connect: { id: me.id } } },
+      });
+    }
+    const res = await get('/projects/?limit=999');
+    expect(res.status).toBe(200);
+    expect(res.body.count).toBe(before + 150);
+    expect(res.body.next).toBeNull();
+    expect(res.body.results).toHaveLength(before + 150);
   });
 
   it('falls back to the default limit of 10 on an invalid limit', async () => {

@@ -78,7 +78,7 @@ function buildWhere(filter: { commit?: string | null; running?: boolean | null; 
 /** A page of builds matching all of `conditions`, newest first. */
 function buildPage(conditions: Prisma.BuildWhereInput[], args: PageArgs, ctx: Context, info: GraphQLResolveInfo) {
   const where: Prisma.BuildWhereInput = { AND: conditions };
-  const { take, skip } = window(args);
+  const { take, skip } = window(args, ctx);
   return {
     nodes: ctx.prisma.build.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { createdAt: 'desc' }, take, skip }),
     totalCount: () => ctx.prisma.build.count({ where }),

@@ -2,6 +2,7 @@
 // page of a list (limit/offset plus the total count the REST envelope needs).
 import { BuildState, IntegrationProvider, PrivacyLevel, RedirectType, VersionType } from '../../generated/prisma/enums.ts';
 import { builder, lookupCost } from '../builder.ts';
+import type { Context } from '../context.ts';
 import { ValidationError } from '../errors.ts';
 
 export const VersionTypeEnum = builder.enumType(VersionType, { name: 'VersionType' });
@@ -29,7 +30,6 @@ export interface Page<T> {
 }
 
 export const DEFAULT_LIMIT = 10;
-export const MAX_LIMIT = 100;
 
 /**
  * The Prisma selection of a field whose object the client did not select (only `__typename` of
@@ -59,17 +59,23 @@ export interface PageArgs {
   offset?: number | null;
 }
 
-/** `take`/`skip` for a page: limit defaults to 10 and is clamped to 100. */
-export function window(args: PageArgs): { take: number; skip: number } {
+/**
+ * `take`/`skip` for a page: limit defaults to 10, and is at most LECTERN_API_MAX_LIMIT (a larger
+ * one is refused, never silently cut); what a client may ask is bounded by the cost limit, where a
+ * page costs what it selects once per row it may hold.
+ */
+export function window(args: PageArgs, ctx: Pick<Context, 'config'>): { take: number; skip: number } {
+  const max = ctx.config.apiMaxLimit;
   if (args.limit != null && args.limit < 1) throw ValidationError.field('limit', 'Ensure this value is greater than or equal to 1.');
+  if (args.limit != null && args.limit > max) throw ValidationError.field('limit', `Ensure this value is less than or equal to ${max}.`);
   if (args.offset != null && args.offset < 0) throw ValidationError.field('offset', 'Ensure this value is greater than or equal to 0.');
-  return { take: Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT), skip: args.offset ?? 0 };
+  return { take: args.limit ?? DEFAULT_LIMIT, skip: args.offset ?? 0 };
 }
 
 /** A page reads the database (its rows and its count), and what it selects costs once per row it may hold. */
 export const pageComplexity = (args: PageArgs, _ctx: unknown, field: { extensions?: unknown }) => ({
   field: lookupCost(field),
-  multiplier: Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT),
+  multiplier: Math.max(args.limit ?? DEFAULT_LIMIT, 1),
 });
 
 /**

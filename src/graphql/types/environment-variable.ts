@@ -30,7 +30,7 @@ builder.prismaObjectFields(Project, (t) => ({
     authScopes: (project) => ({ maintainerOf: project.id }),
     resolve: async (project, args, ctx, info) => {
       const where = { projectId: project.id };
-      const { take, skip } = window(args);
+      const { take, skip } = window(args, ctx);
       return {
         nodes: ctx.prisma.environmentVariable.findMany({
           ...queryFromInfo({ context: ctx, info, path: ['nodes'] }),

@@ -125,7 +125,7 @@ builder.queryFields((t) => ({
           f.name ? { name: { contains: f.name, mode: 'insensitive' } } : {},
         ],
       };
-      const { take, skip } = window(args);
+      const { take, skip } = window(args, ctx);
       const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
       return {
         nodes: ctx.prisma.project.findMany({ ...query, where, orderBy: { slug: 'asc' }, take, skip }) as never,

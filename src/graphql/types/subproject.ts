@@ -30,7 +30,7 @@ builder.prismaObjectFields(Project, (t) => ({
     complexity: pageComplexity,
     resolve: (project, args, ctx, info) => {
       const where: Prisma.SubprojectWhereInput = { AND: [{ parentId: project.id }, visibleSubprojects(ctx.viewer)] };
-      const { take, skip } = window(args);
+      const { take, skip } = window(args, ctx);
       return {
         nodes: ctx.prisma.subproject.findMany({
           ...queryFromInfo({ context: ctx, info, path: ['nodes'] }),
@@ -57,7 +57,7 @@ builder.prismaObjectFields(Project, (t) => ({
     complexity: pageComplexity,
     resolve: (project, args, ctx, info) => {
       const where: Prisma.ProjectWhereInput = { AND: [{ mainLanguageProjectId: project.id }, visibleProjects(ctx.viewer)] };
-      const { take, skip } = window(args);
+      const { take, skip } = window(args, ctx);
       return {
         nodes: ctx.prisma.project.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { slug: 'asc' }, take, skip }),
         totalCount: () => ctx.prisma.project.count({ where }),

@@ -132,7 +132,7 @@ builder.prismaObjectFields(Project, (t) => ({
       const where: Prisma.VersionWhereInput = {
         AND: [{ projectId: project.id }, visibleVersions(ctx.viewer), ...versionWhere(f)],
       };
-      const { take, skip } = window(args);
+      const { take, skip } = window(args, ctx);
       const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
       return {
         nodes: ctx.prisma.version.findMany({ ...query, where, orderBy: [{ verboseName: 'desc' }, { id: 'desc' }], take, skip }),
@@ -168,7 +168,7 @@ builder.queryField('versions', (t) =>
       const where: Prisma.VersionWhereInput = {
         AND: [visibleVersions(ctx.viewer), ...versionWhere(args.filter ?? {})],
       };
-      const { take, skip } = window(args);
+      const { take, skip } = window(args, ctx);
       const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
       return {
         nodes: ctx.prisma.version.findMany({ ...query, where, orderBy: [{ verboseName: 'desc' }, { id: 'desc' }], take, skip }),

@@ -149,7 +149,7 @@ export const v2Routes: Route[] = [
 ];
 
 /** The /api/v2 router: v2's routes through the shared REST router, with v2's conventions. */
-export function v2Router(opts: { yoga: Yoga; publicUrl: string; maxBodyBytes: number }): express.Router {
+export function v2Router(opts: { yoga: Yoga; publicUrl: string; maxBodyBytes: number; maxLimit: number }): express.Router {
   const mount = '/api/v2';
   return restRouter({
     yoga: opts.yoga,
@@ -159,6 +159,7 @@ export function v2Router(opts: { yoga: Yoga; publicUrl: string; maxBodyBytes: nu
     mount,
     throttle: null,
     maxBodyBytes: opts.maxBodyBytes,
+    maxLimit: opts.maxLimit,
     authentication: 'anonymous',
     flex: false,
     // Read the Docs' v2 renderer does not sort keys: the representation's own order.
