@@ -132,10 +132,8 @@ describe('a version sync asked for', () => {
     expect((await restSync(p.slug)).status).toBe(202);
     // A worker claims it and dies before doing anything: no heartbeat, no end.
     expect(await claimVersionSync(t.db.prisma, 'dead-worker', 1)).toMatchObject({ projectId: p.id });
-    const started = Date.now();
     const w = await worker({ leaseSeconds: 2 });
     const job = await syncSettled(t, p.id);
-    expect(Date.now() - started).toBeLessThan(15_000);
     // The lost run counts: attempts are what keeps a sync that kills its worker from looping.
     expect(job).toMatchObject({ state: 'done', attempts: 2, lastError: null });
     expect(await versionSlugs(p.id)).toContain('feature');

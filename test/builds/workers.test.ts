@@ -125,9 +125,8 @@ describe('a worker asked to stop', () => {
     const id = await latestBuildOf(t, p.slug);
     const worker = await startTestWorker(t);
     await until('the build to reach the building step', async () => (await t.db.prisma.build.findUniqueOrThrow({ where: { id } })).state === 'building');
-    const stopping = Date.now();
+    // stop() returns once the build is handed back (vitest's timeout fails a stop that hangs).
     await worker.stop(500);
-    expect(Date.now() - stopping).toBeLessThan(10_000);
     const build = await t.db.prisma.build.findUniqueOrThrow({ where: { id }, include: { commands: true } });
     expect(build).toMatchObject({ state: 'triggered', workerId: null, attempts: 0 });
     expect(build.commands).toEqual([]);
@@ -179,18 +178,19 @@ if (dbKind() === 'postgres') {
         const b = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
         return b.state === 'building';
       });
-      const victim = (await t.db.prisma.build.findUniqueOrThrow({ where: { id } })).workerId;
+      const held = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
+      const victim = held.workerId;
       proc.kill('SIGKILL');
       await new Promise((r) => proc.once('exit', r));
-      const killedAt = Date.now();
       const rescuer = await startTestWorker(t, { leaseSeconds: 4 });
       try {
         await until('the build to be taken back', async () => {
           const b = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
           return b.workerId !== victim;
         });
-        // Taken back after the lease (4 s) ran out, not before and not long after.
-        expect(Date.now() - killedAt).toBeLessThan(15_000);
+        // Taken back once the dead worker's lease had run out, not while it still held it.
+        const retaken = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
+        expect(retaken.startedAt!.getTime()).toBeGreaterThanOrEqual(held.leaseExpiresAt!.getTime());
         const build = await waitForBuild(t, id, 60_000);
         expect(build.success, build.error ?? '').toBe(true);
         expect(build.attempts).toBe(2);

@@ -250,15 +250,14 @@ describe('huge input', () => {
     }
   });
 
-  it('`expand=a.b.c.d.e` 1,000 times answers quickly', async () => {
+  // How fast these are answered is test/bench/liveness.ts's to measure, beside a plain request.
+  it('`expand=a.b.c.d.e` 1,000 times is read or refused, never an error', async () => {
     const repeated = Array(1000).fill('expand=a.b.c.d.e').join('&');
     const commas = `expand=${Array.from({ length: 1000 }, (_, i) => `a${i}.b.c.d.e`).join(',')}`;
     for (const query of [repeated, commas, `fields=${'f.'.repeat(3000)}z`]) {
       for (const path of ['/projects/', '/projects/project/', '/projects/project/builds/1/']) {
-        const start = performance.now();
         const res = await send(t, 'GET', `${path}?${query}`, 'me');
         statuses.push({ what: `GET ${path}?${query.slice(0, 40)}…`, status: res.status });
-        expect(performance.now() - start, path).toBeLessThan(3000);
         expect(res.status, path).toBeLessThan(500);
         // Either read (200; unknown names are ignored) or refused as too long by the HTTP server.
         expect([200, 400, 414, 431], path).toContain(res.status);
@@ -267,12 +266,10 @@ describe('huge input', () => {
   });
 
   it('`expand=a.b.c.d.e` 500 times (within the HTTP server’s header limit) is read: 200', async () => {
-    const start = performance.now();
     const res = await send(t, 'GET', `/projects/project/?${Array(500).fill('expand=a.b.c.d.e').join('&')}&${Array(300).fill('fields=x.y.z').join('&')}`, 'me');
     statuses.push({ what: 'expand x500', status: res.status });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({});
-    expect(performance.now() - start).toBeLessThan(3000);
   });
 
   it('a recursive expansion is 400 ["Recursive expansion found"]', async () => {

@@ -195,9 +195,9 @@ describe('bounded work on hostile parameters', () => {
     expect(f.expand[0]!.split('.').length).toBeLessThanOrEqual(6);
   });
 
-  it('parses a thousand repeated deep paths quickly', () => {
-    const start = performance.now();
-    for (let i = 0; i < 20; i++) parseFlex({ expand: Array(1000).fill('a.b.c.d.e'), fields: Array(1000).fill('a.b.c.d.e'), omit: 'x'.repeat(10_000) });
-    expect(performance.now() - start).toBeLessThan(2000);
+  it('keeps a thousand repeated deep paths once each (test/bench/liveness.ts times it)', () => {
+    const f = parseFlex({ expand: Array(1000).fill('a.b.c.d.e'), fields: Array(1000).fill('a.b.c.d.e'), omit: 'x'.repeat(10_000) });
+    expect(f.expand).toEqual(['a.b.c.d.e']);
+    expect(f.fields).toEqual(['a.b.c.d.e']);
   });
 });

@@ -411,10 +411,10 @@ describe('the answer to a sync (rtd-behavior §7.4 sync_versions_response)', () 
     const { id } = await t.db.prisma.project.findUniqueOrThrow({ where: { slug: p.slug } });
     // Nothing listens on port 1 of the test host: the sync will fail, after the answer.
     await t.db.prisma.project.update({ where: { id }, data: { repositoryUrl: `git://${TEST_HOST}:1/sync-answer.git` } });
-    const started = Date.now();
     const res = await github(p.slug, hook.secret, 'create', { ref: 'feature', ref_type: 'branch' });
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(res.status).toBe(200);
+    // Answered before the sync's result: the job has no outcome yet (test/bench/liveness.ts times the answer).
+    expect(await t.db.prisma.versionSyncJob.findFirst({ where: { projectId: id } })).toMatchObject({ lastError: null, state: expect.stringMatching(/^(queued|running)$/) });
     expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
     expect(await t.db.prisma.versionSyncJob.count({ where: { projectId: id } })).toBe(1);
     // The worker runs it, it fails and waits to be tried again; the answer did not wait for any of it.
