@@ -414,7 +414,10 @@ describe('the answer to a sync (rtd-behavior §7.4 sync_versions_response)', () 
     const res = await github(p.slug, hook.secret, 'create', { ref: 'feature', ref_type: 'branch' });
     expect(res.status).toBe(200);
     // Answered before the sync's result: the job has no outcome yet (test/bench/liveness.ts times the answer).
-    expect(await t.db.prisma.versionSyncJob.findFirst({ where: { projectId: id } })).toMatchObject({ lastError: null, state: expect.stringMatching(/^(queued|running)$/) });
+    expect(await t.db.prisma.versionSyncJob.findFirst({ where: { projectId: id } })).toMatchObject({
+      lastError: null,
+      state: expect.stringMatching(/^(queued|running)$/),
+    });
     expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
     expect(await t.db.prisma.versionSyncJob.count({ where: { projectId: id } })).toBe(1);
     // The worker runs it, it fails and waits to be tried again; the answer did not wait for any of it.
