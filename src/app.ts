@@ -18,6 +18,7 @@ import { openApiDocument } from './rest/openapi.ts';
 import { restRouter } from './rest/router.ts';
 import { parseRate, Throttle } from './rest/throttle.ts';
 import { v2Router } from './rest/v2/routes.ts';
+import { v3Referenced } from './rest/v3/resources.ts';
 import { v3Routes } from './rest/v3/routes.ts';
 import { Cipher } from './secrets.ts';
 import { FastPath, type TrustProxy } from './serve/fast.ts';
@@ -210,8 +211,10 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   // On PostgreSQL the counts are shared by every process; the embedded database has one process.
   const rate = parseRate(config.apiThrottle);
   const throttle = rate && (db.kind === 'postgres' ? new DatabaseThrottle(db.prisma, rate, log, new Throttle(rate)) : new Throttle(rate));
+  let openApi: unknown;
   app.get(`${v3}/schema/`, (_req, res) => {
-    res.json(openApiDocument(v3Routes, schema, `${config.publicUrl}${v3}`));
+    openApi ??= openApiDocument(v3Routes, schema, `${config.publicUrl}${v3}`, { referenced: v3Referenced, maxLimit: config.apiMaxLimit });
+    res.json(openApi);
   });
   app.use(
     v3,

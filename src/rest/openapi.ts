@@ -1,8 +1,10 @@
 // An OpenAPI 3.1 document for /api/v3, made from the same route table the router runs, so it
-// cannot drift from what the server answers. Read the Docs publishes none.
-import type { GraphQLInputType, GraphQLSchema } from 'graphql';
+// cannot drift from what the server answers. Read the Docs publishes none. A resource's properties
+// take their schemas from the GraphQL output types they are read from (scalar, enum, list,
+// nullability); values a resource computes (links, `{code, name}` pairs) declare theirs beside it.
+import type { GraphQLInputType, GraphQLObjectType, GraphQLOutputType, GraphQLSchema } from 'graphql';
 import { isEnum, isInputObject, isList, isNonNull, snake } from './input.ts';
-import type { Resource } from './resource.ts';
+import type { Field, JsonSchema, Resource } from './resource.ts';
 import type { Route } from './route.ts';
 
 type Schema = Record<string, unknown>;
@@ -23,22 +25,79 @@ function inputSchema(type: GraphQLInputType): Schema {
   return { type: scalar === 'Int' ? 'integer' : scalar === 'Boolean' ? 'boolean' : 'string' };
 }
 
-function resourceSchema(resource: Resource): Schema {
-  const expandable = Object.keys(resource.expandable ?? {});
+const SCALARS: Record<string, JsonSchema> = {
+  Int: { type: 'integer' },
+  Float: { type: 'number' },
+  String: { type: 'string' },
+  ID: { type: 'string' },
+  Boolean: { type: 'boolean' },
+  DateTime: { type: 'string', format: 'date-time' },
+  JSON: { type: 'object' },
+};
+
+/** A GraphQL output type as JSON Schema: null allowed unless it is non-null. */
+function outputSchema(type: GraphQLOutputType): JsonSchema {
+  const t = type as unknown as GraphQLInputType;
+  if (isNonNull(t)) return required(outputSchema(t.ofType as GraphQLOutputType));
+  const inner = isList(t)
+    ? { type: 'array', items: outputSchema(t.ofType as GraphQLOutputType) }
+    : isEnum(t)
+      ? { type: 'string', enum: t.getValues().map((v) => v.value ?? v.name) }
+      : (SCALARS[(t as { name: string }).name] ?? { type: 'object' });
+  return { oneOf: [inner, { type: 'null' }] };
+}
+const required = (s: JsonSchema): JsonSchema => (Array.isArray(s.oneOf) && s.oneOf.length === 2 ? (s.oneOf[0] as JsonSchema) : s);
+const isNullable = (s: JsonSchema) => Array.isArray(s.oneOf) && (s.oneOf as JsonSchema[]).some((x) => x.type === 'null');
+
+/** A field's schema: its GraphQL field's type, with what the resource declares merged over it (nullability kept). */
+function fieldSchema(f: Field, type: GraphQLObjectType | undefined, where: string): JsonSchema {
+  const gql = f.graphql ? type?.getFields()[f.graphql] : undefined;
+  if (f.graphql && !gql) throw new Error(`${where}: no GraphQL field ${type?.name}.${f.graphql}`);
+  const derived = gql ? outputSchema(gql.type) : undefined;
+  const description = gql?.description ? { description: gql.description } : {};
+  if (!f.schema) {
+    if (!derived) throw new Error(`${where}: a computed field declares its schema`);
+    return { ...derived, ...description };
+  }
+  if (derived && isNullable(derived)) return { oneOf: [{ ...required(derived), ...f.schema }, { type: 'null' }], ...description };
+  return { ...(derived ? required(derived) : {}), ...f.schema, ...description };
+}
+
+function resourceSchema(resource: Resource, schema: GraphQLSchema): Schema {
+  const type = schema.getType(resource.graphqlType) as GraphQLObjectType | undefined;
+  const expandable = Object.entries(resource.expandable ?? {});
+  const properties: Record<string, JsonSchema> = {};
+  for (const [name, f] of Object.entries(resource.fields)) properties[name] = fieldSchema(f, type, `${resource.name}.${name}`);
+  for (const [name, e] of expandable) {
+    if (!e.schema) throw new Error(`${resource.name}.${name}: an expandable field declares its schema`);
+    properties[name] = { ...e.schema, description: `${(e.schema.description as string | undefined) ?? ''} Present with \`expand=${name}\`.`.trim() };
+  }
   return {
     type: 'object',
-    description: expandable.length ? `Expandable with \`expand\`: ${expandable.join(', ')}.` : undefined,
-    properties: Object.fromEntries([...Object.keys(resource.fields), ...expandable].sort().map((k) => [k, {}])),
+    ...(expandable.length ? { description: `Expandable with \`expand\`: ${expandable.map(([k]) => k).join(', ')}.` } : {}),
+    properties: Object.fromEntries(Object.entries(properties).sort(([a], [b]) => a.localeCompare(b))),
   };
+}
+
+/** The resources a route table answers with, and those they refer to, by component name. */
+function resourcesOf(routes: Route[], extra: Resource[]): Resource[] {
+  const byName = new Map<string, Resource>();
+  for (const r of [...routes.flatMap((x) => (x.resource ? [x.resource] : [])), ...extra]) if (!byName.has(r.name)) byName.set(r.name, r);
+  return [...byName.values()];
 }
 
 const errorBody = { type: 'object', properties: { detail: { type: 'string' } } };
 
-export function openApiDocument(routes: Route[], schema: GraphQLSchema, serverUrl: string): Schema {
+/**
+ * `referenced`: resources other resources point to with `$ref` (a subproject's child, a version's
+ * last build) that no route answers with directly.
+ */
+export function openApiDocument(routes: Route[], schema: GraphQLSchema, serverUrl: string, opts: { referenced?: Resource[]; maxLimit?: number } = {}): Schema {
+  const referenced = opts.referenced ?? [];
   const paths: Record<string, Record<string, unknown>> = {};
   const components: Record<string, Schema> = { Error: errorBody };
+  for (const resource of resourcesOf(routes, referenced)) components[resource.name] = resourceSchema(resource, schema);
   for (const route of routes) {
-    if (route.resource) components[route.resource.name] ??= resourceSchema(route.resource);
     const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
       name: m[1],
       in: 'path',
@@ -48,7 +107,7 @@ export function openApiDocument(routes: Route[], schema: GraphQLSchema, serverUr
     const query: unknown[] = [];
     if (route.envelope === 'page') {
       query.push(
-        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 10 } },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, ...(opts.maxLimit ? { maximum: opts.maxLimit } : {}), default: 10 } },
         { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
       );
     }

@@ -11,6 +11,7 @@ const schemeRelative = (url: string) => url.replace(/^[a-z][a-z0-9+.-]*:(?=\/\/)
 
 export const Project: Resource = {
   name: 'Project',
+  graphqlType: 'Project',
   fields: {
     id: plain('id'),
     name: plain('name'),
@@ -32,6 +33,7 @@ const projectSelection = selection(Project, NO_FLEX);
 
 export const Version: Resource = {
   name: 'Version',
+  graphqlType: 'Version',
   fields: {
     id: plain('id'),
     project: field(`project { ${projectSelection} }`, (n, env) => serialize(Project, n.project, env, NO_FLEX)),
@@ -55,6 +57,7 @@ export const Version: Resource = {
 
 const Command: Resource = {
   name: 'BuildCommand',
+  graphqlType: 'BuildCommand',
   fields: {
     id: plain('id'),
     build: { select: '', value: () => null },
@@ -70,6 +73,7 @@ const Command: Resource = {
 
 export const Build: Resource = {
   name: 'Build',
+  graphqlType: 'Build',
   fields: {
     id: plain('id'),
     project: field('project { id }', (n) => n.project.id),

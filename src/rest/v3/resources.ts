@@ -1,6 +1,19 @@
 // The v3 representations (seed-api §2, rtd-behavior §2) as resource tables over the GraphQL types.
 import { drfDateTime, titleCase } from '../format.ts';
-import { expandInto, field, type Node, plain, type Resource, type RestEnv, selection, serialize } from '../resource.ts';
+import { derived, expandInto, field, type JsonSchema, type Node, plain, type Resource, type RestEnv, selection, serialize } from '../resource.ts';
+
+// Schemas of the values these tables compute (openapi.ts derives the others from the GraphQL types).
+const uri: JsonSchema = { type: 'string', format: 'uri' };
+const orNull = (s: JsonSchema): JsonSchema => ({ oneOf: [s, { type: 'null' }] });
+const object = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', properties, required: Object.keys(properties) });
+const links = (keys: string[], nullable: string[] = []): JsonSchema =>
+  object(Object.fromEntries([...keys.map((k) => [k, uri]), ...nullable.map((k) => [k, orNull(uri)])]));
+const slug: JsonSchema = { type: 'string', description: 'A project slug.' };
+const choice = object({ code: { type: 'string' }, name: { type: 'string' } });
+/** A datetime as DRF writes it (rtd-behavior §0); null where the GraphQL field may be. */
+const dateTime = (graphqlName: string) => derived(graphqlName, (n) => drfDateTime(n[graphqlName]), { type: 'string', format: 'date-time' });
+/** `project { slug }` written as the slug. */
+const projectSlug = field('project { slug }', (n) => n.project.slug, slug);
 
 const projectLinks = (env: RestEnv, slug: string) => {
   const p = `${env.api}/projects/${slug}`;
@@ -18,47 +31,74 @@ const projectLinks = (env: RestEnv, slug: string) => {
   };
 };
 
+const PROJECT_LINKS = [
+  '_self',
+  'versions',
+  'builds',
+  'environmentvariables',
+  'redirects',
+  'subprojects',
+  'superproject',
+  'translations',
+  'notifications',
+  'sync_versions',
+];
+
 const related = (graphqlField: string) =>
-  field(`${graphqlField} { slug }`, (n, env) => {
-    const p = n[graphqlField];
-    return p ? { slug: p.slug, _links: projectLinks(env, p.slug) } : null;
-  });
+  field(
+    `${graphqlField} { slug }`,
+    (n, env) => {
+      const p = n[graphqlField];
+      return p ? { slug: p.slug, _links: projectLinks(env, p.slug) } : null;
+    },
+    orNull(object({ slug, _links: links(PROJECT_LINKS) })),
+  );
 
 export const Build: Resource = {
   name: 'Build',
+  graphqlType: 'Build',
   fields: {
     id: plain('id'),
     version: plain('versionSlug'),
-    project: field('project { slug }', (n) => n.project.slug),
-    created: field('createdAt', (n) => drfDateTime(n.createdAt)),
-    finished: field('finishedAt', (n) => drfDateTime(n.finishedAt)),
+    project: projectSlug,
+    created: dateTime('createdAt'),
+    finished: dateTime('finishedAt'),
     duration: plain('duration'),
-    state: field('state', (n) => ({ code: n.state, name: titleCase(n.state) })),
+    state: field('state', (n) => ({ code: n.state, name: titleCase(n.state) }), choice),
     success: plain('success'),
     error: plain('error'),
     commit: plain('commit'),
-    _links: field('id versionSlug project { slug }', (n, env) => {
-      const p = `${env.api}/projects/${n.project.slug}`;
-      return {
-        _self: `${p}/builds/${n.id}/`,
-        project: `${p}/`,
-        version: n.versionSlug ? `${p}/versions/${n.versionSlug}/` : null,
-        notifications: `${p}/builds/${n.id}/notifications/`,
-      };
-    }),
-    urls: field('id versionSlug project { slug }', (n, env) => ({
-      build: `${env.api}/projects/${n.project.slug}/builds/${n.id}/`,
-      project: `${env.api}/projects/${n.project.slug}/`,
-      version: n.versionSlug ? `${env.api}/projects/${n.project.slug}/versions/${n.versionSlug}/` : null,
-    })),
+    _links: field(
+      'id versionSlug project { slug }',
+      (n, env) => {
+        const p = `${env.api}/projects/${n.project.slug}`;
+        return {
+          _self: `${p}/builds/${n.id}/`,
+          project: `${p}/`,
+          version: n.versionSlug ? `${p}/versions/${n.versionSlug}/` : null,
+          notifications: `${p}/builds/${n.id}/notifications/`,
+        };
+      },
+      links(['_self', 'project', 'notifications'], ['version']),
+    ),
+    urls: field(
+      'id versionSlug project { slug }',
+      (n, env) => ({
+        build: `${env.api}/projects/${n.project.slug}/builds/${n.id}/`,
+        project: `${env.api}/projects/${n.project.slug}/`,
+        version: n.versionSlug ? `${env.api}/projects/${n.project.slug}/versions/${n.versionSlug}/` : null,
+      }),
+      links(['build', 'project'], ['version']),
+    ),
   },
   expandable: {
-    config: { select: () => 'config', value: (n) => n.config ?? {} },
+    config: { select: () => 'config', value: (n) => n.config ?? {}, schema: { type: 'object', description: 'The normalized build configuration.' } },
   },
 };
 
 export const Version: Resource = {
   name: 'Version',
+  graphqlType: 'Version',
   fields: {
     id: plain('id'),
     slug: plain('slug'),
@@ -70,14 +110,20 @@ export const Version: Resource = {
     hidden: plain('hidden'),
     type: plain('type'),
     privacy_level: plain('privacyLevel'),
-    downloads: field('downloads { pdf htmlzip epub }', (n) =>
-      Object.fromEntries(Object.entries(n.downloads as Node).filter(([k, v]) => k !== '__typename' && v)),
+    downloads: field(
+      'downloads { pdf htmlzip epub }',
+      (n) => Object.fromEntries(Object.entries(n.downloads as Node).filter(([k, v]) => k !== '__typename' && v)),
+      { type: 'object', properties: { pdf: uri, htmlzip: uri, epub: uri }, description: 'The offline formats built, each where it is downloaded.' },
     ),
-    urls: field('documentationUrl vcsUrl', (n) => ({ documentation: n.documentationUrl, vcs: n.vcsUrl })),
-    _links: field('slug project { slug }', (n, env) => {
-      const p = `${env.api}/projects/${n.project.slug}`;
-      return { _self: `${p}/versions/${n.slug}/`, builds: `${p}/versions/${n.slug}/builds/`, project: `${p}/` };
-    }),
+    urls: field('documentationUrl vcsUrl', (n) => ({ documentation: n.documentationUrl, vcs: n.vcsUrl }), links(['documentation', 'vcs'])),
+    _links: field(
+      'slug project { slug }',
+      (n, env) => {
+        const p = `${env.api}/projects/${n.project.slug}`;
+        return { _self: `${p}/versions/${n.slug}/`, builds: `${p}/versions/${n.slug}/builds/`, project: `${p}/` };
+      },
+      links(['_self', 'builds', 'project']),
+    ),
   },
   expandable: {
     last_build: expandInto(Build, 'lastBuild', false),
@@ -88,34 +134,49 @@ const projectFields: Resource['fields'] = {
   id: plain('id'),
   name: plain('name'),
   slug: plain('slug'),
-  created: field('createdAt', (n) => drfDateTime(n.createdAt)),
-  modified: field('modifiedAt', (n) => drfDateTime(n.modifiedAt)),
-  language: field('language { code name }', (n) => ({ code: n.language.code, name: n.language.name })),
-  programming_language: field('programmingLanguage { code name }', (n) => ({
-    code: n.programmingLanguage.code,
-    name: n.programmingLanguage.name,
-  })),
+  created: dateTime('createdAt'),
+  modified: dateTime('modifiedAt'),
+  language: field('language { code name }', (n) => ({ code: n.language.code, name: n.language.name }), choice),
+  programming_language: field(
+    'programmingLanguage { code name }',
+    (n) => ({
+      code: n.programmingLanguage.code,
+      name: n.programmingLanguage.name,
+    }),
+    choice,
+  ),
   homepage: plain('homepage'),
-  repository: field('repository { url type }', (n) => ({ url: n.repository.url, type: n.repository.type })),
+  repository: field(
+    'repository { url type }',
+    (n) => ({ url: n.repository.url, type: n.repository.type }),
+    object({ url: { type: 'string' }, type: { type: 'string' } }),
+  ),
   default_version: plain('defaultVersion'),
   default_branch: plain('defaultBranch'),
   subproject_of: related('superproject'),
   translation_of: related('translationOf'),
-  urls: field('slug documentationUrl', (n, env) => ({
-    documentation: n.documentationUrl,
-    home: `${env.publicUrl}/docs/${n.slug}/`,
-    builds: `${env.api}/projects/${n.slug}/builds/`,
-    versions: `${env.api}/projects/${n.slug}/versions/`,
-    downloads: null,
-  })),
+  urls: field(
+    'slug documentationUrl',
+    (n, env) => ({
+      documentation: n.documentationUrl,
+      home: `${env.publicUrl}/docs/${n.slug}/`,
+      builds: `${env.api}/projects/${n.slug}/builds/`,
+      versions: `${env.api}/projects/${n.slug}/versions/`,
+      downloads: null,
+    }),
+    links(['documentation', 'home', 'builds', 'versions'], ['downloads']),
+  ),
   tags: plain('tags'),
-  users: field('users { username }', (n) => (n.users as Node[]).map((u) => ({ username: u.username }))),
+  users: field('users { username }', (n) => (n.users as Node[]).map((u) => ({ username: u.username })), {
+    type: 'array',
+    items: object({ username: { type: 'string' } }),
+  }),
   privacy_level: plain('privacyLevel'),
   external_builds_privacy_level: plain('externalBuildsPrivacyLevel'),
   versioning_scheme: plain('versioningScheme'),
   single_version: plain('singleVersion'),
   readthedocs_yaml_path: plain('readthedocsYamlPath'),
-  _links: field('slug', (n, env) => projectLinks(env, n.slug)),
+  _links: field('slug', (n, env) => projectLinks(env, n.slug), links(PROJECT_LINKS)),
 };
 
 const projectExpandable: Resource['expandable'] = {
@@ -123,66 +184,86 @@ const projectExpandable: Resource['expandable'] = {
   active_versions: {
     select: (flex) => `activeVersions { slug ${selection(Version, flex)} }`,
     value: (n, env, flex) => Object.fromEntries((n.activeVersions as Node[]).map((v) => [v.slug, serialize(Version, v, env, flex)])),
+    schema: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Version' }, description: 'The active versions, by slug.' },
   },
-  permissions: { select: () => 'viewerIsMaintainer', value: (n) => ({ admin: n.viewerIsMaintainer }) },
-  organization: { select: () => '', value: () => null },
+  permissions: { select: () => 'viewerIsMaintainer', value: (n) => ({ admin: n.viewerIsMaintainer }), schema: object({ admin: { type: 'boolean' } }) },
+  organization: { select: () => '', value: () => null, schema: { type: 'null', description: 'Lectern has no organizations.' } },
 };
 
-export const Project: Resource = { name: 'Project', fields: projectFields, expandable: projectExpandable };
+export const Project: Resource = { name: 'Project', graphqlType: 'Project', fields: projectFields, expandable: projectExpandable };
 
 /** A subproject's child: a Project without `subproject_of`. */
 const { subproject_of: _omitted, ...childFields } = projectFields;
-export const ChildProject: Resource = { name: 'Project', fields: childFields };
+export const ChildProject: Resource = { name: 'ChildProject', graphqlType: 'Project', fields: childFields };
 
 export const Subproject: Resource = {
-  name: 'ProjectRelationship',
+  name: 'Subproject',
+  graphqlType: 'Subproject',
   fields: {
     alias: plain('alias'),
-    child: field(`child { ${selection(ChildProject, { fields: null, omit: [], expand: [] })} }`, (n, env) =>
-      serialize(ChildProject, n.child, env, { fields: null, omit: [], expand: [] }),
+    child: field(
+      `child { ${selection(ChildProject, { fields: null, omit: [], expand: [] })} }`,
+      (n, env) => serialize(ChildProject, n.child, env, { fields: null, omit: [], expand: [] }),
+      { $ref: '#/components/schemas/ChildProject' },
     ),
-    _links: field('alias parent { slug }', (n, env) => ({
-      _self: `${env.api}/projects/${n.parent.slug}/subprojects/${n.alias}/`,
-      parent: `${env.api}/projects/${n.parent.slug}/`,
-    })),
+    _links: field(
+      'alias parent { slug }',
+      (n, env) => ({
+        _self: `${env.api}/projects/${n.parent.slug}/subprojects/${n.alias}/`,
+        parent: `${env.api}/projects/${n.parent.slug}/`,
+      }),
+      links(['_self', 'parent']),
+    ),
   },
 };
 
 /** Detail and list show an empty URL as null; create and update answers show it as stored. */
 const redirectFields = (emptyAsNull: boolean): Resource['fields'] => ({
   pk: plain('id'),
-  created: field('createdAt', (n) => drfDateTime(n.createdAt)),
-  modified: field('modifiedAt', (n) => drfDateTime(n.modifiedAt)),
-  project: field('project { slug }', (n) => n.project.slug),
+  created: dateTime('createdAt'),
+  modified: dateTime('modifiedAt'),
+  project: projectSlug,
   type: plain('type'),
-  from_url: field('fromUrl', (n) => (emptyAsNull && n.fromUrl === '' ? null : n.fromUrl)),
-  to_url: field('toUrl', (n) => (emptyAsNull && n.toUrl === '' ? null : n.toUrl)),
+  from_url: field('fromUrl', (n) => (emptyAsNull && n.fromUrl === '' ? null : n.fromUrl), emptyAsNull ? orNull({ type: 'string' }) : { type: 'string' }),
+  to_url: field('toUrl', (n) => (emptyAsNull && n.toUrl === '' ? null : n.toUrl), emptyAsNull ? orNull({ type: 'string' }) : { type: 'string' }),
   force: plain('force'),
   enabled: plain('enabled'),
   description: plain('description'),
   http_status: plain('httpStatus'),
   position: plain('position'),
-  _links: field('id project { slug }', (n, env) => ({
-    _self: `${env.api}/projects/${n.project.slug}/redirects/${n.id}/`,
-    project: `${env.api}/projects/${n.project.slug}/`,
-  })),
+  _links: field(
+    'id project { slug }',
+    (n, env) => ({
+      _self: `${env.api}/projects/${n.project.slug}/redirects/${n.id}/`,
+      project: `${env.api}/projects/${n.project.slug}/`,
+    }),
+    links(['_self', 'project']),
+  ),
 });
 
-export const Redirect: Resource = { name: 'Redirect', fields: redirectFields(true) };
-export const RedirectWritten: Resource = { name: 'Redirect', fields: redirectFields(false) };
+export const Redirect: Resource = { name: 'Redirect', graphqlType: 'Redirect', fields: redirectFields(true) };
+export const RedirectWritten: Resource = { name: 'RedirectWritten', graphqlType: 'Redirect', fields: redirectFields(false) };
 
 export const EnvironmentVariable: Resource = {
   name: 'EnvironmentVariable',
+  graphqlType: 'EnvironmentVariable',
   fields: {
     pk: plain('id'),
-    created: field('createdAt', (n) => drfDateTime(n.createdAt)),
-    modified: field('modifiedAt', (n) => drfDateTime(n.modifiedAt)),
+    created: dateTime('createdAt'),
+    modified: dateTime('modifiedAt'),
     name: plain('name'),
     public: plain('public'),
-    project: field('project { slug }', (n) => n.project.slug),
-    _links: field('id project { slug }', (n, env) => ({
-      _self: `${env.api}/projects/${n.project.slug}/environmentvariables/${n.id}/`,
-      project: `${env.api}/projects/${n.project.slug}/`,
-    })),
+    project: projectSlug,
+    _links: field(
+      'id project { slug }',
+      (n, env) => ({
+        _self: `${env.api}/projects/${n.project.slug}/environmentvariables/${n.id}/`,
+        project: `${env.api}/projects/${n.project.slug}/`,
+      }),
+      links(['_self', 'project']),
+    ),
   },
 };
+
+/** Resources other resources point to (`$ref`) that no route answers with directly: components of the OpenAPI document. */
+export const v3Referenced: Resource[] = [ChildProject, Build, Version];
