@@ -2,10 +2,12 @@
 // factory, so authentication is one; its execute, so masking and limits apply). Each distinct
 // operation text is parsed and validated once, then cached.
 import type express from 'express';
-import type { DocumentNode, ExecutionResult, GraphQLError } from 'graphql';
+import { type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema, print } from 'graphql';
 import type { Yoga } from '../app.ts';
 import { exemptFromCostLimit } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
+import { buildOperation } from './operation.ts';
+import type { Route } from './route.ts';
 
 const MAX_CACHED = 2000;
 const documents = new Map<string, DocumentNode>();
@@ -22,6 +24,23 @@ export function operation(yoga: Yoga, text: string): DocumentNode {
   if (errors.length) throw new Error(`REST operation does not validate: ${errors.map((e) => e.message).join('; ')}\n${text}`);
   if (documents.size >= MAX_CACHED) documents.delete(documents.keys().next().value!);
   documents.set(text, document);
+  return document;
+}
+
+/**
+ * The document a route runs for a selection, built from the schema (operation.ts), validated once
+ * and cached by route and selection.
+ */
+export function routeDocument(yoga: Yoga, route: Route, selection: string): DocumentNode {
+  const key = `${route.name} ${route.method}\n${selection}`;
+  const cached = documents.get(key);
+  if (cached) return cached;
+  const { schema, validate } = yoga.getEnveloped();
+  const document = buildOperation(schema as GraphQLSchema, route, selection);
+  const errors = validate(schema, document) as readonly GraphQLError[];
+  if (errors.length) throw new Error(`route ${route.name}: its operation does not validate: ${errors.map((e) => e.message).join('; ')}\n${print(document)}`);
+  if (documents.size >= MAX_CACHED) documents.delete(documents.keys().next().value!);
+  documents.set(key, document);
   return document;
 }
 

@@ -1,4 +1,4 @@
-// The shape of a REST route: a declarative entry that names its GraphQL operation, how the
+// The shape of a REST route: a declarative entry that names its GraphQL coordinate, how the
 // request becomes variables, its representation, envelope and success status. The router
 // (router.ts) and the OpenAPI document (openapi.ts) are both made from these entries.
 
@@ -40,13 +40,19 @@ export interface Route {
   filters?: Record<string, Filter>;
   /** GraphQL input type the JSON body is read as. */
   input?: string;
-  /** GraphQL operation text for the selection of the resource. */
-  operation: (selection: string) => string;
+  /**
+   * The GraphQL coordinate the route runs, from the root type to the field that answers:
+   * `Query.project.versions`, `Mutation.updateVersion`. Its operation is built from the schema
+   * (operation.ts); a mutation answers with its union's success member or one of its errors.
+   */
+  field: string;
+  /**
+   * Arguments of the fields on the way, by field: `$name` binds a variable, anything else is a
+   * literal. Unbound arguments take the variable of their own name when the route has one (a path
+   * parameter, a page's limit and offset, the body's input, the query's filter).
+   */
+  args?: Record<string, Record<string, unknown>>;
   variables?: (call: RouteCall) => Record<string, unknown>;
-  /** Where the result is in `data`. */
-  result: string[];
-  /** The result is a mutation's union: its `data`, or an error. */
-  mutation?: boolean;
   /** Model named in the 404 when the result is null. */
   notFound?: string;
   /** Errors from rules checked on save come back as a bare JSON list (redirects, env vars). */
@@ -58,6 +64,3 @@ export interface Route {
   /** Rewrites the route's errors (its GraphQL errors and its 404 for a null result) into the body its API answers with. */
   error?: (error: RestError, call: RouteCall) => RestError;
 }
-
-/** What a mutation's union answers with, besides its data. */
-export const ERRORS = '... on Error { code status message } ... on ValidationError { fieldErrors { field messages } } ... on NotFoundError { model }';

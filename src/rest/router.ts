@@ -8,10 +8,11 @@ import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import type { Yoga } from '../app.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from '../domain/choices.ts';
 import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
-import { AuthenticationFailed, operation, type Session, session } from './execute.ts';
+import { AuthenticationFailed, operation, routeDocument, type Session, session } from './execute.ts';
 import { type FlexParams, NO_FLEX, parseFlex, permit, RecursiveExpansionError } from './flex.ts';
 import { v3Json } from './format.ts';
 import { readInput } from './input.ts';
+import { coordinateOf } from './operation.ts';
 import { type Node, type RestEnv, selection, serialize } from './resource.ts';
 import type { Method, Route, RouteCall } from './route.ts';
 import type { RequestThrottle } from './throttle.ts';
@@ -332,7 +333,8 @@ export function restRouter(opts: RouterOptions): express.Router {
     const permitted = route.envelope === 'page' ? new Set(route.permitExpand ?? []) : undefined;
     if (permitted) flex = permit(flex, permitted);
     const sel = route.select ? route.select(flex) : route.resource ? selection(route.resource, flex, permitted) : 'id';
-    const document = operation(opts.yoga, route.operation(sel));
+    const document = routeDocument(opts.yoga, route, sel);
+    const { root: rootType, path: resultPath } = coordinateOf(route);
     const declared = variablesOf(document);
     const all: Record<string, unknown> = { ...typed, limit, offset, filter: call.filter, ...route.variables?.(call) };
     const variables = Object.fromEntries(Object.entries(all).filter(([k]) => declared.has(k)));
@@ -340,15 +342,15 @@ export function restRouter(opts: RouterOptions): express.Router {
     const routeError = (e: RestError) => (route.error ? route.error(e, call) : e);
     const result = await s.run(document, variables);
     if (result.errors?.length) throw routeError(fromGraphQLErrors(result.errors, route.bareErrors ?? false));
-    let data = dig(result.data, route.result) as Node | null | undefined;
-    if (route.mutation && data) {
+    let data = dig(result.data, resultPath) as Node | null | undefined;
+    if (rootType === 'Mutation' && data) {
       if (typeof data.code === 'string') throw fromDomainError(data as never, route.bareErrors ?? false);
       data = data.data as Node;
     }
     if (data === null || data === undefined) {
       // A nested list under a project the caller cannot see is an empty page (rtd-behavior §1.2),
       // except on a maintainers' route, where the project's lookup is part of the permission check.
-      if (needsMaintainer && route.result[0] === 'project' && !dig(result.data, ['project'])) throw routeError(notFound('Project'));
+      if (needsMaintainer && resultPath[0] === 'project' && !dig(result.data, ['project'])) throw routeError(notFound('Project'));
       if (route.envelope === 'page') {
         send(res, 200, { count: 0, next: null, previous: null, results: [] });
         return;
@@ -375,7 +377,7 @@ export function restRouter(opts: RouterOptions): express.Router {
       return;
     }
     // Read the Docs builds create answers without request context: expand has no effect there.
-    send(res, route.status, serialize(route.resource!, data, env, route.mutation ? NO_FLEX : flex));
+    send(res, route.status, serialize(route.resource!, data, env, rootType === 'Mutation' ? NO_FLEX : flex));
   }
 
   router.use((req, res, next) => {

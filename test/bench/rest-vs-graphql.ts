@@ -8,14 +8,17 @@
 // Run: npx tsx test/bench/rest-vs-graphql.ts [seconds-per-round]
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
+import { print } from 'graphql';
 import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { createUser } from '../../src/domain/users.ts';
+import { schema } from '../../src/graphql/schema.ts';
 import { createLogger } from '../../src/log.ts';
 import { parseFlex } from '../../src/rest/flex.ts';
 import { drfDateTime, v3Json } from '../../src/rest/format.ts';
+import { buildOperation } from '../../src/rest/operation.ts';
 import { selection } from '../../src/rest/resource.ts';
 import { v3Routes } from '../../src/rest/v3/routes.ts';
 import { hashToken } from '../../src/secrets.ts';
@@ -192,7 +195,7 @@ const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 // data would send.
 const route = v3Routes.find((r) => r.name === 'projects-detail')!;
 const GRAPHQL = JSON.stringify({
-  query: route.operation(selection(route.resource!, parseFlex({ expand: 'active_versions.last_build' }))),
+  query: print(buildOperation(schema, route, selection(route.resource!, parseFlex({ expand: 'active_versions.last_build' })))),
   variables: { project: 'bench' },
 });
 

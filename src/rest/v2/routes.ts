@@ -1,5 +1,5 @@
 // Every /api/v2 route of seed-api §4.2 (deprecated, read-only, public data only) as an entry keyed
-// by the GraphQL operation it runs, through the same router as v3 (src/rest/router.ts) with v2's
+// by the GraphQL coordinate it runs, through the same router as v3 (src/rest/router.ts) with v2's
 // options: anonymous, no flex fields, unsorted keys, `{"detail": "Not found."}` for missing ids.
 
 import type express from 'express';
@@ -10,10 +10,6 @@ import { type Node, selection, serialize } from '../resource.ts';
 import type { Route } from '../route.ts';
 import { oneString, restRouter } from '../router.ts';
 import { Build, Project, Version } from './resources.ts';
-
-const page = (inner: string) => `${inner} { totalCount nodes { %s } }`;
-const fill = (template: string) => (s: string) => template.replace('%s', s);
-const paging = '$limit: Int, $offset: Int';
 
 /** Read the Docs returns every active version at once; Lectern's lists stop at 100 (decisions §1). */
 const ACTIVE_VERSIONS_LIMIT = 100;
@@ -31,8 +27,7 @@ export const v2Routes: Route[] = [
     envelope: 'page',
     resource: Project,
     filters: { slug: { field: 'slugExact', type: 'string' } },
-    operation: fill(`query(${paging}, $filter: ProjectFilter) { ${page('projects(filter: $filter, limit: $limit, offset: $offset)')} }`),
-    result: ['projects'],
+    field: 'Query.projects',
   },
   {
     name: 'project-detail',
@@ -43,8 +38,7 @@ export const v2Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Project,
-    operation: fill('query($id: Int!) { projectById(id: $id) { %s } }'),
-    result: ['projectById'],
+    field: 'Query.projectById',
   },
   {
     name: 'project-active-versions',
@@ -54,12 +48,12 @@ export const v2Routes: Route[] = [
     auth: 'public',
     status: 200,
     envelope: 'object',
-    operation: fill(`query($id: Int!) { projectById(id: $id) { versions(filter: {active: true}, limit: ${ACTIVE_VERSIONS_LIMIT}) { nodes { %s } } } }`),
-    select: () => selection(Version, NO_FLEX),
-    result: ['projectById'],
+    field: 'Query.projectById.versions',
+    args: { versions: { filter: { active: true }, limit: ACTIVE_VERSIONS_LIMIT } },
+    select: () => `nodes { ${selection(Version, NO_FLEX)} }`,
     respond: (data, env) => ({
       status: 200,
-      body: { versions: (data.versions.nodes as Node[]).map((v) => serialize(Version, v, env, NO_FLEX)) },
+      body: { versions: (data.nodes as Node[]).map((v) => serialize(Version, v, env, NO_FLEX)) },
     }),
   },
   {
@@ -72,8 +66,7 @@ export const v2Routes: Route[] = [
     envelope: 'page',
     resource: Version,
     filters: { project__slug: { field: 'projectSlug', type: 'string' }, active: { field: 'active', type: 'boolean' } },
-    operation: fill(`query(${paging}, $filter: VersionFilter) { ${page('versions(filter: $filter, limit: $limit, offset: $offset)')} }`),
-    result: ['versions'],
+    field: 'Query.versions',
   },
   {
     name: 'version-detail',
@@ -84,8 +77,7 @@ export const v2Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Version,
-    operation: fill('query($id: Int!) { version(id: $id) { %s } }'),
-    result: ['version'],
+    field: 'Query.version',
   },
   {
     name: 'build-list',
@@ -97,8 +89,7 @@ export const v2Routes: Route[] = [
     envelope: 'page',
     resource: Build,
     filters: { project__slug: { field: 'projectSlug', type: 'string' }, commit: { field: 'commit', type: 'string' } },
-    operation: fill(`query(${paging}, $filter: BuildFilter) { ${page('builds(filter: $filter, limit: $limit, offset: $offset)')} }`),
-    result: ['builds'],
+    field: 'Query.builds',
   },
   {
     name: 'build-detail',
@@ -109,8 +100,7 @@ export const v2Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Build,
-    operation: fill('query($id: Int!) { build(id: $id) { %s } }'),
-    result: ['build'],
+    field: 'Query.build',
   },
   {
     name: 'embed',
@@ -120,10 +110,10 @@ export const v2Routes: Route[] = [
     auth: 'public',
     status: 200,
     envelope: 'object',
-    operation: () =>
-      `query(${EMBED_ARGS.map((a) => `$${a}: String`).join(', ')}) { embed(${EMBED_ARGS.map((a) => `${a}: $${a}`).join(', ')}) { content headers { title anchor } url meta { project version doc section } } }`,
+    field: 'Query.embed',
+    args: { embed: Object.fromEntries(EMBED_ARGS.map((a) => [a, `$${a}`])) },
+    select: () => 'content headers { title anchor } url meta { project version doc section }',
     variables: (c) => Object.fromEntries(EMBED_ARGS.map((a) => [a, oneString(c.query[a]) ?? null])),
-    result: ['embed'],
     respond: (data) => ({
       status: 200,
       body: {

@@ -1,16 +1,10 @@
-// Every /api/v3 route as an entry keyed by the GraphQL operation it runs (seed-api §4.1 plus the
+// Every /api/v3 route as an entry keyed by the GraphQL coordinate it runs (its operation is built from the schema, ../operation.ts) (seed-api §4.1 plus the
 // routes of rtd-behavior §1.1 that its clients meet).
 
 import { NO_FLEX } from '../flex.ts';
 import { type Node, selection, serialize } from '../resource.ts';
 import type { Route } from '../route.ts';
-import { ERRORS } from '../route.ts';
 import { Build, EnvironmentVariable, Project, Redirect, RedirectWritten, Subproject, Version } from './resources.ts';
-
-const page = (inner: string) => `${inner} { totalCount nodes { %s } }`;
-const fill = (template: string) => (s: string) => template.replace('%s', s);
-const P = '$project: String!';
-const paging = '$limit: Int, $offset: Int';
 
 const projectFilters = {
   language: { field: 'language', type: 'string' },
@@ -31,9 +25,8 @@ export const v3Routes: Route[] = [
     resource: Project,
     permitExpand: ['active_versions', 'organization', 'permissions'],
     filters: projectFilters,
-    operation: fill(`query(${paging}, $filter: ProjectFilter) { ${page('projects(filter: $filter, limit: $limit, offset: $offset)')} }`),
+    field: 'Query.projects',
     variables: (c) => ({ filter: { ...c.filter, mine: true } }),
-    result: ['projects'],
   },
   {
     name: 'projects-create',
@@ -45,10 +38,8 @@ export const v3Routes: Route[] = [
     envelope: 'object',
     resource: Project,
     input: 'ImportProjectInput',
-    operation: fill(`mutation($input: ImportProjectInput!) { importProject(input: $input) { ... on MutationImportProjectSuccess { data { %s } } ${ERRORS} } }`),
+    field: 'Mutation.importProject',
     variables: (c) => ({ input: c.input }),
-    result: ['importProject'],
-    mutation: true,
   },
   {
     name: 'projects-detail',
@@ -59,8 +50,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Project,
-    operation: fill(`query(${P}) { project(slug: $project) { %s } }`),
-    result: ['project'],
+    field: 'Query.project',
+    args: { project: { slug: '$project' } },
     notFound: 'Project',
   },
   ...(['PATCH', 'PUT'] as const).map(
@@ -73,13 +64,10 @@ export const v3Routes: Route[] = [
       status: 204,
       envelope: 'none',
       input: 'UpdateProjectInput',
-      operation: fill(
-        `mutation(${P}, $input: UpdateProjectInput!) { updateProject(slug: $project, input: $input) { ... on MutationUpdateProjectSuccess { data { %s } } ${ERRORS} } }`,
-      ),
+      field: 'Mutation.updateProject',
+      args: { updateProject: { slug: '$project' } },
       select: () => 'id',
       variables: (c) => ({ input: c.input }),
-      result: ['updateProject'],
-      mutation: true,
     }),
   ),
   {
@@ -91,8 +79,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Project,
-    operation: fill(`query(${P}) { project(slug: $project) { %s } }`),
-    result: ['project'],
+    field: 'Query.project',
+    args: { project: { slug: '$project' } },
     notFound: 'Project',
     respond: (data, env) => (data.superproject ? { status: 200, body: serialize(Project, data.superproject, env, NO_FLEX) } : { status: 404, body: undefined }),
     select: () => `superproject { ${selection(Project, NO_FLEX)} }`,
@@ -105,9 +93,7 @@ export const v3Routes: Route[] = [
     auth: 'maintainer',
     status: 202,
     envelope: 'object',
-    operation: () => `mutation(${P}) { syncVersions(project: $project) { ... on MutationSyncVersionsSuccess { data } ${ERRORS} } }`,
-    result: ['syncVersions'],
-    mutation: true,
+    field: 'Mutation.syncVersions',
     respond: (triggered) => ((triggered as unknown as boolean) ? { status: 202, body: { triggered: true } } : { status: 400, body: { triggered: false } }),
   },
   {
@@ -127,10 +113,8 @@ export const v3Routes: Route[] = [
       slug: { field: 'slug', type: 'string' },
       verbose_name: { field: 'verboseName', type: 'string' },
     },
-    operation: fill(
-      `query(${P}, ${paging}, $filter: VersionFilter) { project(slug: $project) { ${page('versions(filter: $filter, limit: $limit, offset: $offset)')} } }`,
-    ),
-    result: ['project', 'versions'],
+    field: 'Query.project.versions',
+    args: { project: { slug: '$project' } },
   },
   {
     name: 'projects-versions-detail',
@@ -141,8 +125,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Version,
-    operation: fill(`query(${P}, $version: String!) { project(slug: $project) { version(slug: $version) { %s } } }`),
-    result: ['project', 'version'],
+    field: 'Query.project.version',
+    args: { project: { slug: '$project' }, version: { slug: '$version' } },
     notFound: 'Version',
   },
   ...(['PATCH', 'PUT'] as const).map(
@@ -155,13 +139,10 @@ export const v3Routes: Route[] = [
       status: 204,
       envelope: 'none',
       input: 'UpdateVersionInput',
-      operation: fill(
-        `mutation(${P}, $version: String!, $input: UpdateVersionInput!) { updateVersion(project: $project, slug: $version, input: $input) { ... on MutationUpdateVersionSuccess { data { %s } } ${ERRORS} } }`,
-      ),
+      field: 'Mutation.updateVersion',
+      args: { updateVersion: { slug: '$version' } },
       select: () => 'id',
       variables: (c) => ({ input: c.input }),
-      result: ['updateVersion'],
-      mutation: true,
     }),
   ),
   {
@@ -175,11 +156,9 @@ export const v3Routes: Route[] = [
     resource: Build,
     permitExpand: ['config'],
     filters: { commit: { field: 'commit', type: 'string' }, running: { field: 'running', type: 'boolean' } },
-    operation: fill(
-      `query(${P}, ${paging}, $filter: BuildFilter) { project(slug: $project) { ${page('builds(filter: $filter, limit: $limit, offset: $offset)')} } }`,
-    ),
+    field: 'Query.project.builds',
+    args: { project: { slug: '$project' } },
     variables: (c) => ({ filter: { ...c.filter, versionSlug: c.params.version } }),
-    result: ['project', 'builds'],
   },
   {
     name: 'projects-versions-builds-detail',
@@ -190,8 +169,9 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Build,
-    operation: fill(`query(${P}, $build: Int!) { project(slug: $project) { build(id: $build) { versionSlug %s } } }`),
-    result: ['project', 'build'],
+    field: 'Query.project.build',
+    args: { project: { slug: '$project' }, build: { id: '$build' } },
+    select: (flex) => `versionSlug ${selection(Build, flex)}`,
     notFound: 'Build',
   },
   {
@@ -202,12 +182,8 @@ export const v3Routes: Route[] = [
     auth: 'maintainer',
     status: 202,
     envelope: 'object',
-    operation: fill(
-      `mutation(${P}, $version: String!) { triggerBuild(project: $project, version: $version) { ... on MutationTriggerBuildSuccess { data { %s } } ${ERRORS} } }`,
-    ),
+    field: 'Mutation.triggerBuild',
     select: () => `build { ${selection(Build, NO_FLEX)} } project { ${selection(Project, NO_FLEX)} } version { ${selection(Version, NO_FLEX)} }`,
-    result: ['triggerBuild'],
-    mutation: true,
     respond: (data: Node, env) => ({
       status: 202,
       body: {
@@ -229,10 +205,8 @@ export const v3Routes: Route[] = [
     resource: Build,
     permitExpand: ['config'],
     filters: { commit: { field: 'commit', type: 'string' }, running: { field: 'running', type: 'boolean' } },
-    operation: fill(
-      `query(${P}, ${paging}, $filter: BuildFilter) { project(slug: $project) { ${page('builds(filter: $filter, limit: $limit, offset: $offset)')} } }`,
-    ),
-    result: ['project', 'builds'],
+    field: 'Query.project.builds',
+    args: { project: { slug: '$project' } },
   },
   {
     name: 'projects-builds-detail',
@@ -243,8 +217,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Build,
-    operation: fill(`query(${P}, $build: Int!) { project(slug: $project) { build(id: $build) { %s } } }`),
-    result: ['project', 'build'],
+    field: 'Query.project.build',
+    args: { project: { slug: '$project' }, build: { id: '$build' } },
     notFound: 'Build',
   },
   {
@@ -256,8 +230,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'page',
     resource: Subproject,
-    operation: fill(`query(${P}, ${paging}) { project(slug: $project) { ${page('subprojects(limit: $limit, offset: $offset)')} } }`),
-    result: ['project', 'subprojects'],
+    field: 'Query.project.subprojects',
+    args: { project: { slug: '$project' } },
   },
   {
     name: 'projects-subprojects-create',
@@ -269,12 +243,8 @@ export const v3Routes: Route[] = [
     envelope: 'object',
     resource: Subproject,
     input: 'CreateSubprojectInput',
-    operation: fill(
-      `mutation(${P}, $input: CreateSubprojectInput!) { createSubproject(project: $project, input: $input) { ... on MutationCreateSubprojectSuccess { data { %s } } ${ERRORS} } }`,
-    ),
+    field: 'Mutation.createSubproject',
     variables: (c) => ({ input: c.input }),
-    result: ['createSubproject'],
-    mutation: true,
   },
   {
     name: 'projects-subprojects-detail',
@@ -285,8 +255,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Subproject,
-    operation: fill(`query(${P}, $alias: String!) { project(slug: $project) { subproject(alias: $alias) { %s } } }`),
-    result: ['project', 'subproject'],
+    field: 'Query.project.subproject',
+    args: { project: { slug: '$project' } },
     notFound: 'ProjectRelationship',
   },
   {
@@ -297,12 +267,8 @@ export const v3Routes: Route[] = [
     auth: 'maintainer',
     status: 204,
     envelope: 'none',
-    operation: fill(
-      `mutation(${P}, $alias: String!) { deleteSubproject(project: $project, alias: $alias) { ... on MutationDeleteSubprojectSuccess { data { %s } } ${ERRORS} } }`,
-    ),
+    field: 'Mutation.deleteSubproject',
     select: () => 'id',
-    result: ['deleteSubproject'],
-    mutation: true,
   },
   {
     name: 'projects-translations-list',
@@ -313,8 +279,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'page',
     resource: Project,
-    operation: fill(`query(${P}, ${paging}) { project(slug: $project) { ${page('translations(limit: $limit, offset: $offset)')} } }`),
-    result: ['project', 'translations'],
+    field: 'Query.project.translations',
+    args: { project: { slug: '$project' } },
   },
   {
     name: 'projects-redirects-list',
@@ -325,8 +291,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'page',
     resource: Redirect,
-    operation: fill(`query(${P}, ${paging}) { project(slug: $project) { ${page('redirects(limit: $limit, offset: $offset)')} } }`),
-    result: ['project', 'redirects'],
+    field: 'Query.project.redirects',
+    args: { project: { slug: '$project' } },
   },
   {
     name: 'projects-redirects-create',
@@ -339,12 +305,8 @@ export const v3Routes: Route[] = [
     resource: RedirectWritten,
     input: 'RedirectInput',
     bareErrors: true,
-    operation: fill(
-      `mutation(${P}, $input: RedirectInput!) { createRedirect(project: $project, input: $input) { ... on MutationCreateRedirectSuccess { data { %s } } ${ERRORS} } }`,
-    ),
+    field: 'Mutation.createRedirect',
     variables: (c) => ({ input: c.input }),
-    result: ['createRedirect'],
-    mutation: true,
   },
   {
     name: 'projects-redirects-detail',
@@ -355,8 +317,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: Redirect,
-    operation: fill(`query(${P}, $redirect: Int!) { project(slug: $project) { redirect(id: $redirect) { %s } } }`),
-    result: ['project', 'redirect'],
+    field: 'Query.project.redirect',
+    args: { project: { slug: '$project' }, redirect: { id: '$redirect' } },
     notFound: 'Redirect',
   },
   ...(['PUT', 'PATCH'] as const).map(
@@ -371,12 +333,9 @@ export const v3Routes: Route[] = [
       resource: RedirectWritten,
       input: 'RedirectInput',
       bareErrors: true,
-      operation: fill(
-        `mutation(${P}, $redirect: Int!, $input: RedirectInput!, $partial: Boolean) { updateRedirect(project: $project, id: $redirect, input: $input, partial: $partial) { ... on MutationUpdateRedirectSuccess { data { %s } } ${ERRORS} } }`,
-      ),
+      field: 'Mutation.updateRedirect',
+      args: { updateRedirect: { id: '$redirect', partial: '$partial' } },
       variables: (c) => ({ input: c.input, partial: method === 'PATCH' }),
-      result: ['updateRedirect'],
-      mutation: true,
     }),
   ),
   {
@@ -387,12 +346,9 @@ export const v3Routes: Route[] = [
     auth: 'maintainer',
     status: 204,
     envelope: 'none',
-    operation: fill(
-      `mutation(${P}, $redirect: Int!) { deleteRedirect(project: $project, id: $redirect) { ... on MutationDeleteRedirectSuccess { data { %s } } ${ERRORS} } }`,
-    ),
+    field: 'Mutation.deleteRedirect',
+    args: { deleteRedirect: { id: '$redirect' } },
     select: () => 'id',
-    result: ['deleteRedirect'],
-    mutation: true,
   },
   {
     name: 'projects-environmentvariables-list',
@@ -403,8 +359,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'page',
     resource: EnvironmentVariable,
-    operation: fill(`query(${P}, ${paging}) { project(slug: $project) { ${page('environmentVariables(limit: $limit, offset: $offset)')} } }`),
-    result: ['project', 'environmentVariables'],
+    field: 'Query.project.environmentVariables',
+    args: { project: { slug: '$project' } },
   },
   {
     name: 'projects-environmentvariables-create',
@@ -417,12 +373,8 @@ export const v3Routes: Route[] = [
     resource: EnvironmentVariable,
     input: 'EnvironmentVariableInput',
     bareErrors: true,
-    operation: fill(
-      `mutation(${P}, $input: EnvironmentVariableInput!) { createEnvironmentVariable(project: $project, input: $input) { ... on MutationCreateEnvironmentVariableSuccess { data { %s } } ${ERRORS} } }`,
-    ),
+    field: 'Mutation.createEnvironmentVariable',
     variables: (c) => ({ input: c.input }),
-    result: ['createEnvironmentVariable'],
-    mutation: true,
   },
   {
     name: 'projects-environmentvariables-detail',
@@ -433,8 +385,8 @@ export const v3Routes: Route[] = [
     status: 200,
     envelope: 'object',
     resource: EnvironmentVariable,
-    operation: fill(`query(${P}, $environmentvariable: Int!) { project(slug: $project) { environmentVariable(id: $environmentvariable) { %s } } }`),
-    result: ['project', 'environmentVariable'],
+    field: 'Query.project.environmentVariable',
+    args: { project: { slug: '$project' }, environmentVariable: { id: '$environmentvariable' } },
     notFound: 'EnvironmentVariable',
   },
   {
@@ -445,11 +397,8 @@ export const v3Routes: Route[] = [
     auth: 'maintainer',
     status: 204,
     envelope: 'none',
-    operation: fill(
-      `mutation(${P}, $environmentvariable: Int!) { deleteEnvironmentVariable(project: $project, id: $environmentvariable) { ... on MutationDeleteEnvironmentVariableSuccess { data { %s } } ${ERRORS} } }`,
-    ),
+    field: 'Mutation.deleteEnvironmentVariable',
+    args: { deleteEnvironmentVariable: { id: '$environmentvariable' } },
     select: () => 'id',
-    result: ['deleteEnvironmentVariable'],
-    mutation: true,
   },
 ];
