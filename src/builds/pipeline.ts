@@ -22,6 +22,9 @@ import { publishBuild } from './publish.ts';
 import { Recorder } from './record.ts';
 import { buildUid, bwrapAvailable, GIT_ENV, prepareSandbox } from './sandbox.ts';
 
+/** Output of bubblewrap failing before the command ran: nothing but its own one-line complaint about namespaces. */
+const SANDBOX_SETUP_FAILED = /^\s*bwrap: (loopback: Failed RTM_NEWADDR|Creating new namespace failed|setting up uid map)[^\n]*\s*$/;
+
 export interface PipelineDeps {
   prisma: PrismaClient;
   storage: Storage;
@@ -140,8 +143,21 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new StepFailed(`The build ran longer than its time limit of ${project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S} s.`);
     const cwd = opts.cwd ?? checkout;
-    const box = prepareSandbox(argv, { workdir, hide, cwd, network: opts.network ?? false, uid, limits });
-    const r = await recorder.run(description, argv, { cwd: workdir, env: { ...baseEnv, ...rtdEnv, ...env }, timeoutMs: remaining, signal, sandbox: box });
+    const attempt = () =>
+      recorder.run(description, argv, {
+        cwd: workdir,
+        env: { ...baseEnv, ...rtdEnv, ...env },
+        timeoutMs: deadline - Date.now(),
+        signal,
+        sandbox: prepareSandbox(argv, { workdir, hide, cwd, network: opts.network ?? false, uid, limits }),
+      });
+    let r = await attempt();
+    // bubblewrap failing to set the sandbox up (seen under load: `bwrap: loopback: Failed
+    // RTM_NEWADDR`) is this machine's trouble, not the project's: the command runs once more.
+    if (r.exitCode !== 0 && !signal.aborted && SANDBOX_SETUP_FAILED.test(r.output) && deadline > Date.now()) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      r = await attempt();
+    }
     if (signal.aborted) throw new Aborted();
     if (r.exitCode !== 0 && !opts.allowFailure) {
       const why = r.timedOut
