@@ -25,6 +25,11 @@ export default defineConfig({
     hookTimeout: 60_000,
     teardownTimeout: 20_000,
     pool: 'forks',
+    // Two test files at a time (vitest's default is one fewer than the cores: one on these 2-core
+    // machines). Files wait on builds, git, PostgreSQL and child processes more than they compute,
+    // and each has its own database, data dir and build user ids, so two side by side share
+    // nothing: the suite runs in 6m39s instead of 12m05s (issue 10).
+    maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'unit', include: unitTests } },
       {
