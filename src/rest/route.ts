@@ -57,6 +57,8 @@ export interface Route {
   notFound?: string;
   /** Errors from rules checked on save come back as a bare JSON list (redirects, env vars). */
   bareErrors?: boolean;
+  /** Formats besides JSON (DRF renderers), by format suffix: `txt` answers `text/plain`. */
+  renderers?: Record<string, (body: Node) => string>;
   /** A body other than the resource's representation. */
   respond?: (data: Node, env: RestEnv, flex: FlexParams) => { status: number; body: unknown };
   /** A selection other than the resource's. */

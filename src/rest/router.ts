@@ -42,6 +42,8 @@ export interface RouterOptions {
   flex?: boolean;
   /** How a body is written: v3's sorted keys by default; v2 keeps the representation's order. */
   json?: (body: unknown) => string;
+  /** Whether DRF's format suffixes are read (`/build/1.txt`, `.json`): v2. */
+  formatSuffixes?: boolean;
   /** The body of GET on the API root, given the API's absolute URL. */
   root?: (api: string) => unknown;
 }
@@ -148,12 +150,27 @@ function pageLinks(env: RestEnv, mount: string, req: Request, count: number, lim
   };
 }
 
+/** A response format other than JSON a request asked for (DRF's format suffix or `?format=`). */
+interface Rendering {
+  format: string;
+  /** The route's renderer for it; undefined: the route has none (404, as DRF answers). */
+  render?: (body: Node) => string;
+}
+const renderings = new WeakMap<Response, Rendering>();
+
 function sendWith(json: (body: unknown) => string) {
   return (res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void => {
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     res.status(status);
     if (body === undefined || status === 204) {
       res.end();
+      return;
+    }
+    const rendering = renderings.get(res);
+    if (rendering) {
+      // As DRF's plain-text renderers: the answer rendered, or an error's detail as the text.
+      const text = status < 400 && rendering.render ? rendering.render(body as Node) : String((body as { detail?: unknown }).detail ?? '');
+      res.type('text/plain; charset=utf-8').send(text);
       return;
     }
     res.type('application/json').send(json(body));
@@ -224,7 +241,14 @@ export function restRouter(opts: RouterOptions): express.Router {
   }
 
   async function handle(req: Request, res: Response, counted: Counted): Promise<void> {
-    const path = req.path;
+    let path = req.path;
+    // DRF's format suffixes (`/build/1.txt`, `/build/1.json`, with or without the slash) and
+    // `?format=`: JSON is the default; another format is the route's renderer (text/plain).
+    const suffix = opts.formatSuffixes && req.method === 'GET' ? /^(.*\/[^/.]+)\.(json|txt)\/?$/.exec(path) : null;
+    if (suffix) path = `${suffix[1]}/`;
+    const format = suffix?.[2] ?? oneString(req.query.format);
+    if (format !== undefined && format !== 'json') renderings.set(res, { format });
+    if (format !== undefined && format !== 'json' && format !== 'txt') throw notFound();
     if (req.method === 'GET' && !path.endsWith('/')) {
       const q = req.originalUrl.indexOf('?');
       send(
@@ -267,6 +291,11 @@ export function restRouter(opts: RouterOptions): express.Router {
     }
     if (candidates.length === 0) throw notFound();
     const route = candidates.find((c) => c.route.method === req.method)?.route;
+    const rendering = renderings.get(res);
+    if (rendering) {
+      rendering.render = route?.renderers?.[rendering.format];
+      if (!rendering.render) throw notFound();
+    }
 
     // 2. Permission (maintainers write; redirects and variables are maintainers' even to read) is
     // the operation's own rule, declared on its GraphQL fields, whose typed errors (401, 404, 403)

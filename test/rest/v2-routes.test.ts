@@ -338,6 +338,64 @@ describe('builds', () => {
     expect(b).toMatchObject({ state: 'building', error: '', length: 0, commands: [] });
   });
 
+  it('answers /build/<id>.txt with the log as text/plain, as readthedocs.org does (DRF format suffix)', async () => {
+    const res = await t.http.get('/api/v2/build/12.txt');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.text).toBe(
+      [
+        'Read the Docs build information',
+        'Build id: 12',
+        'Project: project',
+        'Version: latest',
+        'Commit: d4e5f6',
+        'Date: 2019-04-29T10:40:00.000000',
+        'State: finished',
+        'Success: False',
+        '',
+        '',
+        '[rtd-command-info] start-time: 2019-04-29T10:40:00.000000, end-time: 2019-04-29T10:40:02.500000, duration: 3, exit-code: 0',
+        'git clone --depth 50 https://github.com/rtfd/project .',
+        'Cloning into .',
+        '',
+        '',
+        '[rtd-command-info] start-time: 2019-04-29T10:40:03.123000, end-time: 2019-04-29T10:40:12.000000, duration: 9, exit-code: 2',
+        'sphinx-build -b html docs _build/html',
+        'error',
+        '',
+        '',
+        '',
+      ].join('\n'),
+    );
+    // The same with the slash, and through ?format=txt.
+    expect((await t.http.get('/api/v2/build/12.txt/')).text).toBe(res.text);
+    expect((await t.http.get('/api/v2/build/12/?format=txt')).text).toBe(res.text);
+  });
+
+  it('answers the log of a running build with the commands so far and an unknown outcome', async () => {
+    const res = await t.http.get('/api/v2/build/13.txt');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('State: building\nSuccess: Unknown\n');
+  });
+
+  it('keeps answering JSON for .json and ?format=json', async () => {
+    const json = (await get('/build/12/')).body;
+    for (const path of ['/api/v2/build/12.json', '/api/v2/build/12.json/', '/api/v2/build/12/?format=json']) {
+      const res = await t.http.get(path);
+      expect([path, res.status, res.headers['content-type']]).toEqual([path, 200, 'application/json; charset=utf-8']);
+      expect(res.body).toEqual(json);
+    }
+  });
+
+  it('answers a missing or hidden build, and a format a route has no renderer for, 404 in that format', async () => {
+    for (const path of ['/api/v2/build/999.txt', '/api/v2/build/11.txt']) {
+      const res = await t.http.get(path);
+      expect([path, res.status, res.headers['content-type'], res.text]).toEqual([path, 404, 'text/plain; charset=utf-8', 'Not found.']);
+    }
+    expect((await t.http.get('/api/v2/project/1.txt')).status).toBe(404);
+    expect((await t.http.get('/api/v2/build/12/?format=xml')).status).toBe(404);
+  });
+
   it('answers 404 for a missing build, or one of a private version or project', async () => {
     expect404(await get('/build/999/'));
     expect404(await get('/build/10/', 'me'));

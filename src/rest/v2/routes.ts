@@ -16,6 +16,33 @@ const ACTIVE_VERSIONS_LIMIT = 100;
 
 const EMBED_ARGS = ['project', 'version', 'doc', 'path', 'section', 'url'] as const;
 
+/** Python's str() of a value, as the Django template writes it (None, True, False). */
+const py = (v: unknown) => (v === null || v === undefined ? 'None' : v === true ? 'True' : v === false ? 'False' : String(v));
+
+/**
+ * A build's log as text: readthedocs.org's `restapi/log.txt` template over the v2 representation,
+ * a header, then each command with its times, exit code and output. A running build shows the
+ * commands recorded so far and `Success: Unknown`.
+ */
+export function buildLog(b: Node): string {
+  const done = b.state === 'finished' || b.state === 'cancelled';
+  const header = [
+    'Read the Docs build information',
+    `Build id: ${py(b.id)}`,
+    `Project: ${py(b.project_slug)}`,
+    `Version: ${py(b.version_slug)}`,
+    `Commit: ${py(b.commit)}`,
+    `Date: ${py(b.date)}`,
+    `State: ${py(b.state)}`,
+    `Success: ${done ? py(b.success) : 'Unknown'}`,
+  ].join('\n');
+  const commands = (b.commands as Node[]).map(
+    (c) =>
+      `\n[rtd-command-info] start-time: ${py(c.start_time)}, end-time: ${py(c.end_time)}, duration: ${py(c.run_time)}, exit-code: ${py(c.exit_code)}\n${c.command}\n${c.output}\n`,
+  );
+  return `${header}\n\n${commands.join('')}\n`;
+}
+
 export const v2Routes: Route[] = [
   {
     name: 'project-list',
@@ -101,6 +128,8 @@ export const v2Routes: Route[] = [
     envelope: 'object',
     resource: Build,
     field: 'Query.build',
+    // `/api/v2/build/<id>.txt`: the log as Read the Docs' PlainTextBuildRenderer writes it (CLI tools fetch it).
+    renderers: { txt: buildLog },
   },
   {
     name: 'embed',
@@ -150,6 +179,7 @@ export function v2Router(opts: { yoga: Yoga; publicUrl: string; maxBodyBytes: nu
     throttle: null,
     maxBodyBytes: opts.maxBodyBytes,
     maxLimit: opts.maxLimit,
+    formatSuffixes: true,
     authentication: 'anonymous',
     flex: false,
     // Read the Docs' v2 renderer does not sort keys: the representation's own order.
