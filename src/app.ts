@@ -106,6 +106,32 @@ export function corsFor(origins: readonly string[]): express.RequestHandler {
 }
 
 /**
+ * The public read endpoints docs pages call from the browser (embed, the version list, search):
+ * any origin may read them, as readthedocs.org allows (CORS_ALLOW_ALL_ORIGINS for its
+ * CORS_URLS_REGEX), with `*` and never credentials: no cookie goes with these requests, so a page
+ * elsewhere reads only what anyone may. Only idempotent methods, as Read the Docs allows.
+ */
+export const PUBLIC_CORS_PATHS = ['/api/v2/embed', '/api/v3/embed', '/api/v2/version', '/api/v2/search', '/api/v3/search'];
+const PUBLIC_CORS_HEADERS = 'Accept, Accept-Encoding, Authorization, Content-Type, Origin, User-Agent, X-Requested-With, X-Hoverxref-Version';
+
+export function publicCors(): express.RequestHandler {
+  return (req, res, next) => {
+    if (!req.get('origin')) return next();
+    res.set('Access-Control-Allow-Origin', '*');
+    if (req.method === 'OPTIONS' && req.get('access-control-request-method')) {
+      res
+        .set('Access-Control-Allow-Methods', 'GET, OPTIONS, HEAD')
+        .set('Access-Control-Allow-Headers', PUBLIC_CORS_HEADERS)
+        .set('Access-Control-Max-Age', '86400')
+        .status(200)
+        .end();
+      return;
+    }
+    next();
+  };
+}
+
+/**
  * Most tokens one GraphQL document may hold. Parsing and validating happen before the cost limit
  * can refuse anything, on the main thread: 10,000 aliases (100,000 tokens) held it for about half a
  * second per request. The largest operation the cost limit lets through is far below this.
@@ -190,6 +216,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   const fast = config.serveCacheSeconds > 0 ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy) : undefined;
   app.use(serveRouter({ services, fast }));
 
+  app.use(PUBLIC_CORS_PATHS, publicCors());
   const cors = corsFor(config.corsOrigins);
   app.use([yoga.graphqlEndpoint, '/api/v3'], cors);
 

@@ -59,6 +59,57 @@ describe('CORS when no origin is configured', () => {
   });
 });
 
+describe("CORS on the public read endpoints docs pages call (readthedocs.org's CORS_URLS_REGEX)", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await testApp();
+    for (const [slug, privacyLevel] of [
+      ['open', 'public'],
+      ['hidden', 'private'],
+    ] as const) {
+      const p = await makeProject(t, { slug, privacyLevel });
+      await t.db.prisma.version.create({ data: { projectId: p.id, slug: 'latest', verboseName: 'latest', active: true, built: true, type: 'branch' } });
+    }
+  });
+  afterAll(() => t?.close());
+
+  it('lets any origin read embed and the version list, with * and never credentials, and only what anyone may read', async () => {
+    for (const path of [
+      '/api/v2/version/',
+      '/api/v2/embed/?project=open&version=latest&doc=index',
+      '/api/v3/embed/?url=http://lectern.test/docs/open/en/latest/',
+    ]) {
+      const res = await t.http.get(path).set('origin', 'https://docs.elsewhere.example');
+      expect([path, res.headers['access-control-allow-origin']]).toEqual([path, '*']);
+      expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+      expect(res.status, path).toBeLessThan(500);
+    }
+    // Cross-origin readers are anonymous readers: the private project's versions never show.
+    const versions = await t.http.get('/api/v2/version/?limit=100').set('origin', 'https://docs.elsewhere.example');
+    expect(versions.body.results.map((v: { project: { slug: string } }) => v.project.slug)).toEqual(['open']);
+  });
+
+  it('answers their preflight for idempotent methods only', async () => {
+    const res = await t.http
+      .options('/api/v2/embed/')
+      .set('origin', 'https://docs.elsewhere.example')
+      .set('access-control-request-method', 'GET')
+      .set('access-control-request-headers', 'x-hoverxref-version');
+    expect(res.status).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers['access-control-allow-methods']).toBe('GET, OPTIONS, HEAD');
+    expect(res.headers['access-control-allow-headers']).toMatch(/X-Hoverxref-Version/);
+    expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
+  it('grants nothing on the other endpoints: they stay same-origin', async () => {
+    for (const path of ['/api/v2/project/', '/api/v2/build/', '/api/v3/projects/']) {
+      const res = await t.http.get(path).set('origin', 'https://docs.elsewhere.example');
+      expect([path, Object.keys(res.headers).filter((h) => h.startsWith('access-control-'))]).toEqual([path, []]);
+    }
+  });
+});
+
 describe('CORS with LECTERN_CORS_ORIGINS', () => {
   let t: TestApp;
   const DASH = 'https://dash.example.com';
