@@ -212,6 +212,13 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     }
   });
 
+  // The embed API on every host, docs hosts included, at Read the Docs' `/_/api/v3/embed/`: docs
+  // pages call it from their own origin. It answers public docs only (the REST route below).
+  app.use((req, _res, next) => {
+    if (req.path === '/_/api/v3/embed/' || req.path === '/_/api/v3/embed') req.url = `/api/v3/embed/${req.url.slice(req.path.length)}`;
+    next();
+  });
+
   // Hosted docs: `/docs/…`, and every path of a `<project>.<LECTERN_DOCS_DOMAIN>` host.
   const fast = config.serveCacheSeconds > 0 ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy) : undefined;
   app.use(serveRouter({ services, fast }));

@@ -62,6 +62,22 @@ async function findProject(ctx: Context, slug: string, via?: { alias: string | n
   return project;
 }
 
+/** The version of a project by slug, when the caller may see it. */
+function visibleVersion(ctx: Context, projectId: number, slug: string) {
+  return ctx.prisma.version.findFirst({
+    where: { AND: [{ projectId, slug }, visibleVersions(ctx.viewer)] },
+    select: { slug: true, projectId: true, type: true, privacyLevel: true, active: true, built: true, publishedBuildId: true, documentationType: true },
+  });
+}
+
+/** The project and version a docs URL names, both visible to the caller; null when either is not. */
+export async function findEmbeddedVersion(ctx: Context, projectSlug: string, versionSlug: string, via: Parameters<typeof findProject>[2]) {
+  if (hasNul(projectSlug, versionSlug)) return null;
+  const project = await findProject(ctx, projectSlug, via);
+  const version = project && (await visibleVersion(ctx, project.id, versionSlug));
+  return project && version ? { project, version } : null;
+}
+
 async function readBody(body: Readable): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -134,10 +150,7 @@ export async function embed(ctx: Context, args: EmbedArgs): Promise<EmbedResult 
   if (hasNul(projectSlug, versionSlug)) throw new NotFoundError(hasNul(projectSlug) ? 'Project' : 'Version');
   const project = await findProject(ctx, projectSlug!, via);
   if (!project) throw new NotFoundError('Project');
-  const version = await ctx.prisma.version.findFirst({
-    where: { AND: [{ projectId: project.id, slug: versionSlug }, visibleVersions(ctx.viewer)] },
-    select: { slug: true, projectId: true, type: true, privacyLevel: true, active: true, built: true, publishedBuildId: true, documentationType: true },
-  });
+  const version = await visibleVersion(ctx, project.id, versionSlug);
   if (!version) throw new NotFoundError('Version');
   // Only what readers can open (readableVersionRule) of a published Sphinx build.
   if (version.publishedBuildId === null || !SPHINX_TYPES.has(version.documentationType)) return null;

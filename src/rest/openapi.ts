@@ -137,7 +137,7 @@ export function openApiDocument(routes: Route[], schema: GraphQLSchema, serverUr
       429: { description: 'Throttled.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
     };
     if (route.auth === 'maintainer') responses[403] = { description: 'The caller does not maintain the project.' };
-    if (route.input || route.filters) responses[400] = { description: 'Invalid input: `{"field": ["message"]}`.' };
+    if (route.input || route.filters || route.variables) responses[400] = { description: 'Invalid input: `{"field": ["message"]}`.' };
     const input = route.input ? schema.getType(route.input) : undefined;
     paths[route.path] ??= {};
     paths[route.path]![route.method.toLowerCase()] = {

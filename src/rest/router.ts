@@ -282,7 +282,9 @@ export function restRouter(opts: RouterOptions): express.Router {
       if (e instanceof AuthenticationFailed) throw notAuthenticated(e.message);
       throw e;
     }
-    if (!anonymous && !s.context.viewer) throw notAuthenticated();
+    // A public route (the embed API) reads public docs without a token, as Read the Docs' does.
+    const publicRoute = candidates.length > 0 && candidates.every((c) => c.route.auth === 'public');
+    if (!anonymous && !s.context.viewer && !publicRoute) throw notAuthenticated();
 
     if (slashed === '/') {
       if (req.method !== 'GET') throw detail(405, `Method "${req.method}" not allowed.`);

@@ -400,6 +400,86 @@ describe("no parameter reads outside the version's output", () => {
   });
 });
 
+describe('embed API v3 (GET /api/v3/embed/?url=..., readthedocs/embed/v3)', () => {
+  const v3 = (query: string, host?: string) => {
+    const req = t.http.get(`/api/v3/embed/?${query}`);
+    return host ? req.set('host', host) : req;
+  };
+  const url = (u: string) => `url=${encodeURIComponent(u)}`;
+
+  it('answers the element a fragment names, with links made absolute, without a token', async () => {
+    const res = await v3(url(`${DOCS}/page.html#installation`));
+    expect(res.status, res.text).toBe(200);
+    expect(Object.keys(res.body).sort()).toEqual(['content', 'external', 'fragment', 'url']);
+    expect(res.body).toMatchObject({ url: `${DOCS}/page.html#installation`, fragment: 'installation', external: false });
+    expect(res.body.content).toMatch(/^<section id="installation">/);
+    expect(res.body.content).toContain('Install it');
+    // Relative links and images now point at the docs, fragments at the page.
+    expect(res.body.content).toContain(`href="${DOCS}/guide/index.html"`);
+    expect(res.body.content).toContain(`src="${DOCS}/_images/diagram.svg"`);
+    expect(res.body.content).not.toMatch(/href="(?!https?:)[^"]*"/);
+  });
+
+  it('answers the main content without a fragment, or what `maincontent` selects', async () => {
+    const main = await v3(url(`${DOCS}/page.html`));
+    expect(main.status).toBe(200);
+    expect(main.body.fragment).toBeNull();
+    expect(main.body.content).toContain('Page Title');
+    expect(main.body.content).toContain('Print more about what happens.');
+    const picked = await v3(`${url(`${DOCS}/page.html`)}&maincontent=${encodeURIComponent('#requirements')}`);
+    expect(picked.status).toBe(200);
+    expect(picked.body.content).toMatch(/^<section id="requirements">/);
+  });
+
+  it("applies Sphinx's cases with doctool=sphinx: a label's section, a glossary term with only its definition, an option's whole entry", async () => {
+    const label = await v3(`${url(`${DOCS}/page.html#install-label`)}&doctool=sphinx`);
+    expect(label.body.content).toMatch(/^<section id="installation">/);
+    const term = await v3(`${url(`${DOCS}/glossary.html#term-Widget`)}&doctool=sphinx`);
+    expect(term.body.content).toMatch(/^<dl class="[^"]*glossary/);
+    expect(term.body.content).toContain('A small thing that does one job.');
+    expect(term.body.content).not.toContain('Gadget');
+    const option = await v3(`${url(`${DOCS}/page.html#cmdoption-verbose`)}&doctool=sphinx`);
+    expect(option.body.content).toMatch(/^<dl /);
+    expect(option.body.content).toContain('Print more about what happens.');
+    // Without doctool the element itself.
+    const plain = await v3(url(`${DOCS}/glossary.html#term-Widget`));
+    expect(plain.body.content).toMatch(/^<dt /);
+  });
+
+  it("answers Read the Docs' errors: 400 for a missing, malformed or outside URL, 404 for what is not there", async () => {
+    const cases: [string, number, string][] = [
+      ['', 400, 'Invalid arguments. Please provide "url".'],
+      ['url=not-a-url', 400, 'The URL requested is malformed. url=not-a-url'],
+      [url('https://evil.example/page.html'), 400, 'External domain not allowed. domain=evil.example'],
+      [url(`${DOCS}/page.html#nowhere`), 404, `Can't find content for section: url=${DOCS}/page.html#nowhere fragment=nowhere maincontent=None`],
+      [url(`${DOCS}/missing.html`), 404, `Can't find content for section: url=${DOCS}/missing.html fragment= maincontent=None`],
+    ];
+    for (const [query, status, error] of cases) {
+      const res = await v3(query);
+      expect([query, res.status, res.body]).toEqual([query, status, { error }]);
+    }
+  });
+
+  it("never shows a private project or version, or another version's file, to anyone who may not read it", async () => {
+    for (const u of [
+      'http://lectern.test/docs/hush/en/latest/page.html#installation',
+      `http://lectern.test/docs/embed/en/private/page.html#installation`,
+      `${DOCS}/../../hush/en/latest/page.html#installation`,
+      `${DOCS}/%2e%2e/private/page.html`,
+    ]) {
+      const res = await v3(url(u));
+      expect([u, res.status]).toEqual([u, 404]);
+      expect(JSON.stringify(res.body)).not.toContain('Install it');
+    }
+  });
+
+  it('is served on the docs host too, at /_/api/v3/embed/', async () => {
+    const res = await t.http.get(`/_/api/v3/embed/?${url(`${DOCS}/page.html#requirements`)}`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.content).toMatch(/^<section id="requirements">/);
+  });
+});
+
 describe('the parsed-page cache', () => {
   it('parses a page once for repeated embeds, and again when storage holds a new body', async () => {
     const cache = pageCache(t.storage);
@@ -428,7 +508,7 @@ describe('the parsed-page cache', () => {
   });
 });
 
-// Last in the file: a second app replaces the process-wide services (its config names a docs domain).
+// A second app in the same process, whose config names a docs domain.
 describe('docs served by host name (LECTERN_DOCS_DOMAIN)', () => {
   let d: TestApp;
   beforeAll(async () => {

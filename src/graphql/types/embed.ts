@@ -2,6 +2,7 @@
 // contents (the v2 embed API runs this field). The HTML work is in src/embed/.
 import { type EmbedResult, embed } from '../../embed/embed.ts';
 import type { TocEntry } from '../../embed/sphinx.ts';
+import { type EmbedV3Result, embedV3 } from '../../embed/v3.ts';
 import { builder } from '../builder.ts';
 
 const EmbedHeader = builder.objectRef<TocEntry>('EmbedHeader').implement({
@@ -51,5 +52,29 @@ builder.queryField('embed', (t) =>
       url: t.arg.string({ description: 'A full docs URL; replaces the other arguments.' }),
     },
     resolve: (_root, args, ctx) => embed(ctx, args),
+  }),
+);
+
+const EmbedPage = builder.objectRef<EmbedV3Result>('EmbedPage').implement({
+  description: "An element of a page of built docs (Read the Docs' embed API v3): the one a URL's fragment names, or the page's main content.",
+  fields: (t) => ({
+    url: t.exposeString('url', { description: 'The URL asked for.' }),
+    fragment: t.exposeString('fragment', { nullable: true }),
+    content: t.exposeString('content', { description: 'The element as HTML, its relative links and images made absolute.' }),
+    external: t.exposeBoolean('external', { description: 'Always false: Lectern embeds its own docs only.' }),
+  }),
+});
+
+builder.queryField('embedPage', (t) =>
+  t.field({
+    authScopes: { public: true },
+    type: EmbedPage,
+    nullable: true,
+    description:
+      'The element a docs `url` names with its `#fragment` (else the main content, or the `maincontent` CSS selector); `doctool: "sphinx"` applies ' +
+      "Sphinx's cases (a reference label's section, a glossary term with its definition). Null when the page or element is not there for the caller; " +
+      'a VALIDATION error for a missing, malformed or outside URL.',
+    args: { url: t.arg.string(), doctool: t.arg.string(), doctoolversion: t.arg.string(), maincontent: t.arg.string() },
+    resolve: (_root, args, ctx) => embedV3(ctx, args),
   }),
 );

@@ -1,9 +1,11 @@
 // Every /api/v3 route as an entry keyed by the GraphQL coordinate it runs (its operation is built from the schema, ../operation.ts) (seed-api §4.1 plus the
 // routes of rtd-behavior §1.1 that its clients meet).
 
+import { RestError } from '../errors.ts';
 import { NO_FLEX } from '../flex.ts';
 import { type Node, selection, serialize } from '../resource.ts';
 import type { Route } from '../route.ts';
+import { oneString } from '../router.ts';
 import { Build, EnvironmentVariable, Project, Redirect, RedirectWritten, Subproject, Version } from './resources.ts';
 
 const projectFilters = {
@@ -12,6 +14,8 @@ const projectFilters = {
   name: { field: 'name', type: 'string' },
   slug: { field: 'slug', type: 'string' },
 } as const;
+
+const EMBED_V3_ARGS = ['url', 'doctool', 'doctoolversion', 'maincontent'] as const;
 
 export const v3Routes: Route[] = [
   {
@@ -400,5 +404,34 @@ export const v3Routes: Route[] = [
     field: 'Mutation.deleteEnvironmentVariable',
     args: { deleteEnvironmentVariable: { id: '$environmentvariable' } },
     select: () => 'id',
+  },
+  {
+    name: 'embed',
+    method: 'GET',
+    path: '/embed/',
+    summary: "An element of a page of public docs as HTML, by URL and #fragment (Read the Docs' embed API v3; sphinx-hoverxref and link previews)",
+    auth: 'public',
+    status: 200,
+    envelope: 'object',
+    field: 'Query.embedPage',
+    args: { embedPage: Object.fromEntries(EMBED_V3_ARGS.map((a) => [a, `$${a}`])) },
+    variables: (c) => Object.fromEntries(EMBED_V3_ARGS.map((a) => [a, oneString(c.query[a]) || null])),
+    select: () => 'url fragment content external',
+    respond: (data) => ({ status: 200, body: { url: data.url, fragment: data.fragment, content: data.content, external: data.external } }),
+    // Read the Docs' own bodies: `{"error": ...}`, 400 for a bad URL, 404 for content it cannot find.
+    error: (e, c) => {
+      if (e.status === 400) return new RestError(400, { error: Object.values(e.body as Record<string, string[]>)[0]?.[0] ?? 'Invalid arguments.' });
+      if (e.status === 404) {
+        const url = oneString(c.query.url) ?? '';
+        let fragment = '';
+        try {
+          fragment = decodeURIComponent(new URL(url).hash.slice(1));
+        } catch {}
+        return new RestError(404, {
+          error: `Can't find content for section: url=${url} fragment=${fragment} maincontent=${oneString(c.query.maincontent) || 'None'}`,
+        });
+      }
+      return e;
+    },
   },
 ];
