@@ -20,10 +20,7 @@ import { type BuildConfig, BuildConfigError, loadBuildConfig } from './config.ts
 import { OutputRefused, zipDirectory } from './output.ts';
 import { publishBuild } from './publish.ts';
 import { Recorder } from './record.ts';
-import { buildUid, bwrapAvailable, GIT_ENV, prepareSandbox } from './sandbox.ts';
-
-/** Output of bubblewrap failing before the command ran: nothing but its own one-line complaint about namespaces. */
-const SANDBOX_SETUP_FAILED = /^\s*bwrap: (loopback: Failed RTM_NEWADDR|Creating new namespace failed|setting up uid map)[^\n]*\s*$/;
+import { buildUid, bwrapAvailable, GIT_ENV, prepareSandbox, retryingSandboxSetup } from './sandbox.ts';
 
 export interface PipelineDeps {
   prisma: PrismaClient;
@@ -151,13 +148,8 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
         signal,
         sandbox: prepareSandbox(argv, { workdir, hide, cwd, network: opts.network ?? false, uid, limits }),
       });
-    let r = await attempt();
-    // bubblewrap failing to set the sandbox up (seen under load: `bwrap: loopback: Failed
-    // RTM_NEWADDR`) is this machine's trouble, not the project's: the command runs once more.
-    if (r.exitCode !== 0 && !signal.aborted && SANDBOX_SETUP_FAILED.test(r.output) && deadline > Date.now()) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      r = await attempt();
-    }
+    // bubblewrap failing to set the sandbox up is this machine's trouble, not the project's.
+    const r = await retryingSandboxSetup(attempt, () => !signal.aborted && deadline > Date.now());
     if (signal.aborted) throw new Aborted();
     if (r.exitCode !== 0 && !opts.allowFailure) {
       const why = r.timedOut
@@ -177,14 +169,17 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
    */
   const moveSingle = async (step: string, dir: string, ext: string, target: string) => {
     const argv = ['sh', '-c', MOVE_SINGLE, 'sh', dir, ext, target];
-    const r = await recorder.run('collect', argv, {
-      cwd: workdir,
-      env: baseEnv,
-      timeoutMs: 30_000,
-      signal,
-      sandbox: prepareSandbox(argv, { workdir, hide, cwd: checkout, network: false, uid, limits }),
+    const r = await retryingSandboxSetup(async () => {
+      const attempt = await recorder.run('collect', argv, {
+        cwd: workdir,
+        env: baseEnv,
+        timeoutMs: 30_000,
+        signal,
+        sandbox: prepareSandbox(argv, { workdir, hide, cwd: checkout, network: false, uid, limits }),
+      });
+      await prisma.buildCommand.delete({ where: { id: attempt.commandId } }); // Lectern's own step, not the project's
+      return attempt;
     });
-    await prisma.buildCommand.delete({ where: { id: r.commandId } }); // Lectern's own step, not the project's
     if (r.exitCode !== 0) throw new StepFailed(`${step}: ${r.output.trim().split('\n').pop()}`);
   };
   /**
@@ -234,13 +229,16 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       await run('Cloning', 'git fetch', ['git', 'fetch', '--depth', '1', 'origin', version.identifier], { network: true });
       await run('Cloning', 'git checkout', ['git', 'checkout', '--force', version.identifier]);
     }
-    const head = await recorder.run('git rev-parse', ['git', 'rev-parse', 'HEAD'], {
-      cwd: workdir,
-      env: baseEnv,
-      timeoutMs: 30_000,
-      sandbox: prepareSandbox(['git', 'rev-parse', 'HEAD'], { workdir, hide, cwd: checkout, network: false, uid, limits }),
+    const head = await retryingSandboxSetup(async () => {
+      const attempt = await recorder.run('git rev-parse', ['git', 'rev-parse', 'HEAD'], {
+        cwd: workdir,
+        env: baseEnv,
+        timeoutMs: 30_000,
+        sandbox: prepareSandbox(['git', 'rev-parse', 'HEAD'], { workdir, hide, cwd: checkout, network: false, uid, limits }),
+      });
+      await prisma.buildCommand.delete({ where: { id: attempt.commandId } }); // not shown, as Read the Docs hides it
+      return attempt;
     });
-    await prisma.buildCommand.delete({ where: { id: head.commandId } }); // not shown, as Read the Docs hides it
     const commit = /^[0-9a-f]{40,64}$/m.exec(head.output)?.[0];
     if (head.exitCode !== 0 || !commit)
       throw new StepFailed(`Cloning failed: the checked-out commit could not be read (git rev-parse HEAD exited with code ${head.exitCode}).`);

@@ -26,16 +26,18 @@ import { runCommand } from './subprocess.ts';
 
 let available: boolean | undefined;
 
+/** Whether bubblewrap runs here; asked three times before saying no, as its setup can fail under load (SANDBOX_SETUP_FAILED). */
 export function bwrapAvailable(): boolean {
-  if (available === undefined) {
+  for (let attempt = 0; available === undefined && attempt < 3; attempt++) {
     try {
       execFileSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--', '/bin/true'], { stdio: 'ignore', timeout: 10_000 });
       available = true;
-    } catch {
-      available = false;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || attempt === 2) available = false;
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100 * (attempt + 1));
     }
   }
-  return available;
+  return available!;
 }
 
 const which = (cmd: string, places: string[]) => places.map((d) => path.join(d, cmd)).find((p) => existsSync(p)) ?? null;
@@ -453,6 +455,30 @@ export async function diskUsage(dir: string, stopAt = Infinity): Promise<number>
 }
 
 /**
+ * Output of bubblewrap failing before the command ran: nothing but its own one-line complaint
+ * about setting up the namespaces (seen under load, several sandboxes starting at once:
+ * `bwrap: loopback: Failed RTM_NEWADDR: No child processes`).
+ */
+export const SANDBOX_SETUP_FAILED = /^\s*bwrap: (loopback: Failed RTM_NEWADDR|Creating new namespace failed|setting up uid map)[^\n]*\s*$/;
+
+/**
+ * Runs `attempt` again (up to 3 times, 100 ms then 400 ms later) while bubblewrap could not set
+ * the sandbox up: this machine's trouble, not the command's, so it must not fail a build or a sync.
+ */
+export async function retryingSandboxSetup<T extends { exitCode: number; output: string }>(
+  attempt: () => Promise<T>,
+  mayRetry: () => boolean = () => true,
+): Promise<T> {
+  let r = await attempt();
+  for (const wait of [100, 400]) {
+    if (r.exitCode === 0 || !SANDBOX_SETUP_FAILED.test(r.output) || !mayRetry()) return r;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    r = await attempt();
+  }
+  return r;
+}
+
+/**
  * Runs one command that touches a remote or repository outside a build (`git ls-remote` for
  * version sync) in a sandbox of its own, with the filtered network, as a build user, in a
  * throwaway directory under `scratch`.
@@ -466,14 +492,15 @@ export async function runSandboxedOnce(
   const uid = isRoot() ? o.limits.uidBase + 99_999 : null;
   try {
     if (uid !== null) await chown(workdir, uid, uid);
-    const box = prepareSandbox(argv, { workdir, hide: o.hide, cwd: workdir, network: true, uid, limits: o.limits });
-    const r = await runCommand(argv, {
-      cwd: workdir,
-      env: { ...o.env, HOME: workdir, TMPDIR: '/tmp' },
-      timeoutMs: o.timeoutMs,
-      sandbox: box,
-      maxOutputBytes: 64 * MiB,
-    });
+    const r = await retryingSandboxSetup(() =>
+      runCommand(argv, {
+        cwd: workdir,
+        env: { ...o.env, HOME: workdir, TMPDIR: '/tmp' },
+        timeoutMs: o.timeoutMs,
+        sandbox: prepareSandbox(argv, { workdir, hide: o.hide, cwd: workdir, network: true, uid, limits: o.limits }),
+        maxOutputBytes: 64 * MiB,
+      }),
+    );
     return { exitCode: r.exitCode, output: r.output, timedOut: r.timedOut };
   } finally {
     await rm(workdir, { recursive: true, force: true }).catch(() => {});

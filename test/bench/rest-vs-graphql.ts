@@ -3,6 +3,7 @@
 //   rest      GET /api/v3/projects/<slug>/?expand=active_versions.last_build
 //   graphql   POST /graphql with the equivalent query
 //   direct    a hand-written express handler: the same token check, one Prisma query, JSON
+//   rawsql    the same answer from raw SQL with the pg driver (two statements, JSON built in Node)
 // and prints requests per second, p50/p99 latency and the ratios. Targets (issue 3): REST within
 // 1.3x the cost of GraphQL and within 2x of the hand-written handler.
 // Run: npx tsx test/bench/rest-vs-graphql.ts [seconds-per-round]
@@ -89,8 +90,16 @@ app.get('/bench/direct/:slug/', async (req, res) => {
   const key = /^Token (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
   const t = key ? await prisma.apiToken.findUnique({ where: { keyHash: hashToken(key) }, select: { userId: true } }) : null;
   if (!t) return void res.status(401).json({ detail: 'Authentication credentials were not provided.' });
-  const p = await prisma.project.findFirst({
-    where: { slug: req.params.slug, OR: [{ privacyLevel: 'public' }, { users: { some: { id: t.userId } } }] },
+  const p = await directProject(req.params.slug, t.userId);
+  if (!p) return void res.status(404).json({ detail: 'No Project matches the given query.' });
+  res.type('application/json').send(v3Json(projectBody(p)));
+});
+
+/** The v3 body of a project with its active versions and their last builds, from rows shaped as Prisma's. */
+type DirectProject = NonNullable<Awaited<ReturnType<typeof directProject>>>;
+function directProject(slug: string, userId: number) {
+  return prisma.project.findFirst({
+    where: { slug, OR: [{ privacyLevel: 'public' }, { users: { some: { id: userId } } }] },
     include: {
       users: { select: { username: true }, orderBy: { username: 'asc' } },
       superprojects: { include: { parent: { select: { slug: true } } } },
@@ -102,7 +111,8 @@ app.get('/bench/direct/:slug/', async (req, res) => {
       },
     },
   });
-  if (!p) return void res.status(404).json({ detail: 'No Project matches the given query.' });
+}
+function projectBody(p: DirectProject) {
   const root = `${config.publicUrl}/api/v3/projects`;
   const api = `${root}/${p.slug}`;
   const docs = (v: string) => `${config.publicUrl}/docs/${p.slug}/${p.language}/${v}/`;
@@ -184,7 +194,48 @@ app.get('/bench/direct/:slug/', async (req, res) => {
       }),
     ),
   };
-  res.type('application/json').send(v3Json(body));
+  return body;
+}
+
+// The same answer from raw SQL with the pg driver: two statements (the project with its token
+// check, maintainers and parents; its versions with their last builds), rows shaped as Prisma's,
+// the JSON built in Node by the same function.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+app.get('/bench/rawsql/:slug/', async (req, res) => {
+  const key = /^Token (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+  const { rows } = await pool.query(
+    `SELECT p.*, (SELECT "userId" FROM "ApiToken" WHERE "keyHash" = $2) AS "viewerId",
+       ARRAY(SELECT u.username FROM "User" u JOIN "_ProjectMaintainers" m ON m."B" = u.id WHERE m."A" = p.id ORDER BY u.username) AS usernames,
+       (SELECT pp.slug FROM "ProjectRelationship" r JOIN "Project" pp ON pp.id = r."parentId" WHERE r."childId" = p.id LIMIT 1) AS "parentSlug",
+       (SELECT m.slug FROM "Project" m WHERE m.id = p."mainLanguageProjectId") AS "mainSlug",
+       EXISTS (SELECT 1 FROM "_ProjectMaintainers" m JOIN "ApiToken" t ON t."userId" = m."B" WHERE m."A" = p.id AND t."keyHash" = $2) AS maintains
+     FROM "Project" p WHERE p.slug = $1`,
+    [req.params.slug, key ? hashToken(key) : ''],
+  );
+  const row = rows[0];
+  if (!row?.viewerId) return void res.status(401).json({ detail: 'Authentication credentials were not provided.' });
+  if (row.privacyLevel !== 'public' && !row.maintains) return void res.status(404).json({ detail: 'No Project matches the given query.' });
+  const versions = await pool.query(
+    `SELECT v.*, row_to_json(b.*) AS "lastBuild" FROM "Version" v LEFT JOIN "Build" b ON b.id = v."lastBuildId"
+     WHERE v."projectId" = $1 AND v.active AND v.built AND v."privacyLevel" = 'public' AND v.type <> 'external'
+     ORDER BY v."verboseName" DESC`,
+    [row.id],
+  );
+  const p = {
+    ...row,
+    users: (row.usernames as string[]).map((username) => ({ username })),
+    superprojects: row.parentSlug ? [{ parent: { slug: row.parentSlug } }] : [],
+    mainLanguageProject: row.mainSlug ? { slug: row.mainSlug } : null,
+    versions: versions.rows.map((v) => ({
+      ...v,
+      lastBuild: v.lastBuild && {
+        ...v.lastBuild,
+        createdAt: new Date(v.lastBuild.createdAt),
+        finishedAt: v.lastBuild.finishedAt && new Date(v.lastBuild.finishedAt),
+      },
+    })),
+  } as unknown as DirectProject;
+  res.type('application/json').send(v3Json(projectBody(p)));
 });
 
 const server = app.listen(0, '127.0.0.1');
@@ -203,6 +254,7 @@ const targets = {
   rest: { method: 'GET' as const, path: '/api/v3/projects/bench/?expand=active_versions.last_build' },
   graphql: { method: 'POST' as const, path: '/graphql', body: GRAPHQL },
   direct: { method: 'GET' as const, path: '/bench/direct/bench/' },
+  rawsql: { method: 'GET' as const, path: '/bench/rawsql/bench/' },
 };
 type Name = keyof typeof targets;
 
@@ -226,6 +278,7 @@ const totals: Record<Name, { requests: number; seconds: number; p50: number[]; p
   rest: { requests: 0, seconds: 0, p50: [], p99: [] },
   graphql: { requests: 0, seconds: 0, p50: [], p99: [] },
   direct: { requests: 0, seconds: 0, p50: [], p99: [] },
+  rawsql: { requests: 0, seconds: 0, p50: [], p99: [] },
 };
 for (let round = 0; round < 2; round++) {
   for (const name of Object.keys(targets) as Name[]) {
@@ -247,6 +300,8 @@ const vsGraphql = rps('graphql') / rps('rest');
 const vsDirect = rps('direct') / rps('rest');
 console.log(`\ncost of REST relative to GraphQL:      ${vsGraphql.toFixed(2)}x (target <= 1.3x)`);
 console.log(`cost of REST relative to hand-written: ${vsDirect.toFixed(2)}x (target <= 2x)`);
+console.log(`cost of GraphQL relative to raw SQL:   ${(rps('rawsql') / rps('graphql')).toFixed(2)}x (target <= 2x, issue 11)`);
+console.log(`cost of REST relative to raw SQL:      ${(rps('rawsql') / rps('rest')).toFixed(2)}x`);
 
 // autocannon stops with requests in flight: let them finish before the pool closes.
 await new Promise((r) => setTimeout(r, 1000));
@@ -254,5 +309,6 @@ await new Promise((r) => {
   server.close(r);
   server.closeAllConnections();
 });
+await pool.end();
 await db.close();
 await stop();
