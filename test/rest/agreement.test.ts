@@ -177,6 +177,13 @@ afterAll(() => t.close());
 
 /** One check per read route; each runs for the maintainer and for a user who maintains nothing here. */
 const checks: Record<string, (caller: Caller) => Promise<void>> = {
+  // This world builds no docs: both sides say the page is not there, in their own words.
+  embed: async (caller) => {
+    const url = 'http://lectern.test/docs/project/en/latest/index.html#intro';
+    expect((await data('query($url: String!) { embedPage(url: $url) { content } }', caller, { url })).embedPage).toBeNull();
+    const res = await send(t, 'GET', `/embed/?url=${encodeURIComponent(url)}`, caller);
+    expect([res.status, res.body]).toEqual([404, { error: `Can't find content for section: url=${url} fragment=intro maincontent=None` }]);
+  },
   'projects-list': async (caller) => {
     const d = await data(`{ projects(filter: { mine: true }, limit: 100) { totalCount nodes { ${PROJECT} } } }`, caller);
     samePage(await rest('/projects/', caller), d.projects, project);
