@@ -130,10 +130,9 @@ describe('the dashboard project list', () => {
       expect(large.res.data.projects.nodes[0]).toMatchObject({ slug: slugOf(0), viewerIsMaintainer: true });
       expect(large.res.data.projects.nodes[1]).toMatchObject({ slug: slugOf(1), viewerIsMaintainer: false });
       expect(large.sql.length).toBe(small.sql.length);
-      // The token, the projects the caller maintains (once per request), then as above.
+      // The token's user (one statement), the projects the caller maintains (once per request), then as above.
       expect(large.sql.map(shape)).toMatchInlineSnapshot(`
         [
-          "select ApiToken",
           "select User",
           "count Project",
           "select Project",
