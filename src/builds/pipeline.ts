@@ -148,8 +148,13 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
         signal,
         sandbox: prepareSandbox(argv, { workdir, hide, cwd, network: opts.network ?? false, uid, limits }),
       });
-    // bubblewrap failing to set the sandbox up is this machine's trouble, not the project's.
-    const r = await retryingSandboxSetup(attempt, () => !signal.aborted && deadline > Date.now());
+    // bubblewrap failing to set the sandbox up is this machine's trouble, not the project's; the
+    // attempt it could not start is not kept in the log (the command never ran).
+    const r = await retryingSandboxSetup(
+      attempt,
+      () => !signal.aborted && deadline > Date.now(),
+      (failed) => prisma.buildCommand.delete({ where: { id: failed.commandId } }),
+    );
     if (signal.aborted) throw new Aborted();
     if (r.exitCode !== 0 && !opts.allowFailure) {
       const why = r.timedOut

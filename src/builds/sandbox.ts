@@ -468,10 +468,13 @@ export const SANDBOX_SETUP_FAILED = /^\s*bwrap: (loopback: Failed RTM_NEWADDR|Cr
 export async function retryingSandboxSetup<T extends { exitCode: number; output: string }>(
   attempt: () => Promise<T>,
   mayRetry: () => boolean = () => true,
+  /** Told of an attempt that is tried again (a build forgets its recorded command: it never ran). */
+  discard: (failed: T) => Promise<unknown> = async () => {},
 ): Promise<T> {
   let r = await attempt();
   for (const wait of [100, 400]) {
     if (r.exitCode === 0 || !SANDBOX_SETUP_FAILED.test(r.output) || !mayRetry()) return r;
+    await discard(r);
     await new Promise((resolve) => setTimeout(resolve, wait));
     r = await attempt();
   }

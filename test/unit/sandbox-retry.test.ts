@@ -20,6 +20,13 @@ describe('a sandbox bubblewrap could not set up', () => {
     expect(a.calls()).toBe(2);
   });
 
+  it('hands each attempt tried again to the caller to discard (a build drops its recorded command)', async () => {
+    const a = attempts(SETUP, SETUP, OK);
+    const discarded: unknown[] = [];
+    expect(await retryingSandboxSetup(a.run, undefined, async (failed) => discarded.push(failed))).toEqual(OK);
+    expect(discarded).toEqual([SETUP, SETUP]);
+  });
+
   it('is tried three times at most, then answered with its failure', async () => {
     const a = attempts(SETUP, SETUP, SETUP, OK);
     expect(await retryingSandboxSetup(a.run)).toEqual(SETUP);
