@@ -30,6 +30,25 @@ function byCodePoint(a: string, b: string): number {
   return x.length - y.length;
 }
 
+/**
+ * The keys of an object in sorted order, each already written as JSON (`"name":`), by the object's
+ * own key order: objects of one shape (every project, every version) are sorted once. Bounded, as
+ * some keys are data (version slugs in `active_versions`).
+ */
+const ORDERS_MAX = 2000;
+const orders = new Map<string, { key: string; written: string }[]>();
+function sortedKeys(o: Record<string, unknown>): { key: string; written: string }[] {
+  const keys = Object.keys(o);
+  const shape = keys.join('\u0000');
+  let order = orders.get(shape);
+  if (!order) {
+    if (orders.size >= ORDERS_MAX) orders.clear();
+    order = [...keys].sort(byCodePoint).map((key) => ({ key, written: `${JSON.stringify(key)}:` }));
+    orders.set(shape, order);
+  }
+  return order;
+}
+
 /** JSON text with every object's keys in sorted order, as JSON.stringify writes values otherwise. */
 function sortedJson(value: unknown, inArray: boolean): string | undefined {
   if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
@@ -39,12 +58,15 @@ function sortedJson(value: unknown, inArray: boolean): string | undefined {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map((v) => sortedJson(v, true)).join(',')}]`;
   const o = value as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const k of Object.keys(o).sort(byCodePoint)) {
-    const v = sortedJson(o[k], false);
-    if (v !== undefined) parts.push(`${JSON.stringify(k)}:${v}`);
+  let out = '{';
+  let first = true;
+  for (const { key, written } of sortedKeys(o)) {
+    const v = sortedJson(o[key], false);
+    if (v === undefined) continue;
+    out += first ? written + v : `,${written}${v}`;
+    first = false;
   }
-  return `{${parts.join(',')}}`;
+  return `${out}}`;
 }
 
 /**
