@@ -16,7 +16,7 @@ describe('v3Json', () => {
   it('writes each object by its own keys, also when many objects share or differ in shape', () => {
     const shapes = Array.from({ length: 2500 }, (_, i) => ({ [`k${i}`]: i, a: null, skip: undefined }));
     const text = v3Json(shapes);
-    expect(JSON.parse(text)).toEqual(shapes.map((s, i) => ({ a: null, [`k${i}`]: i })));
+    expect(JSON.parse(text)).toEqual(shapes.map((_shape, i) => ({ a: null, [`k${i}`]: i })));
     expect(text.startsWith('[{"a":null,"k0":0},{"a":null,"k1":1}')).toBe(true);
     // The same shape again, after the bound on remembered shapes was passed, still sorted.
     expect(v3Json({ k0: 0, a: null })).toBe('{"a":null,"k0":0}');
