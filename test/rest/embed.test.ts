@@ -13,6 +13,7 @@ import { OutputRefused } from '../../src/builds/output.ts';
 import { pageCache } from '../../src/embed/cache.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { type Published, publishHtml, sphinxHtml } from '../helpers/publish-embed.ts';
+import { expectGolden } from './golden.ts';
 
 const FIXTURE = path.resolve(import.meta.dirname, '../fixtures/embed-sphinx');
 const DOCS = 'http://lectern.test/docs/embed/en/latest';
@@ -418,6 +419,18 @@ describe('embed API v3 (GET /api/v3/embed/?url=..., readthedocs/embed/v3)', () =
     expect(res.body.content).toContain(`href="${DOCS}/guide/index.html"`);
     expect(res.body.content).toContain(`src="${DOCS}/_images/diagram.svg"`);
     expect(res.body.content).not.toMatch(/href="(?!https?:)[^"]*"/);
+  });
+
+  it('answers the exact bodies sphinx-hoverxref reads: a glossary term, and the errors', async () => {
+    const term = await v3(`${url(`${DOCS}/glossary.html#term-Widget`)}&doctool=sphinx&doctoolversion=5.3.0`);
+    expect(term.status).toBe(200);
+    expectGolden('embed-v3-glossary-term', term.body);
+    const missing = await v3(url(`${DOCS}/glossary.html#term-Nothing`));
+    expect(missing.status).toBe(404);
+    expectGolden('embed-v3-404', missing.body);
+    const outside = await v3(url('https://docs.python.org/3/library/os.html#os.walk'));
+    expect(outside.status).toBe(400);
+    expectGolden('embed-v3-400-external', outside.body);
   });
 
   it('answers the main content without a fragment, or what `maincontent` selects', async () => {
