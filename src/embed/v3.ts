@@ -4,7 +4,7 @@
 // URL that is not one of its docs is refused as an external domain, as Read the Docs refuses
 // domains outside its allow list. Private projects and versions are found only by those who may
 // see them; for anyone else they are simply not there.
-import type { Cheerio } from 'cheerio';
+import type { Cheerio, CheerioAPI } from 'cheerio';
 import type { Element } from 'domhandler';
 import { artifactPrefix } from '../builds/artifacts.ts';
 import { readableVersionRule } from '../domain/access.ts';
@@ -45,14 +45,8 @@ function cleanReferences(node: Cheerio<Element>, pageUrl: string): void {
   node.find('a[href], img[src]').each((_i, el) => {
     const attribute = el.name === 'a' ? 'href' : 'src';
     const value = el.attribs[attribute]!;
-    let scheme = false;
-    let path = value;
-    try {
-      scheme = /^[a-z][a-z0-9+.-]*:/i.test(value);
-      path = value.split('#')[0]!.split('?')[0]!;
-    } catch {
-      return;
-    }
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.test(value);
+    const path = value.split('#')[0]!.split('?')[0]!;
     if (scheme || path.startsWith('/')) return;
     if (el.name === 'a' && path === '' && value.includes('#')) {
       el.attribs[attribute] = pageUrl + value;
@@ -69,12 +63,16 @@ function cleanReferences(node: Cheerio<Element>, pageUrl: string): void {
  * special cases (an empty reference span stands for its section; a glossary or citation term for
  * its own term and definition; another definition term for its whole list).
  */
-function findNode($: ReturnType<typeof import('cheerio').load>, fragment: string, doctool: string | null, selector: string | null): Cheerio<Element> | null {
+function findNode($: CheerioAPI, fragment: string, doctool: string | null, selector: string | null): Cheerio<Element> | null {
+  // By attribute, not `#id`: an id may hold characters a CSS selector would need escaped.
+  const original = fragment
+    ? ($('[id]')
+        .filter((_i, el) => (el as Element).attribs.id === fragment)
+        .first() as Cheerio<Element>)
+    : null;
   let node: Cheerio<Element>;
-  if (fragment) {
-    node = $('[id]')
-      .filter((_i, el) => (el as Element).attribs.id === fragment)
-      .first() as Cheerio<Element>;
+  if (original) {
+    node = original;
   } else if (selector) {
     try {
       node = $(selector).first() as Cheerio<Element>;
@@ -87,12 +85,6 @@ function findNode($: ReturnType<typeof import('cheerio').load>, fragment: string
     if (!node.length) node = $('body h1').first().parent() as Cheerio<Element>;
   }
   if (!node.length) return null;
-  node = node.clone();
-  const original = fragment
-    ? ($('[id]')
-        .filter((_i, el) => (el as Element).attribs.id === fragment)
-        .first() as Cheerio<Element>)
-    : null;
   if (doctool === 'sphinx' && original) {
     const el = original.get(0)!;
     const parent = original.parent();
@@ -116,7 +108,7 @@ function findNode($: ReturnType<typeof import('cheerio').load>, fragment: string
       return parent.clone() as Cheerio<Element>;
     }
   }
-  return node;
+  return node.clone();
 }
 
 /** One embed; null when the page or the element is not there (for this caller). */

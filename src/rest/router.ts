@@ -304,8 +304,11 @@ export function restRouter(opts: RouterOptions): express.Router {
     // the operation answers with. Only an answer given before the operation runs (429, 405, 400)
     // asks the rule first, so that a caller without permission hears 403, in DRF's order.
     const needsMaintainer = route ? route.auth === 'maintainer' : candidates.some((c) => c.route.auth === 'maintainer');
-    const refuse = async (answer: unknown): Promise<never> => {
+    const permission = async () => {
       if (needsMaintainer && params.project !== undefined) await requireMaintainer(s, params.project);
+    };
+    const refuse = async (answer: unknown): Promise<never> => {
+      await permission();
       throw answer;
     };
 
@@ -347,7 +350,7 @@ export function restRouter(opts: RouterOptions): express.Router {
     if (route.input) {
       const read = bodyError ? { errors: undefined } : readInput(opts.yoga.getEnveloped().schema, route.input, req.body);
       if (bodyError || read.errors) {
-        if (needsMaintainer && typed.project !== undefined) await requireMaintainer(s, String(typed.project));
+        await permission();
         await requireObjects(s, typed);
         throw bodyError ?? new RestError(400, read.errors);
       }

@@ -217,6 +217,21 @@ export const Subproject: Resource = {
   },
 };
 
+/** `_links` of an object a project owns (a redirect, a variable): itself, by pk, and its project. */
+const ownedLinks = (collection: string) =>
+  field(
+    'id project { slug }',
+    (n, env) => ({
+      _self: `${env.api}/projects/${n.project.slug}/${collection}/${n.id}/`,
+      project: `${env.api}/projects/${n.project.slug}/`,
+    }),
+    links(['_self', 'project']),
+  );
+
+/** A redirect's URL: an empty one as null when `emptyAsNull`. */
+const redirectUrl = (graphqlName: 'fromUrl' | 'toUrl', emptyAsNull: boolean) =>
+  field(graphqlName, (n) => (emptyAsNull && n[graphqlName] === '' ? null : n[graphqlName]), emptyAsNull ? orNull({ type: 'string' }) : { type: 'string' });
+
 /** Detail and list show an empty URL as null; create and update answers show it as stored. */
 const redirectFields = (emptyAsNull: boolean): Resource['fields'] => ({
   pk: plain('id'),
@@ -224,21 +239,14 @@ const redirectFields = (emptyAsNull: boolean): Resource['fields'] => ({
   modified: dateTime('modifiedAt'),
   project: projectSlug,
   type: plain('type'),
-  from_url: field('fromUrl', (n) => (emptyAsNull && n.fromUrl === '' ? null : n.fromUrl), emptyAsNull ? orNull({ type: 'string' }) : { type: 'string' }),
-  to_url: field('toUrl', (n) => (emptyAsNull && n.toUrl === '' ? null : n.toUrl), emptyAsNull ? orNull({ type: 'string' }) : { type: 'string' }),
+  from_url: redirectUrl('fromUrl', emptyAsNull),
+  to_url: redirectUrl('toUrl', emptyAsNull),
   force: plain('force'),
   enabled: plain('enabled'),
   description: plain('description'),
   http_status: plain('httpStatus'),
   position: plain('position'),
-  _links: field(
-    'id project { slug }',
-    (n, env) => ({
-      _self: `${env.api}/projects/${n.project.slug}/redirects/${n.id}/`,
-      project: `${env.api}/projects/${n.project.slug}/`,
-    }),
-    links(['_self', 'project']),
-  ),
+  _links: ownedLinks('redirects'),
 });
 
 export const Redirect: Resource = { name: 'Redirect', graphqlType: 'Redirect', fields: redirectFields(true) };
@@ -254,14 +262,7 @@ export const EnvironmentVariable: Resource = {
     name: plain('name'),
     public: plain('public'),
     project: projectSlug,
-    _links: field(
-      'id project { slug }',
-      (n, env) => ({
-        _self: `${env.api}/projects/${n.project.slug}/environmentvariables/${n.id}/`,
-        project: `${env.api}/projects/${n.project.slug}/`,
-      }),
-      links(['_self', 'project']),
-    ),
+    _links: ownedLinks('environmentvariables'),
   },
 };
 
