@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
-import type { Build, BuildCommand } from '../generated/prisma/client.ts';
+import type { Build, BuildCommand, Prisma } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
 import type { SandboxRun } from './sandbox.ts';
 import { type RunResult, runCommand } from './subprocess.ts';
@@ -506,8 +506,12 @@ export interface BuildProgress {
 }
 
 export interface FollowOptions {
-  /** Reads the build row, or null when it is gone (or no longer visible to the reader). */
-  load: () => Promise<Build | null>;
+  /**
+   * Reads the build row with `db` (the snapshot's transaction), or null when it is gone (or no
+   * longer visible to the reader). Only through `db`: on the embedded database the transaction
+   * holds the one connection, and another client would wait for it.
+   */
+  load: (db: Prisma.TransactionClient) => Promise<Build | null>;
   signal: AbortSignal;
   /** The safety-net poll: how long to wait for an announcement before re-reading anyway. */
   pollMs?: number;
@@ -550,11 +554,18 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
   try {
     while (!signal.aborted) {
       dirty = false;
-      // The build before its commands: every command write made before a `finished` seen here is
-      // visible to the read that follows.
-      const build = await opts.load();
+      // The build and its commands as of one moment (one snapshot): read one after the other, a
+      // command started after a state change could be seen with the state before it, and sent
+      // before that change.
+      const [build, commands] = await db.$transaction(
+        async (tx) => {
+          const row = await opts.load(tx);
+          if (!row) return [null, []] as const;
+          return [row, await tx.buildCommand.findMany({ where: { buildId, id: { notIn: [...ended] } }, orderBy: { id: 'asc' } })] as const;
+        },
+        { isolationLevel: 'RepeatableRead' },
+      );
       if (!build) return;
-      const commands = await db.buildCommand.findMany({ where: { buildId, id: { notIn: [...ended] } }, orderBy: { id: 'asc' } });
       const known: BuildProgress[] = [];
       const fresh: BuildProgress[] = [];
       for (const command of commands) {

@@ -133,7 +133,7 @@ describe('live build logs (followBuild)', () => {
     const updates: BuildProgress[] = [];
     const reading = (async () => {
       const follow = followBuild(t.db.prisma, build.id, {
-        load: () => t.db.prisma.build.findUnique({ where: { id: build.id } }),
+        load: (db) => db.build.findUnique({ where: { id: build.id } }),
         signal: controller.signal,
         pollMs: LONG_POLL,
         databaseUrl: t.databaseUrl,

@@ -230,8 +230,8 @@ builder.subscriptionField('buildUpdated', (t) =>
         void stop.then(() => controller.abort());
         let found = false;
         // Visibility is checked on every read, so a build that becomes private stops streaming.
-        const load = async () => {
-          const build = await ctx.prisma.build.findFirst({
+        const load = async (db: Prisma.TransactionClient) => {
+          const build = await db.build.findFirst({
             where: { AND: [{ id: args.id }, visibleBuilds(ctx.viewer), { project: visibleProjects(ctx.viewer) }] },
           });
           if (!build && !found) throw new NotFoundError('Build');
