@@ -2,6 +2,12 @@
 // Entry point of the `lectern` command. Node 24 runs the TypeScript sources itself (type
 // stripping: tsconfig's erasableSyntaxOnly and verbatimModuleSyntax keep them strippable); an
 // older Node loads them through tsx.
+// Production unless the environment says otherwise, set before anything is loaded: graphql-js and
+// Pothos read it once, and drop their development checks (graphql-js's cross-realm instanceof
+// check, Pothos's unused-Prisma-selection check, which Lectern's tests keep on). The API answers
+// about a quarter faster (test/bench/rest-vs-graphql.ts, nested project read: GraphQL 372 req/s
+// against 301).
+process.env.NODE_ENV ??= 'production';
 if (!process.features.typescript) {
   const { register } = await import('tsx/esm/api');
   register();

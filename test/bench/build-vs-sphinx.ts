@@ -8,6 +8,9 @@
 // sphinx-build, and the overhead (built - sphinx). Targets (issue 4): trigger -> cloning under
 // 200 ms; warm overhead under 1 s.
 // Run: npx tsx test/bench/build-vs-sphinx.ts [warm-rounds]
+// First: the app runs as `lectern serve` runs it, in production mode (src/bin.js).
+import './production-mode.ts';
+
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';

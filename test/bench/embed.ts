@@ -5,6 +5,9 @@
 //   cached    the same request with the page already parsed
 // through the whole in-process HTTP stack, printing p50/p90 of each and the ratio.
 // Run: npx tsx test/bench/embed.ts [iterations]
+// First: the app runs as `lectern serve` runs it, in production mode (src/bin.js).
+import './production-mode.ts';
+
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

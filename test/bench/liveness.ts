@@ -10,6 +10,9 @@
 //             a worker (to a repository that refuses the connection)
 // Each row prints the median of its runs and its ratio to the row's baseline.
 // Run: npx tsx test/bench/liveness.ts [runs]
+// First: the app runs as `lectern serve` runs it, in production mode (src/bin.js).
+import './production-mode.ts';
+
 import { createHmac } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';

@@ -14,6 +14,9 @@
 // and prints p50/p99 of each probe, the ratio of p99 to the idle p99, and how many heavy operations
 // completed (with their mean time).
 // Run: npx tsx test/bench/responsive.ts [seconds-per-scenario] [clients] [embedded|postgres (default: both)]
+// First: the app runs as `lectern serve` runs it, in production mode (src/bin.js).
+import './production-mode.ts';
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';

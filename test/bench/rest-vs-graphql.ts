@@ -10,7 +10,10 @@
 // The four answers are checked to be the same JSON before anything is timed. It prints requests per
 // second, p50/p99 latency and the ratios. Targets: REST within 1.2x the cost of GraphQL, GraphQL
 // within 2x of raw SQL (issue 11).
-// Run: npx tsx test/bench/rest-vs-graphql.ts [seconds-per-round] [detail|list]
+// Run: npx tsx test/bench/rest-vs-graphql.ts [seconds-per-round] [detail|list] [rows, e.g. graphql]
+// First: the app runs as `lectern serve` runs it, in production mode (src/bin.js).
+import './production-mode.ts';
+
 import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import { print } from 'graphql';
@@ -32,6 +35,8 @@ import { startPostgres, withDatabase } from '../setup/postgres.ts';
 
 const seconds = Number(process.argv[2] ?? 8);
 const only = process.argv[3];
+// A profile of one row: `... 8 detail graphql` loads that row alone and prints no ratios.
+const rows = process.argv[4]?.split(',');
 const VERSIONS = 10;
 const LISTED = 100;
 const LISTED_VERSIONS = 3;
@@ -349,8 +354,9 @@ const scenarios = {
   },
 };
 type Scenario = keyof typeof scenarios;
-const names = ['rest', 'graphql', 'direct', 'rawsql'] as const;
-type Name = (typeof names)[number];
+const allNames = ['rest', 'graphql', 'direct', 'rawsql'] as const;
+type Name = (typeof allNames)[number];
+const names = allNames.filter((n) => !rows || rows.includes(n));
 type Target = { method: 'GET' | 'POST'; path: string; body?: string };
 
 const headers = { authorization: `Token ${token}`, 'content-type': 'application/json', accept: 'application/json' };
@@ -402,6 +408,7 @@ for (const scenario of Object.keys(scenarios) as Scenario[]) {
   for (const n of names) {
     console.log(`${n.padEnd(9)} ${rps(n).toFixed(0).padStart(6)}  ${avg(totals[n].p50).toFixed(1).padStart(7)}  ${avg(totals[n].p99).toFixed(1).padStart(7)}`);
   }
+  if (rows) continue;
   console.log(`\ncost of REST relative to GraphQL:      ${(rps('graphql') / rps('rest')).toFixed(2)}x (target <= 1.2x)`);
   console.log(`cost of GraphQL relative to raw SQL:   ${(rps('rawsql') / rps('graphql')).toFixed(2)}x (target <= 2x)`);
   console.log(`cost of REST relative to hand-written: ${(rps('direct') / rps('rest')).toFixed(2)}x`);

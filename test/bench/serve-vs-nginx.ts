@@ -13,6 +13,9 @@
 // and prints requests per second, latency and the ratios to nginx and to node-bare.
 // Needs wrk and nginx: `apt-get install -y wrk nginx` when they are missing.
 // Run: npx tsx test/bench/serve-vs-nginx.ts [seconds-per-round]
+// First: the app runs as `lectern serve` runs it, in production mode (src/bin.js).
+import './production-mode.ts';
+
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
