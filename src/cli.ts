@@ -9,7 +9,7 @@ import { type Config, ConfigError, loadConfig } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { DataDirInUseError } from './db/lock.ts';
 import { MigrationError } from './db/migrate.ts';
-import { createTokenFor, createUser } from './domain/users.ts';
+import { createTokenFor, createUser, setPassword } from './domain/users.ts';
 import { syncProjectVersions } from './domain/version-sync.ts';
 import { ValidationError } from './graphql/errors.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -21,12 +21,24 @@ const USAGE = `usage: lectern <command>
   serve                               API, GraphiQL and docs on HOST:PORT, and a build worker (migrates first)
   worker                              a build worker only (LECTERN_BUILD_CONCURRENCY builds at once, and version syncs)
   migrate                             apply pending database migrations and exit
-  user create <username> [--email E]  create a user; prints an API token on the last line
+  user create <username> [--email E] [--admin] [--password P | --password-stdin]
+                                      create a user (a site admin with --admin; with a password, they
+                                      can sign in to the dashboard); prints an API token on the last line
+  user set-password <username> [--password P | --password-stdin]
+                                      set a user's password (read from stdin unless --password is given)
   token create <username>             print a new API token for a user
 
 Configuration is read from the environment (see README.md).`;
 
 class UsageError extends Error {}
+
+/** A password piped to the command (its first line), so it appears in no command line or shell history. */
+async function passwordFromStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw new UsageError('give the password on stdin (echo "$PASSWORD" | lectern ...), or with --password');
+  let text = '';
+  for await (const chunk of process.stdin) text += chunk;
+  return text.split(/\r?\n/)[0] ?? '';
+}
 
 function open(config: Config): Promise<Database> {
   return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, statementTimeoutMs: config.dbStatementTimeoutMs });
@@ -134,7 +146,13 @@ export async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { email: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        email: { type: 'string' },
+        admin: { type: 'boolean' },
+        password: { type: 'string' },
+        'password-stdin': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
   } catch (e) {
     // An unknown or malformed option is a usage error, not a crash with a stack trace.
@@ -161,14 +179,28 @@ export async function main(argv: string[]): Promise<number> {
       console.log(db.applied.length ? `applied ${db.applied.length} migration(s): ${db.applied.join(', ')}` : 'the database is up to date');
       return 0;
     }
-    case 'user':
-      if (sub !== 'create' || !name) throw new UsageError('usage: lectern user create <username> [--email E]');
-      return withDatabase(config, async (db) => {
-        const { user, token } = await createUser(db.prisma, name, values.email);
-        console.log(`created user ${user.username}; API token (shown once):`);
-        console.log(token);
-        return 0;
-      });
+    case 'user': {
+      if (sub === 'create' && name) {
+        const password = values['password-stdin'] ? await passwordFromStdin() : values.password;
+        return withDatabase(config, async (db) => {
+          const { user, token } = await createUser(db.prisma, name, { email: values.email, password, isAdmin: values.admin });
+          console.log(`created ${user.isAdmin ? 'site admin' : 'user'} ${user.username}; API token (shown once):`);
+          console.log(token);
+          return 0;
+        });
+      }
+      if (sub === 'set-password' && name) {
+        const password = values.password ?? (await passwordFromStdin());
+        return withDatabase(config, async (db) => {
+          await setPassword(db.prisma, name, password);
+          console.log(`password of ${name} set`);
+          return 0;
+        });
+      }
+      throw new UsageError(
+        'usage: lectern user create <username> [--email E] [--admin] [--password P | --password-stdin]\n       lectern user set-password <username> [--password P | --password-stdin]',
+      );
+    }
     case 'token':
       if (sub !== 'create' || !name) throw new UsageError('usage: lectern token create <username>');
       return withDatabase(config, async (db) => {

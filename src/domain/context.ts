@@ -14,6 +14,8 @@ import { UnauthenticatedError } from './errors.ts';
 export interface Viewer {
   id: number;
   username: string;
+  /** A site admin: manages users. */
+  isAdmin: boolean;
 }
 
 /** The parts an app is built from, set once when it starts. */
@@ -67,11 +69,22 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
   if (scheme?.toLowerCase() !== 'token') return null;
   if (rest.length === 0) throw new UnauthenticatedError('Invalid token header. No credentials provided.');
   if (rest.length > 1) throw new UnauthenticatedError('Invalid token header. Token string should not contain spaces.');
-  // The user whose token it is, in one statement (the token's row is found through the unique hash).
-  const user = await prisma.user.findFirst({ where: { tokens: { some: { keyHash: hashToken(rest[0]!) } } }, select: { id: true, username: true } });
-  if (!user) throw new UnauthenticatedError('Invalid token.');
-  return user;
+  // The token and its user in one statement (the token's row is found through the unique hash); a
+  // disabled user's tokens are refused at once.
+  const [hit] = await prisma.$queryRaw<(Viewer & { tokenId: number; lastUsedAt: Date | null })[]>`
+    SELECT u.id, u.username, u."isAdmin", t.id AS "tokenId", t."lastUsedAt" FROM "public"."ApiToken" t
+    JOIN "public"."User" u ON u.id = t."userId" WHERE t."keyHash" = ${hashToken(rest[0]!)} AND u."disabledAt" IS NULL`;
+  if (!hit) throw new UnauthenticatedError('Invalid token.');
+  // When the token was last used, to the minute: written at most once a minute, not on every request.
+  const now = Date.now();
+  if (!hit.lastUsedAt || now - new Date(hit.lastUsedAt).getTime() >= TOKEN_USE_RESOLUTION_MS) {
+    await prisma.apiToken.updateMany({ where: { id: hit.tokenId }, data: { lastUsedAt: new Date(now) } });
+  }
+  return { id: hit.id, username: hit.username, isAdmin: hit.isAdmin };
 }
+
+/** How precisely a token's `lastUsedAt` is kept. */
+export const TOKEN_USE_RESOLUTION_MS = 60_000;
 
 /** The context of the caller an Authorization header names. */
 export async function createContext(services: Services, authorization: string | null | undefined): Promise<Context> {

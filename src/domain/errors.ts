@@ -42,8 +42,15 @@ export class ForbiddenError extends LecternError {
   }
 }
 
+/** The request is valid but cannot be done in the present state (409). */
+export class ConflictError extends LecternError {
+  constructor(message: string) {
+    super('CONFLICT', message);
+  }
+}
+
 /** Read the Docs' model names, so `No Project matches the given query.` reads the same. */
-export type ModelName = 'Project' | 'Version' | 'Build' | 'ProjectRelationship' | 'Redirect' | 'EnvironmentVariable' | 'Integration' | 'User';
+export type ModelName = 'Project' | 'Version' | 'Build' | 'ProjectRelationship' | 'Redirect' | 'EnvironmentVariable' | 'Integration' | 'User' | 'ApiToken';
 
 export class NotFoundError extends LecternError {
   readonly model: ModelName;

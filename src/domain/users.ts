@@ -1,27 +1,44 @@
-// Users and their API tokens, made from the command line. A token's key is returned once; only
-// its hash is stored.
+// Users, their passwords and their API tokens. A token's key is returned once; only its hash is
+// stored. Site admins manage users; an installation always keeps one admin who is not disabled.
 
 import type { PrismaClient } from '../db/database.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { hashToken, newTokenKey } from '../secrets.ts';
-import { ValidationError } from './errors.ts';
+import type { Viewer } from './context.ts';
+import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
+import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { Collector, checkString } from './validate.ts';
 
 const USERNAME = /^[\w.@+-]+$/;
 
-export async function createUser(db: PrismaClient, username: string, email?: string) {
+export interface NewUser {
+  email?: string;
+  /** Lets the user sign in to the dashboard; without it the user has API tokens only. */
+  password?: string;
+  isAdmin?: boolean;
+}
+
+/** Creates a user and an API token (its key returned once), as the command line does. */
+export async function createUser(db: PrismaClient, username: string, opts: NewUser = {}) {
+  const user = await createAccount(db, username, opts);
+  return { user, token: await createToken(db, user.id) };
+}
+
+/** Creates a user, with no token (an admin's, in the dashboard). Bad input changes nothing. */
+export async function createAccount(db: PrismaClient, username: string, opts: NewUser = {}) {
   const c = new Collector();
   c.add(
     'username',
     checkString(username, { max: 150, required: true }) ??
       (USERNAME.test(username) ? undefined : 'Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters.'),
   );
+  const { email, password } = opts;
   if (email !== undefined) c.add('email', /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) && email.length <= 254 ? undefined : 'Enter a valid email address.');
+  if (password !== undefined) c.add('password', passwordProblem(password, username));
   c.throwIfAny();
+  const passwordHash = password === undefined ? null : await hashPassword(password);
   try {
-    const user = await db.user.create({ data: { username, email: email ?? null } });
-    const token = await createToken(db, user.id);
-    return { user, token };
+    return await db.user.create({ data: { username, email: email ?? null, passwordHash, isAdmin: opts.isAdmin ?? false } });
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') {
       throw ValidationError.field('username', 'A user with that username already exists.');
@@ -30,15 +47,85 @@ export async function createUser(db: PrismaClient, username: string, email?: str
   }
 }
 
-/** Creates a token for the user and returns its key, which is not stored anywhere. */
-export async function createToken(db: PrismaClient, userId: number): Promise<string> {
+/** A new token's row data and its key, which is not stored anywhere: only its hash. */
+function newToken(userId: number, name: string) {
+  if (name.length > 100) throw ValidationError.field('name', 'Ensure this field has no more than 100 characters.');
   const key = newTokenKey();
-  await db.apiToken.create({ data: { userId, keyHash: hashToken(key), keyPrefix: key.slice(0, 8) } });
+  return { key, data: { userId, keyHash: hashToken(key), keyPrefix: key.slice(0, 8), name: name.trim() } };
+}
+
+/** Creates a token for the user and returns its key. */
+export async function createToken(db: PrismaClient, userId: number, name = ''): Promise<string> {
+  const { key, data } = newToken(userId, name);
+  await db.apiToken.create({ data });
   return key;
+}
+
+/** A new token of the caller's, with its row (read with `query`, the client's selection) and its key. */
+export async function createOwnToken<Q extends object>(db: PrismaClient, viewer: Viewer, name: string, query: Q) {
+  const { key, data } = newToken(viewer.id, name);
+  return { token: await db.apiToken.create({ ...query, data }), key };
+}
+
+/** Revokes one of the caller's tokens: requests made with it are refused from now on. */
+export async function revokeToken<Q extends object>(db: PrismaClient, viewer: Viewer, id: number, query: Q) {
+  return db.$transaction(async (tx) => {
+    const token = await tx.apiToken.findFirst({ ...query, where: { id, userId: viewer.id } });
+    if (!token) throw new NotFoundError('ApiToken');
+    await tx.apiToken.delete({ where: { id } });
+    return token;
+  });
 }
 
 export async function createTokenFor(db: PrismaClient, username: string): Promise<string> {
   const user = await db.user.findUnique({ where: { username } });
   if (!user) throw ValidationError.field('username', `No user named "${username}".`);
   return createToken(db, user.id);
+}
+
+/** Sets a user's password (the command line's `user set-password`, an admin's reset). */
+export async function setPassword(db: PrismaClient, username: string, password: string): Promise<void> {
+  const problem = passwordProblem(password, username);
+  if (problem) throw ValidationError.field('password', problem);
+  const passwordHash = await hashPassword(password);
+  const { count } = await db.user.updateMany({ where: { username }, data: { passwordHash } });
+  if (count === 0) throw ValidationError.field('username', `No user named "${username}".`);
+}
+
+/** The caller changes their own password; the current one is asked for when there is one. */
+export async function changePassword(db: PrismaClient, viewer: Viewer, current: string | null | undefined, next: string): Promise<void> {
+  const user = await db.user.findUniqueOrThrow({ where: { id: viewer.id }, select: { passwordHash: true } });
+  if (user.passwordHash && !(await verifyPassword(user.passwordHash, current ?? ''))) {
+    throw ValidationError.field('currentPassword', 'Your old password was entered incorrectly. Please enter it again.');
+  }
+  const problem = passwordProblem(next, viewer.username);
+  if (problem) throw ValidationError.field('newPassword', problem);
+  await db.user.update({ where: { id: viewer.id }, data: { passwordHash: await hashPassword(next) } });
+}
+
+export interface UserChange {
+  isAdmin?: boolean | null;
+  disabled?: boolean | null;
+}
+
+/**
+ * An admin makes a user an admin or not, or disables or enables them (a disabled user's tokens
+ * stop working at once). The last admin who is not disabled cannot stop being one.
+ */
+export async function changeUser<Q extends object>(db: PrismaClient, username: string, change: UserChange, query: Q) {
+  return db.$transaction(
+    async (tx) => {
+      const user = await tx.user.findUnique({ where: { username }, select: { id: true, isAdmin: true, disabledAt: true } });
+      if (!user) throw new NotFoundError('User');
+      const isAdmin = change.isAdmin ?? user.isAdmin;
+      const disabledAt = change.disabled == null ? user.disabledAt : change.disabled ? (user.disabledAt ?? new Date()) : null;
+      const wasActiveAdmin = user.isAdmin && !user.disabledAt;
+      if (wasActiveAdmin && !(isAdmin && !disabledAt)) {
+        const others = await tx.user.count({ where: { isAdmin: true, disabledAt: null, id: { not: user.id } } });
+        if (others === 0) throw new ConflictError('This is the only admin: make another user an admin first.');
+      }
+      return tx.user.update({ ...query, where: { id: user.id }, data: { isAdmin, disabledAt } });
+    },
+    { isolationLevel: 'Serializable' },
+  );
 }

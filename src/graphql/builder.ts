@@ -90,7 +90,7 @@ export const builder = new SchemaBuilder<{
    * rules), `loggedIn`, `maintainerOf` (a project by id, on a field of a project already read) and
    * `maintainerOfProject` (the project a write names by slug: 401, 404, 403 in Read the Docs' order).
    */
-  AuthScopes: { public: boolean; loggedIn: boolean; maintainerOf: number; maintainerOfProject: string };
+  AuthScopes: { public: boolean; loggedIn: boolean; siteAdmin: boolean; selfOrAdmin: number; self: number; maintainerOf: number; maintainerOfProject: string };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
@@ -103,6 +103,11 @@ export const builder = new SchemaBuilder<{
     authScopes: (ctx) => ({
       public: true,
       loggedIn: ctx.viewer !== null,
+      // Site admins manage users (domain/users.ts).
+      siteAdmin: ctx.viewer?.isAdmin === true,
+      // A user's own account data (their tokens), or also an admin's view of it (email, admin, disabled).
+      self: (userId: number) => ctx.viewer?.id === userId,
+      selfOrAdmin: (userId: number) => ctx.viewer?.id === userId || ctx.viewer?.isAdmin === true,
       // Maintainers of the project with this id; others are refused before the resolver runs.
       maintainerOf: (projectId: number) => isMaintainer(ctx, projectId),
       maintainerOfProject: (slug: string) => maintainsProject(ctx, slug),

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
+import { verifyPassword } from '../../src/domain/passwords.ts';
 import { emptyPostgresDatabase, tempDirs } from '../helpers/cli-databases.ts';
 import { type CliResult, cliEnv, gql, killChildren, runCli, type Served, show, startServe } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
@@ -111,6 +112,31 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
     expect(r.code, show(['user', 'create'], r)).toBe(1);
     expect(r.stderr).toMatch(/username: Enter a valid username/);
     expect(r.stderr).toMatch(/email: Enter a valid email address/);
+  });
+
+  it('`user create --admin --password-stdin` makes a site admin who can sign in; `user set-password` changes it; neither prints the password', async () => {
+    const db = () => openDatabase({ dataDir, databaseUrl, migrate: false });
+    const args = ['user', 'create', 'root', '--admin', '--password-stdin'];
+    const r = await runCli(args, env, 60_000, 'first-secret-pw\n');
+    tokenFrom(args, r);
+    expect(r.stdout).toMatch(/^created site admin root;/);
+    const set = await runCli(['user', 'set-password', 'root'], env, 60_000, 'second-secret-pw\n');
+    expect(set.code, show(['user', 'set-password', 'root'], set)).toBe(0);
+    const short = await runCli(['user', 'set-password', 'root', '--password', 'short'], env);
+    expect(short.code).toBe(1);
+    expect(short.stderr).toMatch(/^lectern: password: This password is too short\./m);
+    const nobody = await runCli(['user', 'set-password', 'nobody'], env, 60_000, 'whatever-pw-1\n');
+    expect(nobody.stderr).toMatch(/^lectern: username: No user named "nobody"\.$/m);
+    for (const out of [r, set, short, nobody]) expect(out.stdout + out.stderr).not.toMatch(/first-secret|second-secret/);
+    const d = await db();
+    try {
+      const root = await d.prisma.user.findUniqueOrThrow({ where: { username: 'root' } });
+      expect(root.isAdmin).toBe(true);
+      expect(await verifyPassword(root.passwordHash, 'second-secret-pw')).toBe(true);
+      await d.prisma.user.delete({ where: { username: 'root' } });
+    } finally {
+      await d.close();
+    }
   });
 
   it('stores tokens hashed: no ApiToken column holds a key', async () => {

@@ -49,7 +49,7 @@ async function load(w: World) {
   await db.user.deleteMany();
   const users = await db.user.createManyAndReturn({
     data: Array.from({ length: w.users }, (_, i) => ({ username: `u${i}` })),
-    select: { id: true, username: true },
+    select: { id: true, username: true, isAdmin: true },
   });
   const projects = [];
   for (const [i, p] of w.projects.entries()) {

@@ -84,7 +84,7 @@ afterAll(() => t.close());
 /** A statement reduced to what it reads: `count Project`, `select Version`, … */
 function shape(sql: string): string {
   const table = /FROM "public"\."(\w+)"/.exec(sql)?.[1] ?? '?';
-  return `${/^SELECT COUNT/.test(sql) ? 'count' : sql.split(' ')[0]!.toLowerCase()} ${table}`;
+  return `${/^SELECT COUNT/.test(sql) ? 'count' : sql.trim().split(/\s/)[0]!.toLowerCase()} ${table}`;
 }
 
 /** Runs a query and returns its result and the SQL statements it sent. */
@@ -130,10 +130,10 @@ describe('the dashboard project list', () => {
       expect(large.res.data.projects.nodes[0]).toMatchObject({ slug: slugOf(0), viewerIsMaintainer: true });
       expect(large.res.data.projects.nodes[1]).toMatchObject({ slug: slugOf(1), viewerIsMaintainer: false });
       expect(large.sql.length).toBe(small.sql.length);
-      // The token's user (one statement), the projects the caller maintains (once per request), then as above.
+      // The token with its user (one statement), the projects the caller maintains (once per request), then as above.
       expect(large.sql.map(shape)).toMatchInlineSnapshot(`
         [
-          "select User",
+          "select ApiToken",
           "count Project",
           "select Project",
           "select User",

@@ -39,9 +39,11 @@ function describe(args: string[], r: Pick<CliResult, 'stdout' | 'stderr'>) {
 }
 
 /** Runs `lectern <args>` to completion (killed, and the promise rejected, after `timeoutMs`). */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
+/** Runs `lectern <args>`; `stdin` is piped to it when given (a password), else stdin is empty. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000, stdin?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env, stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (stdin !== undefined) child.stdin!.end(stdin);
     live.add(child);
     let stdout = '';
     let stderr = '';

@@ -1,6 +1,6 @@
 // The error types mutations return in their result unions; each carries its code and HTTP status.
 import { builder } from '../builder.ts';
-import { type FieldError, ForbiddenError, LecternError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.ts';
+import { ConflictError, type FieldError, ForbiddenError, LecternError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.ts';
 
 export const ErrorInterface = builder.interfaceRef<LecternError>('Error').implement({
   description: 'Something a client did that Lectern refused, with a stable code and the HTTP status it maps to.',
@@ -14,6 +14,7 @@ export const ErrorInterface = builder.interfaceRef<LecternError>('Error').implem
 builder.objectType(LecternError, { name: 'BaseError', interfaces: [ErrorInterface] });
 builder.objectType(UnauthenticatedError, { name: 'UnauthenticatedError', interfaces: [ErrorInterface] });
 builder.objectType(ForbiddenError, { name: 'ForbiddenError', interfaces: [ErrorInterface] });
+builder.objectType(ConflictError, { name: 'ConflictError', interfaces: [ErrorInterface] });
 builder.objectType(NotFoundError, {
   name: 'NotFoundError',
   interfaces: [ErrorInterface],

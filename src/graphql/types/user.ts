@@ -1,19 +1,176 @@
-// Users: maintainers of projects. Only the username is public; `viewer` is the caller.
+// Users: maintainers of projects, and the caller's own account. Only the username is public; a
+// user's account (email, admin, disabled, password set) is theirs and site admins' to read, their
+// API tokens theirs alone. `viewer` is the caller; site admins list and manage users.
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { changePassword, changeUser, createAccount, createOwnToken, revokeToken } from '../../domain/users.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
+import { ConflictError } from '../errors.ts';
+import { pageComplexity, pageOf, rowQuery, window } from './common.ts';
+import { writeErrors } from './errors.ts';
 
 export const User = builder.prismaObject('User', {
   fields: (t) => ({
     id: t.exposeInt('id'),
     username: t.exposeString('username'),
+    email: t.exposeString('email', { nullable: true, authScopes: (u) => ({ selfOrAdmin: u.id }), description: 'The user and site admins only.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', authScopes: (u) => ({ selfOrAdmin: u.id }), description: 'The user and site admins only.' }),
+    isAdmin: t.exposeBoolean('isAdmin', {
+      authScopes: (u) => ({ selfOrAdmin: u.id }),
+      description: 'A site admin, who manages users. The user and site admins only.',
+    }),
+    disabled: t.boolean({
+      authScopes: (u) => ({ selfOrAdmin: u.id }),
+      description: "A disabled user's tokens are refused. The user and site admins only.",
+      select: { disabledAt: true },
+      resolve: (u) => u.disabledAt !== null,
+    }),
+    hasPassword: t.boolean({
+      authScopes: (u) => ({ selfOrAdmin: u.id }),
+      description: 'Whether the user can sign in with a password (otherwise with API tokens only). The user and site admins only.',
+      select: { passwordHash: true },
+      resolve: (u) => u.passwordHash !== null,
+    }),
+    tokens: t.relation('tokens', {
+      authScopes: (u) => ({ self: u.id }),
+      description: "The user's API tokens, newest first. The user only; a token's key is shown once, when it is made.",
+      query: { orderBy: { id: 'desc' } },
+    }),
   }),
 });
 
-builder.queryField('viewer', (t) =>
-  t.prismaField({
+export const ApiToken = builder.prismaObject('ApiToken', {
+  description: 'An API token (`Authorization: Token <key>`). Its key is shown once, when it is made; only its first characters are kept to tell tokens apart.',
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    name: t.exposeString('name'),
+    prefix: t.exposeString('keyPrefix', { description: 'The first characters of the key.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'When a request last used it, to the minute; null if none has.' }),
+  }),
+});
+
+export const UserPage = pageOf<Prisma.UserGetPayload<object>>('UserPage', User);
+
+interface NewApiToken {
+  token: Prisma.ApiTokenGetPayload<object>;
+  key: string;
+}
+const NewApiTokenRef = builder.objectRef<NewApiToken>('NewApiToken').implement({
+  description: 'A token just made, with its key: shown this once, and stored nowhere.',
+  fields: (t) => ({
+    token: t.field({ type: ApiToken, resolve: (n) => n.token }),
+    key: t.exposeString('key'),
+  }),
+});
+
+builder.queryFields((t) => ({
+  viewer: t.prismaField({
     authScopes: { public: true },
     type: User,
     nullable: true,
     description: 'The user whose token made this request; null when anonymous.',
     resolve: (query, _root, _args, ctx) => (ctx.viewer ? ctx.prisma.user.findUnique({ ...query, where: { id: ctx.viewer.id } }) : null),
   }),
-);
+  users: t.field({
+    authScopes: { siteAdmin: true },
+    type: UserPage,
+    description: 'Every user, by username (site admins only); `search` is a substring of the username or email.',
+    args: { search: t.arg.string(), limit: t.arg.int(), offset: t.arg.int() },
+    complexity: pageComplexity,
+    resolve: (_root, args, ctx, info) => {
+      const search = args.search?.trim();
+      const where: Prisma.UserWhereInput = search
+        ? { OR: [{ username: { contains: search, mode: 'insensitive' } }, { email: { contains: search, mode: 'insensitive' } }] }
+        : {};
+      const { take, skip } = window(args, ctx);
+      return {
+        nodes: ctx.prisma.user.findMany({
+          ...queryFromInfo({ context: ctx, info, path: ['nodes'] }),
+          where,
+          orderBy: { username: 'asc' },
+          take,
+          skip,
+        }) as never,
+        totalCount: () => ctx.prisma.user.count({ where }),
+      };
+    },
+  }),
+}));
+
+const CreateUserInput = builder.inputType('CreateUserInput', {
+  fields: (t) => ({
+    username: t.string({ required: true }),
+    email: t.string(),
+    password: t.string({ description: 'Lets the user sign in; without it they use API tokens only.' }),
+    isAdmin: t.boolean(),
+  }),
+});
+
+const ChangeUserInput = builder.inputType('ChangeUserInput', {
+  fields: (t) => ({
+    isAdmin: t.boolean(),
+    disabled: t.boolean({ description: "A disabled user's tokens are refused at once." }),
+  }),
+});
+
+const ChangePasswordInput = builder.inputType('ChangePasswordInput', {
+  fields: (t) => ({
+    currentPassword: t.string({ description: 'Required when the caller has a password.' }),
+    newPassword: t.string({ required: true }),
+  }),
+});
+
+const accountErrors = { types: [...writeErrors.types, ConflictError] };
+
+builder.mutationFields((t) => ({
+  createToken: t.field({
+    authScopes: { loggedIn: true },
+    type: NewApiTokenRef,
+    description: 'Makes an API token for the caller; the answer holds its key, shown this once.',
+    args: { name: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => createOwnToken(ctx.prisma, ctx.viewer!, args.name, {}),
+  }),
+  revokeToken: t.prismaField({
+    authScopes: { loggedIn: true },
+    type: ApiToken,
+    description: "Revokes one of the caller's tokens: requests made with it are refused from now on. Answers with the token as it was.",
+    args: { id: t.arg.int({ required: true }) },
+    errors: writeErrors,
+    resolve: (query, _root, args, ctx) => revokeToken(ctx.prisma, ctx.viewer!, args.id, rowQuery(query)),
+  }),
+  changePassword: t.boolean({
+    authScopes: { loggedIn: true },
+    description: "Changes the caller's password.",
+    args: { input: t.arg({ type: ChangePasswordInput, required: true }) },
+    errors: writeErrors,
+    resolve: async (_root, args, ctx) => {
+      await changePassword(ctx.prisma, ctx.viewer!, args.input.currentPassword, args.input.newPassword);
+      return true;
+    },
+  }),
+  createUser: t.prismaField({
+    authScopes: { siteAdmin: true },
+    type: User,
+    description: 'Creates a user (site admins only).',
+    args: { input: t.arg({ type: CreateUserInput, required: true }) },
+    errors: writeErrors,
+    resolve: async (query, _root, { input }, ctx) => {
+      const user = await createAccount(ctx.prisma, input.username, {
+        email: input.email ?? undefined,
+        password: input.password ?? undefined,
+        isAdmin: input.isAdmin ?? false,
+      });
+      return ctx.prisma.user.findUniqueOrThrow({ ...rowQuery(query), where: { id: user.id } });
+    },
+  }),
+  changeUser: t.prismaField({
+    authScopes: { siteAdmin: true },
+    type: User,
+    description: 'Makes a user an admin or not, or disables or enables them (site admins only). The last admin who is not disabled stays one.',
+    args: { username: t.arg.string({ required: true }), input: t.arg({ type: ChangeUserInput, required: true }) },
+    errors: accountErrors,
+    resolve: (query, _root, args, ctx) => changeUser(ctx.prisma, args.username, args.input, rowQuery(query)),
+  }),
+}));

@@ -1,0 +1,59 @@
+// Passwords, stored as scrypt hashes (node:crypto; memory-hard, so a stolen table is slow to guess
+// through on GPUs). A stored hash names its parameters, so they can be raised later and old hashes
+// still verify: `scrypt$<log2 N>$<r>$<p>$<salt>$<hash>`, salt and hash in base64.
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+
+/** N = 2^15, r = 8: 32 MiB and about a tenth of a second per hash on these machines. */
+const LOG_N = 15;
+const R = 8;
+const P = 1;
+const KEY_BYTES = 32;
+const SALT_BYTES = 16;
+const maxmem = (logN: number, r: number) => 256 * 2 ** logN * r;
+
+export const PASSWORD_MIN = 8;
+/** Longer passwords are refused: hashing megabytes on request is a way to burn the server's CPU. */
+export const PASSWORD_MAX = 1024;
+
+/** Why a new password is refused, or undefined when it is acceptable. */
+export function passwordProblem(password: string, username?: string): string | undefined {
+  if (password.length < PASSWORD_MIN) return `This password is too short. It must contain at least ${PASSWORD_MIN} characters.`;
+  if (password.length > PASSWORD_MAX) return `This password is too long. It must contain at most ${PASSWORD_MAX} characters.`;
+  if (username !== undefined && password.toLowerCase() === username.toLowerCase()) return 'The password is too similar to the username.';
+  return undefined;
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  const hash = await scryptAsync(password, salt, KEY_BYTES, { N: 2 ** LOG_N, r: R, p: P, maxmem: maxmem(LOG_N, R) });
+  return `scrypt$${LOG_N}$${R}$${P}$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+/** A hash of no one's password: checked when there is no user, so that takes as long as a wrong password. */
+let decoy: Promise<string> | undefined;
+
+/**
+ * Whether `password` is the one `stored` was made from. With `stored` null (no such user, or no
+ * password set) it still hashes, and answers false in the same time.
+ */
+export async function verifyPassword(stored: string | null | undefined, password: string): Promise<boolean> {
+  const parts = stored?.split('$') ?? [];
+  if (parts.length !== 6 || parts[0] !== 'scrypt') {
+    await verifyPassword(await (decoy ??= hashPassword(randomBytes(16).toString('hex'))), password);
+    return false;
+  }
+  const [, logN, r, p, salt, hash] = parts as [string, string, string, string, string, string];
+  const expected = Buffer.from(hash, 'base64');
+  const n = Number(logN);
+  const rr = Number(r);
+  const actual = await scryptAsync(password.slice(0, PASSWORD_MAX), Buffer.from(salt, 'base64'), expected.length, {
+    N: 2 ** n,
+    r: rr,
+    p: Number(p),
+    maxmem: maxmem(n, rr),
+  });
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
