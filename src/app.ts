@@ -2,6 +2,7 @@
 // app that does not listen, so tests drive it in-process through the real HTTP stack.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance, maskError as yogaMaskError } from 'graphql-yoga';
@@ -164,6 +165,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   const storage = deps.storage ?? openStorage(config.storage);
   const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage };
 
+  let graphiqlPage: string | undefined;
   const yoga: Yoga = createYoga<{ req: express.Request }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -174,6 +176,9 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     cors: false,
     plugins: [limitTokens, takingTurnsByCost(schema, () => config.graphql.maxComplexity)],
     graphiql: { title: 'Lectern GraphQL' },
+    // GraphiQL from Lectern itself, its scripts and styles inlined: it works with no internet (yoga's
+    // default loads them from a CDN). The page (9 MB) is made once; the options never change.
+    renderGraphiQL: (opts) => (graphiqlPage ??= renderGraphiQL(opts)),
     landingPage: false,
     logging: {
       debug: (...a: unknown[]) => log.debug(a.map(String).join(' ')),
