@@ -4,9 +4,9 @@
 // older Node loads them through tsx.
 // Production unless the environment says otherwise, set before anything is loaded: graphql-js and
 // Pothos read it once, and drop their development checks (graphql-js's cross-realm instanceof
-// check, Pothos's unused-Prisma-selection check, which Lectern's tests keep on). The API answers
-// about a quarter faster (test/bench/rest-vs-graphql.ts, nested project read: GraphQL 372 req/s
-// against 301).
+// check, Pothos's unused-Prisma-selection check, which Lectern's tests keep on). The API answers a
+// few percent faster (test/bench/rest-vs-graphql.ts, nested project read, three interleaved runs:
+// GraphQL 260 req/s against 239).
 process.env.NODE_ENV ??= 'production';
 if (!process.features.typescript) {
   const { register } = await import('tsx/esm/api');
