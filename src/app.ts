@@ -3,12 +3,15 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { parse as parseCookie } from 'cookie';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance, maskError as yogaMaskError } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import { type Database, dbOwner } from './db/database.ts';
 import { DatabaseThrottle } from './db/throttle.ts';
+import type { SessionHandle, Viewer } from './domain/context.ts';
+import { endSession, SESSION_COOKIE, sessionViewer, startSession } from './domain/sessions.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
 import { type Context, createContext, type Services } from './graphql/context.ts';
 import { LecternError, toGraphQLError } from './graphql/errors.ts';
@@ -17,7 +20,7 @@ import type { Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { openApiDocument } from './rest/openapi.ts';
 import { restRouter } from './rest/router.ts';
-import { parseRate, Throttle } from './rest/throttle.ts';
+import { parseRate, type Rate, Throttle } from './rest/throttle.ts';
 import { v2Router } from './rest/v2/routes.ts';
 import { v3Referenced } from './rest/v3/resources.ts';
 import { v3Routes } from './rest/v3/routes.ts';
@@ -37,7 +40,50 @@ export interface AppDeps {
   storage?: Storage;
 }
 
-export type Yoga = YogaServerInstance<{ req: express.Request }, Context>;
+export type Yoga = YogaServerInstance<{ req: express.Request; res?: express.Response }, Context>;
+
+/**
+ * Signed-in browsers on /graphql (domain/sessions.ts). The session cookie is HttpOnly, SameSite=Lax,
+ * Secure under https, and speaks for its user only in a request one of Lectern's own pages makes:
+ * a POST of JSON whose `Origin` is LECTERN_PUBLIC_URL's. A page elsewhere (a project's docs on their
+ * own origin, another site) cannot make such a request without a CORS grant it never gets, and
+ * cannot sign someone in either. Sessions are offered only where docs have origins of their own
+ * (LECTERN_DOCS_DOMAIN): on the dashboard's origin a project's JavaScript could act as its reader.
+ */
+function sessionCookies(config: Config, db: Database, log: Logger) {
+  // Per account at the rate set; per client address at ten times it (people behind one address share it).
+  const throttleAt = (rate: Rate | null) =>
+    rate && (db.kind === 'postgres' ? new DatabaseThrottle(db.prisma, rate, log, new Throttle(rate)) : new Throttle(rate));
+  const rate = parseRate(config.signInThrottle);
+  const perAccount = throttleAt(rate);
+  const perAddress = throttleAt(rate && { requests: rate.requests * 10, seconds: rate.seconds });
+  const unavailable = config.docsDomain
+    ? null
+    : 'Signing in needs docs served on origins of their own, apart from the dashboard: set LECTERN_DOCS_DOMAIN (README, "Signing in").';
+  const origin = new URL(config.publicUrl).origin;
+  const cookie = { httpOnly: true, sameSite: 'lax', secure: origin.startsWith('https:'), path: '/' } as const;
+  return (req: express.Request, res: express.Response): { handle: SessionHandle; viewer: () => Promise<Viewer | null> } => {
+    const id = parseCookie(req.headers.cookie ?? '')[SESSION_COOKIE];
+    const ownPage = req.method === 'POST' && req.get('origin') === origin && /^application\/json\b/i.test(req.get('content-type') ?? '');
+    return {
+      viewer: async () => (!unavailable && ownPage && id ? sessionViewer(db.prisma, id, config.sessionIdleSeconds) : null),
+      handle: {
+        unavailable: unavailable ?? (ownPage ? null : `Sign in from Lectern's own pages: a POST of JSON from ${origin}.`),
+        admit: async (username) => {
+          if (!perAccount || !perAddress) return 0;
+          return (await perAddress.check(`signin:address:${req.ip}`)) || (await perAccount.check(`signin:user:${username}`));
+        },
+        start: async (userId) => {
+          res.cookie(SESSION_COOKIE, await startSession(db.prisma, userId), { ...cookie, maxAge: config.sessionIdleSeconds * 1000 });
+        },
+        end: async () => {
+          if (id) await endSession(db.prisma, id);
+          res.clearCookie(SESSION_COOKIE, cookie);
+        },
+      },
+    };
+  };
+}
 
 /**
  * Lectern's own errors (domain/errors.ts) reach the client as GraphQL errors with their code, status
@@ -165,11 +211,13 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   const storage = deps.storage ?? openStorage(config.storage);
   const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage };
 
+  const sessions = sessionCookies(config, db, log);
   let graphiqlPage: string | undefined;
-  const yoga: Yoga = createYoga<{ req: express.Request }, Context>({
+  const yoga: Yoga = createYoga<{ req: express.Request; res?: express.Response }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
-    context: ({ request }) => createContext(services, request.headers.get('authorization')),
+    // A browser's session counts on /graphql itself only (the REST adapter's operations come without `res`).
+    context: ({ request, req, res }) => createContext(services, request.headers.get('authorization'), res ? sessions(req, res) : undefined),
     maskedErrors: { maskError, isDev: false },
     // Off here: yoga's own CORS answers any Origin with itself and credentials. corsFor() below
     // answers the origins LECTERN_CORS_ORIGINS names, for /graphql and /api/v3 alike.

@@ -39,6 +39,13 @@ const schema = z.object({
     .string()
     .regex(/^(0|off|\d+\/(s|sec|second|m|min|minute|h|hour|d|day))$/, 'must be N/second, N/minute, N/hour, N/day or 0')
     .default('60/minute'),
+  /** Sign-in attempts per account and per client address (`N/minute|hour|…`, or `0`): guessing passwords is slow. */
+  LECTERN_SIGNIN_THROTTLE: z
+    .string()
+    .regex(/^(0|off|\d+\/(s|sec|second|m|min|minute|h|hour|d|day))$/, 'must be N/second, N/minute, N/hour, N/day or 0')
+    .default('30/hour'),
+  /** A signed-in session unused for this long is over (seconds; 7 days by default). */
+  LECTERN_SESSION_IDLE_SECONDS: intFrom(604_800, 60, 31_536_000),
   /** Docs server behind nginx: answer with `X-Accel-Redirect: <prefix><storage key>` instead of the bytes (file: storage only). */
   LECTERN_SERVE_X_ACCEL: z
     .string()
@@ -114,6 +121,8 @@ export interface Config {
   apiMaxLimit: number;
   /** REST v3 rate per user, as `N/unit`; `0` turns it off. */
   apiThrottle: string;
+  signInThrottle: string;
+  sessionIdleSeconds: number;
   /** nginx internal location that maps to the file storage's objects/ directory; unset: Lectern sends the bytes. */
   serveXAccel: string | undefined;
   /** How long the docs server may answer from what it looked up before (other processes' writes show after this); 0: no cache. */
@@ -194,6 +203,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     graphql: { maxDepth: e.LECTERN_GRAPHQL_MAX_DEPTH, maxComplexity: e.LECTERN_GRAPHQL_MAX_COMPLEXITY },
     apiMaxLimit: e.LECTERN_API_MAX_LIMIT,
     apiThrottle: e.LECTERN_API_THROTTLE,
+    signInThrottle: e.LECTERN_SIGNIN_THROTTLE,
+    sessionIdleSeconds: e.LECTERN_SESSION_IDLE_SECONDS,
     serveXAccel: e.LECTERN_SERVE_X_ACCEL,
     serveCacheSeconds: e.LECTERN_SERVE_CACHE_SECONDS,
     corsOrigins: list(e.LECTERN_CORS_ORIGINS ?? ''),

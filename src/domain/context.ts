@@ -28,9 +28,23 @@ export interface Services {
   storage: Storage;
 }
 
+/** The browser side of signing in, given by the HTTP layer to /graphql's requests (null elsewhere). */
+export interface SessionHandle {
+  /** Why signing in is not offered on this installation, or null when it is. */
+  unavailable: string | null;
+  /** Seconds to wait before another sign-in attempt for this account from this client, or 0 (the attempt is counted). */
+  admit(username: string): Promise<number>;
+  /** Starts a session for the user: the answer carries its cookie. */
+  start(userId: number): Promise<void>;
+  /** Ends the session the request came with, if any, and clears its cookie. */
+  end(): Promise<void>;
+}
+
 export type Context = Readonly<
   Services & {
     viewer: Viewer | null;
+    /** Signing in and out, for requests that can (the HTTP layer's /graphql); null elsewhere. */
+    session: SessionHandle | null;
     /** Ids of the projects the viewer maintains, read once per request. */
     maintainedProjectIds: () => Promise<ReadonlySet<number>>;
     /**
@@ -42,12 +56,13 @@ export type Context = Readonly<
 >;
 
 /** The context of a caller already identified (a viewer, or null for anonymous). */
-export function contextFor(services: Services, viewer: Viewer | null): Context {
+export function contextFor(services: Services, viewer: Viewer | null, session: SessionHandle | null = null): Context {
   let maintained: Promise<ReadonlySet<number>> | undefined;
   const projects = new Map<string, Promise<Project | null>>();
   return {
     ...services,
     viewer,
+    session,
     maintainedProjectIds: () =>
       (maintained ??= viewer
         ? services.prisma.project
@@ -86,9 +101,14 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
 /** How precisely a token's `lastUsedAt` is kept. */
 export const TOKEN_USE_RESOLUTION_MS = 60_000;
 
-/** The context of the caller an Authorization header names. */
-export async function createContext(services: Services, authorization: string | null | undefined): Promise<Context> {
-  return contextFor(services, await authenticate(services.prisma, authorization));
+/** The context of the caller an Authorization header names (else the session's user, when a session is given). */
+export async function createContext(
+  services: Services,
+  authorization: string | null | undefined,
+  session?: { handle: SessionHandle; viewer: () => Promise<Viewer | null> },
+): Promise<Context> {
+  const viewer = authorization || !session ? await authenticate(services.prisma, authorization) : await session.viewer();
+  return contextFor(services, viewer, session?.handle ?? null);
 }
 
 export const anonymousContext = (services: Services): Context => contextFor(services, null);

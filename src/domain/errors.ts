@@ -11,6 +11,8 @@ export const ErrorCodes = {
   NOT_FOUND: 404,
   VALIDATION: 400,
   CONFLICT: 409,
+  /** Too many attempts (signing in): try again after `retryAfter` seconds. */
+  THROTTLED: 429,
   QUERY_TOO_COSTLY: 400,
   /** A statement ran past LECTERN_DB_STATEMENT_TIMEOUT_MS and the database cancelled it. */
   TIMEOUT: 503,
@@ -39,6 +41,15 @@ export class UnauthenticatedError extends LecternError {
 export class ForbiddenError extends LecternError {
   constructor(message = 'You do not have permission to perform this action.') {
     super('FORBIDDEN', message);
+  }
+}
+
+/** Too many attempts for now (429); `retryAfter` seconds until the next one is let through. */
+export class ThrottledError extends LecternError {
+  readonly retryAfter: number;
+  constructor(retryAfter: number) {
+    super('THROTTLED', `Too many attempts. Try again in ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`, { retryAfter });
+    this.retryAfter = retryAfter;
   }
 }
 

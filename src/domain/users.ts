@@ -4,8 +4,8 @@
 import type { PrismaClient } from '../db/database.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { hashToken, newTokenKey } from '../secrets.ts';
-import type { Viewer } from './context.ts';
-import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
+import type { Context, Viewer } from './context.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ThrottledError, UnauthenticatedError, ValidationError } from './errors.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { Collector, checkString } from './validate.ts';
 
@@ -128,4 +128,25 @@ export async function changeUser<Q extends object>(db: PrismaClient, username: s
     },
     { isolationLevel: 'Serializable' },
   );
+}
+
+/** One answer for an unknown user, a wrong password and a disabled user: which it was is not told. */
+export const SIGN_IN_REFUSED = 'Unable to sign in with the username and password given.';
+
+/**
+ * Signs the caller in with a username and password: the answer carries the session's cookie, and
+ * the user is read with `query`. Attempts are throttled per account and per client address.
+ */
+export async function signIn<Q extends object>(ctx: Context, username: string, password: string, query: Q) {
+  const session = ctx.session;
+  if (!session) throw new ForbiddenError('Sign in from a browser, through /graphql.');
+  if (session.unavailable) throw new ForbiddenError(session.unavailable);
+  const wait = await session.admit(username.toLowerCase());
+  if (wait > 0) throw new ThrottledError(wait);
+  const user = await ctx.prisma.user.findUnique({ where: { username }, select: { id: true, passwordHash: true, disabledAt: true } });
+  // The password is checked whether or not there is such a user, so both take the same time.
+  const ok = await verifyPassword(user?.passwordHash, password);
+  if (!user || !ok || user.disabledAt) throw new UnauthenticatedError(SIGN_IN_REFUSED);
+  await session.start(user.id);
+  return ctx.prisma.user.findUniqueOrThrow({ ...query, where: { id: user.id } });
 }

@@ -1,6 +1,15 @@
 // The error types mutations return in their result unions; each carries its code and HTTP status.
 import { builder } from '../builder.ts';
-import { ConflictError, type FieldError, ForbiddenError, LecternError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors.ts';
+import {
+  ConflictError,
+  type FieldError,
+  ForbiddenError,
+  LecternError,
+  NotFoundError,
+  ThrottledError,
+  UnauthenticatedError,
+  ValidationError,
+} from '../errors.ts';
 
 export const ErrorInterface = builder.interfaceRef<LecternError>('Error').implement({
   description: 'Something a client did that Lectern refused, with a stable code and the HTTP status it maps to.',
@@ -15,6 +24,11 @@ builder.objectType(LecternError, { name: 'BaseError', interfaces: [ErrorInterfac
 builder.objectType(UnauthenticatedError, { name: 'UnauthenticatedError', interfaces: [ErrorInterface] });
 builder.objectType(ForbiddenError, { name: 'ForbiddenError', interfaces: [ErrorInterface] });
 builder.objectType(ConflictError, { name: 'ConflictError', interfaces: [ErrorInterface] });
+builder.objectType(ThrottledError, {
+  name: 'ThrottledError',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({ retryAfter: t.exposeInt('retryAfter', { description: 'Seconds until the next attempt is let through.' }) }),
+});
 builder.objectType(NotFoundError, {
   name: 'NotFoundError',
   interfaces: [ErrorInterface],

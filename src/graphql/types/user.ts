@@ -2,10 +2,10 @@
 // user's account (email, admin, disabled, password set) is theirs and site admins' to read, their
 // API tokens theirs alone. `viewer` is the caller; site admins list and manage users.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { changePassword, changeUser, createAccount, createOwnToken, revokeToken } from '../../domain/users.ts';
+import { changePassword, changeUser, createAccount, createOwnToken, revokeToken, signIn } from '../../domain/users.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
-import { ConflictError } from '../errors.ts';
+import { ConflictError, ForbiddenError, ThrottledError, UnauthenticatedError } from '../errors.ts';
 import { pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 
@@ -124,6 +124,23 @@ const ChangePasswordInput = builder.inputType('ChangePasswordInput', {
 const accountErrors = { types: [...writeErrors.types, ConflictError] };
 
 builder.mutationFields((t) => ({
+  signIn: t.prismaField({
+    authScopes: { public: true },
+    type: User,
+    description:
+      "Signs in with a username and password, from Lectern's own pages: the answer sets the session's cookie (HttpOnly). Throttled per account and per address; an unknown user and a wrong password get the same answer. Offered where docs are served on origins of their own (LECTERN_DOCS_DOMAIN).",
+    args: { username: t.arg.string({ required: true }), password: t.arg.string({ required: true }) },
+    errors: { types: [UnauthenticatedError, ForbiddenError, ThrottledError] },
+    resolve: (query, _root, args, ctx) => signIn(ctx, args.username, args.password, rowQuery(query)),
+  }),
+  signOut: t.boolean({
+    authScopes: { public: true },
+    description: "Ends the caller's session, in every process; the answer clears its cookie. True whether or not there was one.",
+    resolve: async (_root, _args, ctx) => {
+      await ctx.session?.end();
+      return true;
+    },
+  }),
   createToken: t.field({
     authScopes: { loggedIn: true },
     type: NewApiTokenRef,
