@@ -9,7 +9,7 @@ import { type Config, ConfigError, loadConfig } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { DataDirInUseError } from './db/lock.ts';
 import { MigrationError } from './db/migrate.ts';
-import { createTokenFor, createUser, setPassword } from './domain/users.ts';
+import { createTokenFor, createUser, firstRunSetupCode, setPassword } from './domain/users.ts';
 import { syncProjectVersions } from './domain/version-sync.ts';
 import { ValidationError } from './graphql/errors.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -65,6 +65,15 @@ async function serve(config: Config): Promise<void> {
     { port, database: db.kind, startupMs: Math.round(performance.now() - started) },
     `Lectern listening on http://${config.host}:${port} (GraphiQL at /graphql)`,
   );
+  // An empty installation must not be an open door, nor need the command line: its first account
+  // is made with this one-time code (a secret until used, shown to whoever runs the server).
+  const setupCode = await firstRunSetupCode(db.prisma);
+  if (setupCode) {
+    log.warn(
+      { setupUrl: `${config.publicUrl}/setup?code=${setupCode}` },
+      'no users yet: create the first account (a site admin) at setupUrl, or with the setUpFirstAdmin mutation and this code; it works once',
+    );
+  }
   stopOnSignals(log, 'shutting down', async () => {
     // Running builds get a while to finish; those still running are given back to the queue.
     const closed = new Promise((resolve) => server.close(resolve));

@@ -57,24 +57,41 @@ export type Context = Readonly<
 
 /** The context of a caller already identified (a viewer, or null for anonymous). */
 export function contextFor(services: Services, viewer: Viewer | null, session: SessionHandle | null = null): Context {
-  let maintained: Promise<ReadonlySet<number>> | undefined;
+  let maintained: { for: Viewer | null; ids: Promise<ReadonlySet<number>> } | undefined;
   const projects = new Map<string, Promise<Project | null>>();
-  return {
+  const ctx: Context = {
     ...services,
     viewer,
     session,
-    maintainedProjectIds: () =>
-      (maintained ??= viewer
-        ? services.prisma.project
-            .findMany({ where: { users: { some: { id: viewer.id } } }, select: { id: true } })
-            .then((rows) => new Set(rows.map((r) => r.id)))
-        : Promise.resolve(new Set<number>())),
+    maintainedProjectIds: () => {
+      const who = ctx.viewer;
+      if (maintained?.for !== who) {
+        maintained = {
+          for: who,
+          ids: who
+            ? services.prisma.project
+                .findMany({ where: { users: { some: { id: who.id } } }, select: { id: true } })
+                .then((rows) => new Set(rows.map((r) => r.id)))
+            : Promise.resolve(new Set<number>()),
+        };
+      }
+      return maintained.ids;
+    },
     projectBySlug: (slug) => {
       let found = projects.get(slug);
       if (!found) projects.set(slug, (found = services.prisma.project.findUnique({ where: { slug } })));
       return found;
     },
   };
+  return ctx;
+}
+
+/**
+ * From here on the request acts as `viewer`: it just signed in, or made the first account, and its
+ * answer is read as the browser's next request will be.
+ */
+export function actAs(ctx: Context, viewer: Viewer): void {
+  (ctx as { viewer: Viewer | null }).viewer = viewer;
 }
 
 /** Resolves the Authorization header to a viewer; throws UnauthenticatedError for a bad token. */

@@ -1,15 +1,29 @@
 // Users, their passwords and their API tokens. A token's key is returned once; only its hash is
 // stored. Site admins manage users; an installation always keeps one admin who is not disabled.
 
+import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/database.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { hashToken, newTokenKey } from '../secrets.ts';
-import type { Context, Viewer } from './context.ts';
+import { actAs, type Context, type Viewer } from './context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ThrottledError, UnauthenticatedError, ValidationError } from './errors.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { Collector, checkString } from './validate.ts';
 
 const USERNAME = /^[\w.@+-]+$/;
+
+/**
+ * Runs a serializable transaction about users; one that lost to another at the same time (PostgreSQL
+ * serialization failure, P2034) is answered as a conflict, not a server error.
+ */
+async function serializably<T>(db: PrismaClient, what: string, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  try {
+    return await db.$transaction(fn, { isolationLevel: 'Serializable' });
+  } catch (e) {
+    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2034') throw new ConflictError(`${what} at the same time: try again.`);
+    throw e;
+  }
+}
 
 export interface NewUser {
   email?: string;
@@ -113,21 +127,18 @@ export interface UserChange {
  * stop working at once). The last admin who is not disabled cannot stop being one.
  */
 export async function changeUser<Q extends object>(db: PrismaClient, username: string, change: UserChange, query: Q) {
-  return db.$transaction(
-    async (tx) => {
-      const user = await tx.user.findUnique({ where: { username }, select: { id: true, isAdmin: true, disabledAt: true } });
-      if (!user) throw new NotFoundError('User');
-      const isAdmin = change.isAdmin ?? user.isAdmin;
-      const disabledAt = change.disabled == null ? user.disabledAt : change.disabled ? (user.disabledAt ?? new Date()) : null;
-      const wasActiveAdmin = user.isAdmin && !user.disabledAt;
-      if (wasActiveAdmin && !(isAdmin && !disabledAt)) {
-        const others = await tx.user.count({ where: { isAdmin: true, disabledAt: null, id: { not: user.id } } });
-        if (others === 0) throw new ConflictError('This is the only admin: make another user an admin first.');
-      }
-      return tx.user.update({ ...query, where: { id: user.id }, data: { isAdmin, disabledAt } });
-    },
-    { isolationLevel: 'Serializable' },
-  );
+  return serializably(db, 'Another change to the admins was made', async (tx) => {
+    const user = await tx.user.findUnique({ where: { username }, select: { id: true, isAdmin: true, disabledAt: true } });
+    if (!user) throw new NotFoundError('User');
+    const isAdmin = change.isAdmin ?? user.isAdmin;
+    const disabledAt = change.disabled == null ? user.disabledAt : change.disabled ? (user.disabledAt ?? new Date()) : null;
+    const wasActiveAdmin = user.isAdmin && !user.disabledAt;
+    if (wasActiveAdmin && !(isAdmin && !disabledAt)) {
+      const others = await tx.user.count({ where: { isAdmin: true, disabledAt: null, id: { not: user.id } } });
+      if (others === 0) throw new ConflictError('This is the only admin: make another user an admin first.');
+    }
+    return tx.user.update({ ...query, where: { id: user.id }, data: { isAdmin, disabledAt } });
+  });
 }
 
 /** One answer for an unknown user, a wrong password and a disabled user: which it was is not told. */
@@ -148,5 +159,58 @@ export async function signIn<Q extends object>(ctx: Context, username: string, p
   const ok = await verifyPassword(user?.passwordHash, password);
   if (!user || !ok || user.disabledAt) throw new UnauthenticatedError(SIGN_IN_REFUSED);
   await session.start(user.id);
+  const row = await ctx.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: { id: true, username: true, isAdmin: true } });
+  actAs(ctx, row);
+  return ctx.prisma.user.findUniqueOrThrow({ ...query, where: { id: user.id } });
+}
+
+/**
+ * A one-time code for creating the first account, when there are no users yet (else null). Each
+ * `lectern serve` that starts on an empty installation makes one and logs where to use it; all are
+ * valid until the first account exists.
+ */
+export async function firstRunSetupCode(db: PrismaClient): Promise<string | null> {
+  if ((await db.user.count()) > 0) return null;
+  const code = randomBytes(24).toString('base64url');
+  await db.setupCode.create({ data: { codeHash: hashToken(code) } });
+  return code;
+}
+
+/** Whether the installation still waits for its first account. */
+export async function setupNeeded(db: PrismaClient): Promise<boolean> {
+  return (await db.user.count()) === 0;
+}
+
+export interface FirstAdmin {
+  code: string;
+  username: string;
+  password: string;
+  email?: string;
+}
+
+/**
+ * Creates the first account of an installation, a site admin, with a setup code: once, while
+ * there are no users (two at once: one wins, the other is told it is set up already). The codes
+ * are used up with it. Signs the new admin in where sessions are offered.
+ */
+export async function setUpFirstAdmin<Q extends object>(ctx: Context, input: FirstAdmin, query: Q) {
+  const c = new Collector();
+  c.add(
+    'username',
+    checkString(input.username, { max: 150, required: true }) ??
+      (USERNAME.test(input.username) ? undefined : 'Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters.'),
+  );
+  c.add('password', passwordProblem(input.password, input.username));
+  c.throwIfAny();
+  const passwordHash = await hashPassword(input.password);
+  const user = await serializably(ctx.prisma, 'Another first account was made', async (tx) => {
+    if ((await tx.user.count()) > 0) throw new ConflictError('This installation is set up already: sign in.');
+    const used = await tx.setupCode.deleteMany({ where: { codeHash: hashToken(input.code) } });
+    if (used.count === 0) throw new ForbiddenError('This setup code is not valid: use the one `lectern serve` logged.');
+    await tx.setupCode.deleteMany({});
+    return tx.user.create({ data: { username: input.username, email: input.email ?? null, passwordHash, isAdmin: true } });
+  });
+  if (ctx.session && !ctx.session.unavailable) await ctx.session.start(user.id);
+  actAs(ctx, { id: user.id, username: user.username, isAdmin: true });
   return ctx.prisma.user.findUniqueOrThrow({ ...query, where: { id: user.id } });
 }

@@ -74,6 +74,18 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
     const ready = await fetch(`${s.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready', database: kind });
+    // No users yet: it logs a one-time setup URL, whose code makes the first account, a site admin, once.
+    const deadline = Date.now() + 10_000;
+    while (!s.stdout().includes('setupUrl') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const setupUrl = /"setupUrl":"([^"]+)"/.exec(s.stdout())?.[1];
+    expect(setupUrl, s.stdout()).toMatch(/\/setup\?code=[\w-]{32}$/);
+    const code = new URL(setupUrl!).searchParams.get('code');
+    const SET_UP = `mutation($input: SetUpInput!) { setUpFirstAdmin(input: $input) { __typename ... on MutationSetUpFirstAdminSuccess { data { username isAdmin } } ... on Error { message } } }`;
+    const made = await gql(s.url, SET_UP, undefined, { input: { code, username: 'admin', password: 'admin-password-1' } });
+    expect(made.body.data?.setUpFirstAdmin).toEqual({ __typename: 'MutationSetUpFirstAdminSuccess', data: { username: 'admin', isAdmin: true } });
+    const again = await gql(s.url, SET_UP, undefined, { input: { code, username: 'admin2', password: 'admin-password-2' } });
+    expect(again.body.data?.setUpFirstAdmin.__typename).toBe('ConflictError');
+    expect(s.stdout()).not.toContain('admin-password');
     // It made the secret key once, and (embedded) holds the data dir.
     expect(existsSync(`${dataDir}/secret.key`)).toBe(true);
     if (kind === 'embedded') expect(existsSync(`${dataDir}/lectern.pid`)).toBe(true);
@@ -159,6 +171,7 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
   it('`serve` on the EXISTING data dir: both tokens authenticate on /graphql; a wrong one is refused', { timeout: 120_000 }, async () => {
     const s = await serve('EXISTING data dir');
     try {
+      expect(s.stdout()).not.toContain('setupUrl');
       for (const token of [alice1, alice2]) {
         const r = await gql(s.url, '{ viewer { username } }', token);
         expect(r.status, JSON.stringify(r.body)).toBe(200);

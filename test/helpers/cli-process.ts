@@ -186,9 +186,10 @@ export async function gql(
   url: string,
   query: string,
   token?: string,
+  variables?: Record<string, unknown>,
 ): Promise<{ status: number; body: { data?: Record<string, any> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] } }> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (token !== undefined) headers.authorization = `Token ${token}`;
-  const res = await fetch(`${url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query }) });
+  const res = await fetch(`${url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
   return { status: res.status, body: (await res.json()) as never };
 }

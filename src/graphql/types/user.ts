@@ -2,10 +2,10 @@
 // user's account (email, admin, disabled, password set) is theirs and site admins' to read, their
 // API tokens theirs alone. `viewer` is the caller; site admins list and manage users.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { changePassword, changeUser, createAccount, createOwnToken, revokeToken, signIn } from '../../domain/users.ts';
+import { changePassword, changeUser, createAccount, createOwnToken, revokeToken, setUpFirstAdmin, setupNeeded, signIn } from '../../domain/users.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
-import { ConflictError, ForbiddenError, ThrottledError, UnauthenticatedError } from '../errors.ts';
+import { ConflictError, ForbiddenError, ThrottledError, UnauthenticatedError, ValidationError } from '../errors.ts';
 import { pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 
@@ -72,6 +72,11 @@ builder.queryFields((t) => ({
     description: 'The user whose token made this request; null when anonymous.',
     resolve: (query, _root, _args, ctx) => (ctx.viewer ? ctx.prisma.user.findUnique({ ...query, where: { id: ctx.viewer.id } }) : null),
   }),
+  setupNeeded: t.boolean({
+    authScopes: { public: true },
+    description: 'True while the installation has no users: its first account is made with `setUpFirstAdmin` and the code `lectern serve` logged.',
+    resolve: (_root, _args, ctx) => setupNeeded(ctx.prisma),
+  }),
   users: t.field({
     authScopes: { siteAdmin: true },
     type: UserPage,
@@ -121,6 +126,15 @@ const ChangePasswordInput = builder.inputType('ChangePasswordInput', {
   }),
 });
 
+const SetUpInput = builder.inputType('SetUpInput', {
+  fields: (t) => ({
+    code: t.string({ required: true, description: 'The code in the setup URL `lectern serve` logged.' }),
+    username: t.string({ required: true }),
+    password: t.string({ required: true }),
+    email: t.string(),
+  }),
+});
+
 const accountErrors = { types: [...writeErrors.types, ConflictError] };
 
 builder.mutationFields((t) => ({
@@ -132,6 +146,16 @@ builder.mutationFields((t) => ({
     args: { username: t.arg.string({ required: true }), password: t.arg.string({ required: true }) },
     errors: { types: [UnauthenticatedError, ForbiddenError, ThrottledError] },
     resolve: (query, _root, args, ctx) => signIn(ctx, args.username, args.password, rowQuery(query)),
+  }),
+  setUpFirstAdmin: t.prismaField({
+    authScopes: { public: true },
+    type: User,
+    description:
+      "Creates the installation's first account, a site admin, with the one-time code `lectern serve` logged while there were no users; signs it in where sign-in is offered.",
+    args: { input: t.arg({ type: SetUpInput, required: true }) },
+    errors: { types: [ValidationError, ForbiddenError, ConflictError] },
+    resolve: (query, _root, { input }, ctx) =>
+      setUpFirstAdmin(ctx, { code: input.code, username: input.username, password: input.password, email: input.email ?? undefined }, rowQuery(query)),
   }),
   signOut: t.boolean({
     authScopes: { public: true },
