@@ -2,11 +2,13 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { canSeeProject, isMaintainer, visibleProjects } from '../../domain/access.ts';
 import { languageName, programmingLanguageName } from '../../domain/choices.ts';
+import { addMaintainer, addTranslation, removeMaintainer, removeTranslation } from '../../domain/maintainers.ts';
 import { importProject, updateProject } from '../../domain/projects.ts';
 import { documentationUrl, servedProjectSelect } from '../../domain/urls.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
+import { ConflictError } from '../errors.ts';
 import { alsoSelecting, ChoiceRef, type Page, PrivacyLevelEnum, pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { User } from './user.ts';
@@ -199,7 +201,42 @@ export const UpdateProjectInput = builder.inputType('UpdateProjectInput', {
   }),
 });
 
+const withConflicts = { types: [...writeErrors.types, ConflictError] };
+
 builder.mutationFields((t) => ({
+  addMaintainer: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
+    type: Project,
+    description: 'Makes a user (by username) a maintainer of the project. Answers with the project.',
+    args: { project: t.arg.string({ required: true }), username: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: (query, _root, args, ctx) => addMaintainer(ctx, args.project, args.username, rowQuery(query)),
+  }),
+  removeMaintainer: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
+    type: Project,
+    description: 'Removes a maintainer (yourself too); the last one stays (ConflictError). Answers with the project.',
+    args: { project: t.arg.string({ required: true }), username: t.arg.string({ required: true }) },
+    errors: withConflicts,
+    resolve: (query, _root, args, ctx) => removeMaintainer(ctx, args.project, args.username, rowQuery(query)),
+  }),
+  addTranslation: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
+    type: Project,
+    description:
+      "Makes a project you also maintain (`translation`, by slug) a translation of this one, served under its path with its own language code (Read the Docs' rules: other language, one per language, no chains). Answers with this project.",
+    args: { project: t.arg.string({ required: true }), translation: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: (query, _root, args, ctx) => addTranslation(ctx, args.project, args.translation, rowQuery(query)),
+  }),
+  removeTranslation: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
+    type: Project,
+    description: 'Ends a translation relationship; both projects stay. Answers with this project.',
+    args: { project: t.arg.string({ required: true }), translation: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: (query, _root, args, ctx) => removeTranslation(ctx, args.project, args.translation, rowQuery(query)),
+  }),
   importProject: t.prismaField({
     authScopes: { loggedIn: true },
     type: Project,
