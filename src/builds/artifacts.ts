@@ -3,6 +3,7 @@
 // field changes, and never as a mix of two builds.
 export type Format = 'html' | 'htmlzip' | 'pdf' | 'epub';
 
+/** Where a build's files are stored. Delete or list them with a slash after it: `…/12` also starts `…/120`. */
 export function buildPrefix(projectSlug: string, versionSlug: string, buildId: number): string {
   return `projects/${projectSlug}/${encodeURIComponent(versionSlug)}/${buildId}`;
 }

@@ -138,7 +138,7 @@ export async function publishBuild(prisma: PrismaClient, storage: Storage, input
   events.emit('servedChanged', {});
   const stale = previous === undefined ? buildId : previous !== null && previous !== buildId ? previous : null;
   let cleanupError: unknown;
-  if (stale !== null) await storage.deletePrefix(buildPrefix(projectSlug, version.slug, stale)).catch((e: unknown) => (cleanupError = e));
+  if (stale !== null) await storage.deletePrefix(`${buildPrefix(projectSlug, version.slug, stale)}/`).catch((e: unknown) => (cleanupError = e));
   return { published: previous !== undefined, upload, cleanupError };
 }
 
@@ -146,5 +146,6 @@ export async function publishBuild(prisma: PrismaClient, storage: Storage, input
 async function removeUnpublished(prisma: PrismaClient, storage: Storage, input: PublishInput): Promise<void> {
   const current = await prisma.version.findUnique({ where: { id: input.version.id }, select: { publishedBuildId: true } });
   if (current?.publishedBuildId === input.buildId) return;
-  await storage.deletePrefix(buildPrefix(input.projectSlug, input.version.slug, input.buildId));
+  // With the slash: `…/12` alone is also the start of `…/120`, another build's files.
+  await storage.deletePrefix(`${buildPrefix(input.projectSlug, input.version.slug, input.buildId)}/`);
 }
