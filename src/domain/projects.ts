@@ -208,3 +208,28 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
     })
     .finally(() => events.emit('servedChanged', { projectId: project.id }));
 }
+
+/**
+ * Deletes a project, with everything that belongs to it (versions, builds and their logs,
+ * redirects, variables, integrations, subproject links; its translations are served on their own
+ * again), and its stored files. `confirm` must repeat the slug. The answer is the project as it
+ * was, read with `query` before it goes.
+ */
+export async function deleteProject(ctx: Context, slug: string, confirm: string, query: ProjectQuery = {}): Promise<Project> {
+  const project = await projectToChange(ctx, slug);
+  if (confirm !== project.slug) throw ValidationError.field('confirm', `Type the project's slug, "${project.slug}", to delete it.`);
+  const shown = await ctx.prisma
+    .$transaction(async (tx) => {
+      const row = (await tx.project.findUniqueOrThrow({ ...query, where: { id: project.id } })) as Project;
+      await tx.project.delete({ where: { id: project.id } });
+      return row;
+    })
+    .finally(() => events.emit('servedChanged', { projectId: project.id }));
+  // The files go after the rows: nothing serves them any more, and a failure here leaves files no
+  // one can reach, never a project without its files. With the slash: `projects/docs` also starts
+  // `projects/docs-two/`.
+  await ctx.storage.deletePrefix(`projects/${project.slug}/`).catch((err: unknown) => {
+    ctx.log.error({ err, project: project.slug }, 'could not delete the stored files of a deleted project; they are no longer served');
+  });
+  return shown;
+}

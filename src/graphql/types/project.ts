@@ -3,7 +3,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { canSeeProject, isMaintainer, visibleProjects } from '../../domain/access.ts';
 import { languageName, programmingLanguageName } from '../../domain/choices.ts';
 import { addMaintainer, addTranslation, removeMaintainer, removeTranslation } from '../../domain/maintainers.ts';
-import { importProject, updateProject } from '../../domain/projects.ts';
+import { deleteProject, importProject, updateProject } from '../../domain/projects.ts';
 import { documentationUrl, servedProjectSelect } from '../../domain/urls.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
@@ -236,6 +236,15 @@ builder.mutationFields((t) => ({
     args: { project: t.arg.string({ required: true }), translation: t.arg.string({ required: true }) },
     errors: writeErrors,
     resolve: (query, _root, args, ctx) => removeTranslation(ctx, args.project, args.translation, rowQuery(query)),
+  }),
+  deleteProject: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
+    type: Project,
+    description:
+      'Deletes a project with its versions, builds, redirects, variables and integrations, and its stored files. `confirm` repeats the slug. Answers with the project as it was.',
+    args: { project: t.arg.string({ required: true }), confirm: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: (query, _root, args, ctx) => deleteProject(ctx, args.project, args.confirm, rowQuery(query)),
   }),
   importProject: t.prismaField({
     authScopes: { loggedIn: true },
