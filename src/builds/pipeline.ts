@@ -195,7 +195,11 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const st = await lstat(checkout).catch(() => null);
     if (!st?.isDirectory()) throw new StepFailed('Publishing failed: the checkout is no longer a directory (the build replaced it with a link or a file).');
   };
-  const setState = (state: 'installing' | 'building') => prisma.build.update({ where: { id: build.id }, data: { state } });
+  // Only while the build is this worker's and unfinished: a build cancelled meanwhile stops here.
+  const setState = async (state: 'installing' | 'building') => {
+    const { count } = await prisma.build.updateMany({ where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId }, data: { state } });
+    if (count === 0) throw new Aborted('the build was finished elsewhere (cancelled)');
+  };
 
   try {
     await rm(workdir, { recursive: true, force: true });
@@ -443,6 +447,9 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
         .filter((f) => formats[f])
         .map((f) => [f, f === 'htmlzip' ? path.join(artifacts, `${project.slug}.zip`) : path.join(output, f, `${project.slug}${FORMAT_EXT[f]}`)]),
     );
+    // A build cancelled while it ran publishes nothing.
+    const current = await prisma.build.findUnique({ where: { id: build.id }, select: { state: true } });
+    if (signal.aborted || !current || current.state === 'finished') throw new Aborted('the build was finished elsewhere (cancelled)');
     const published = await publishBuild(prisma, deps.storage, {
       projectSlug: project.slug,
       version,

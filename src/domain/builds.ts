@@ -4,7 +4,7 @@
 import type { Prisma } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
-import { NotFoundError } from './errors.ts';
+import { ConflictError, NotFoundError } from './errors.ts';
 import { events } from './events.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -53,4 +53,33 @@ export async function triggerBuild(ctx: Context, projectSlug: string, versionSlu
   const build = await ctx.prisma.$transaction((tx) => queueBuild(tx, version));
   announceBuild(build);
   return { build, project, version };
+}
+
+/**
+ * Cancels a build that has not finished: it ends `finished`, unsuccessful, saying who cancelled it.
+ * A queued build is never started; a running one is stopped by its worker, whose next heartbeat
+ * (a third of LECTERN_BUILD_LEASE_SECONDS at most) finds it finished: its commands are killed and
+ * nothing is published. The answer is the build, read with `query`.
+ */
+export async function cancelBuild<Q extends object>(ctx: Context, projectSlug: string, id: number, query: Q) {
+  const project = await projectToChange(ctx, projectSlug);
+  const who = ctx.viewer?.username ?? 'a maintainer';
+  return ctx.prisma.$transaction(async (tx) => {
+    const build = await tx.build.findFirst({ where: { id, projectId: project.id }, select: { id: true, startedAt: true } });
+    if (!build) throw new NotFoundError('Build');
+    const now = new Date();
+    const { count } = await tx.build.updateMany({
+      where: { id, state: { not: 'finished' } },
+      data: {
+        state: 'finished',
+        success: false,
+        error: `Cancelled by ${who}.`,
+        finishedAt: now,
+        leaseExpiresAt: null,
+        duration: build.startedAt ? Math.round((now.getTime() - build.startedAt.getTime()) / 1000) : 0,
+      },
+    });
+    if (count === 0) throw new ConflictError('This build has finished already.');
+    return tx.build.findUniqueOrThrow({ ...query, where: { id } });
+  });
 }

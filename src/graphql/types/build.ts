@@ -3,14 +3,14 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
 import { Repeater } from 'graphql-yoga';
-import { type BuildProgress, followBuild } from '../../builds/record.ts';
+import { announceProgress, type BuildProgress, followBuild } from '../../builds/record.ts';
 import { visibleBuilds, visibleProjects } from '../../domain/access.ts';
-import { triggerBuild } from '../../domain/builds.ts';
+import { cancelBuild, triggerBuild } from '../../domain/builds.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
-import { LecternError, NotFoundError } from '../errors.ts';
-import { BuildStateEnum, type PageArgs, pageComplexity, pageOf, window } from './common.ts';
+import { ConflictError, LecternError, NotFoundError } from '../errors.ts';
+import { BuildStateEnum, type PageArgs, pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 import { Version } from './version.ts';
@@ -159,6 +159,23 @@ builder.mutationField('triggerBuild', (t) =>
     args: { project: t.arg.string({ required: true }), version: t.arg.string({ required: true }) },
     errors: writeErrors,
     resolve: (_root, args, ctx) => triggerBuild(ctx, args.project, args.version),
+  }),
+);
+
+builder.mutationField('cancelBuild', (t) =>
+  t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
+    type: Build,
+    description:
+      "Cancels a build that has not finished: it ends unsuccessful, saying who cancelled it. A queued build never starts; a running one is stopped at its worker's next heartbeat, and publishes nothing.",
+    args: { project: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
+    errors: { types: [...writeErrors.types, ConflictError] },
+    resolve: async (query, _root, args, ctx) => {
+      const build = await cancelBuild(ctx, args.project, args.id, rowQuery(query));
+      // Whoever follows the build live sees it end.
+      await announceProgress(ctx.prisma, args.id);
+      return build;
+    },
   }),
 );
 
