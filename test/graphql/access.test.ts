@@ -16,7 +16,7 @@ const tokenOf = (who: Who) => (who === 'alice' ? alice : who === 'bob' ? bob : u
 async function project(
   slug: string,
   maintainer: 'alice' | 'bob',
-  data: { privacyLevel?: 'public' | 'private'; language?: string; programmingLanguage?: string } = {},
+  data: { privacyLevel?: 'public' | 'private'; language?: string; programmingLanguage?: string; tags?: string[] } = {},
 ) {
   const db = t.db.prisma;
   const p = await db.project.create({
@@ -43,9 +43,9 @@ beforeAll(async () => {
   const db = t.db.prisma;
   // alice: `pub` (public, with a private version), `priv` (private), `hidden-parent` (private).
   // bob: `bobs` and `visible-child` (public); `visible-child` is a subproject of alice's private `hidden-parent`.
-  const pub = await project('pub', 'alice', { language: 'en', programmingLanguage: 'py' });
+  const pub = await project('pub', 'alice', { language: 'en', programmingLanguage: 'py', tags: ['api', 'guide'] });
   await version(pub.id, 'pub', 'internal-notes', 'private');
-  const priv = await project('priv', 'alice', { privacyLevel: 'private', language: 'es', programmingLanguage: 'py' });
+  const priv = await project('priv', 'alice', { privacyLevel: 'private', language: 'es', programmingLanguage: 'py', tags: ['api'] });
   const bobs = await project('bobs', 'bob', { language: 'es', programmingLanguage: 'js' });
   const hiddenParent = await project('hidden-parent', 'alice', { privacyLevel: 'private' });
   const visibleChild = await project('visible-child', 'bob');
@@ -256,6 +256,11 @@ describe('projects filters', () => {
     ['alice', { programmingLanguage: 'py' }, ['priv', 'pub']],
     ['alice', { language: 'es', programmingLanguage: 'py' }, ['priv']],
     ['anonymous', { language: 'fr' }, []],
+    // The dashboard's tag filter: a private project's tags show only to those who see it.
+    ['anonymous', { tag: 'api' }, ['pub']],
+    ['alice', { tag: 'api' }, ['priv', 'pub']],
+    ['alice', { tag: 'guide' }, ['pub']],
+    ['alice', { tag: 'API' }, []],
   ])('%s filtering by %j gets %j', async (who, filter, expected) => {
     const res = await t.gql(LIST, { filter }, tokenOf(who));
     expect(res.errors).toBeUndefined();

@@ -104,6 +104,7 @@ export const ProjectFilter = builder.inputType('ProjectFilter', {
     slug: t.string({ description: 'Substring of the slug, case-insensitive.' }),
     slugExact: t.string({ description: "The slug, exactly (the v2 API's `slug` filter)." }),
     name: t.string({ description: 'Substring of the name, case-insensitive.' }),
+    tag: t.string({ description: 'Projects with this tag, as written.' }),
   }),
 });
 
@@ -125,6 +126,7 @@ builder.queryFields((t) => ({
           f.slug ? { slug: { contains: f.slug, mode: 'insensitive' } } : {},
           f.slugExact ? { slug: f.slugExact } : {},
           f.name ? { name: { contains: f.name, mode: 'insensitive' } } : {},
+          f.tag ? { tags: { has: f.tag.trim() } } : {},
         ],
       };
       const { take, skip } = window(args, ctx);
