@@ -13,6 +13,7 @@ import { createTokenFor, createUser, firstRunSetupCode, setPassword } from './do
 import { syncProjectVersions } from './domain/version-sync.ts';
 import { ValidationError } from './graphql/errors.ts';
 import { createLogger, type Logger } from './log.ts';
+import { reindexPublished } from './search/index.ts';
 import { Cipher, loadSecretKey } from './secrets.ts';
 import { fileStorageDir, openStorage, type Storage } from './storage/index.ts';
 
@@ -27,6 +28,7 @@ const USAGE = `usage: lectern <command>
   user set-password <username> [--password P | --password-stdin]
                                       set a user's password (read from stdin unless --password is given)
   token create <username>             print a new API token for a user
+  search reindex [project]            index again what every published version (of one project) serves
 
 Configuration is read from the environment (see README.md).`;
 
@@ -218,6 +220,21 @@ export async function main(argv: string[]): Promise<number> {
         console.log(token);
         return 0;
       });
+    case 'search': {
+      if (sub !== 'reindex') throw new UsageError('usage: lectern search reindex [project]');
+      return withDatabase(config, async (db) => {
+        if (name && !(await db.prisma.project.findUnique({ where: { slug: name }, select: { id: true } }))) {
+          throw ValidationError.field('project', `No project "${name}".`);
+        }
+        const done = await reindexPublished(db.prisma, openStorage(config.storage), name);
+        for (const d of done) {
+          const skipped = d.result.skipped.length ? `, ${d.result.skipped.length} page(s) skipped` : '';
+          console.log(`${d.project} ${d.version}: ${d.result.pages} pages, ${d.result.sections} sections${skipped}`);
+        }
+        console.log(`indexed ${done.length} version(s)`);
+        return 0;
+      });
+    }
     default:
       throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
   }

@@ -464,6 +464,13 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       throw e;
     });
     if (published.cleanupError) deps.log.warn({ err: published.cleanupError, build: build.id }, 'could not delete the files of a replaced build');
+    if (published.indexError) deps.log.error({ err: published.indexError, build: build.id }, 'could not index the published build for search');
+    if (published.index?.skipped.length) {
+      deps.log.warn(
+        { build: build.id, skipped: published.index.skipped.slice(0, 20), count: published.index.skipped.length },
+        'search skipped pages it could not read',
+      );
+    }
     await finish({ success: true, error: null });
     if (formatErrors.length) deps.log.warn({ build: build.id, formatErrors }, 'some offline formats failed');
   } catch (e) {

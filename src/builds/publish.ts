@@ -12,6 +12,7 @@ import path from 'node:path';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
 import { events } from '../domain/events.ts';
+import { type IndexResult, indexBuild } from '../search/index.ts';
 import type { PutDirectoryResult, Storage } from '../storage/index.ts';
 import { artifactPrefix, buildPrefix, downloadKey } from './artifacts.ts';
 import { OutputDir, type OutputLimits, PublishBudget } from './output.ts';
@@ -46,6 +47,9 @@ export interface PublishResult {
   upload: PutDirectoryResult;
   /** Removing files no longer served failed (they are only wasted space; the caller logs it). */
   cleanupError?: unknown;
+  /** The search index of the version, now this build's (when published); or why it could not be made (the caller logs it: search then finds the previous build's sections). */
+  index?: IndexResult;
+  indexError?: unknown;
 }
 
 /**
@@ -139,7 +143,24 @@ export async function publishBuild(prisma: PrismaClient, storage: Storage, input
   const stale = previous === undefined ? buildId : previous !== null && previous !== buildId ? previous : null;
   let cleanupError: unknown;
   if (stale !== null) await storage.deletePrefix(`${buildPrefix(projectSlug, version.slug, stale)}/`).catch((e: unknown) => (cleanupError = e));
-  return { published: previous !== undefined, upload, cleanupError };
+  // 6. The search index follows what is served, read back from storage; it never fails the build.
+  let index: IndexResult | undefined;
+  let indexError: unknown;
+  if (previous !== undefined) {
+    try {
+      const owner = await prisma.version.findUniqueOrThrow({ where: { id: version.id }, select: { projectId: true, project: { select: { language: true } } } });
+      index = await indexBuild(prisma, storage, {
+        projectId: owner.projectId,
+        versionId: version.id,
+        buildId,
+        language: owner.project.language,
+        htmlPrefix: artifactPrefix(projectSlug, version.slug, buildId, 'html'),
+      });
+    } catch (e) {
+      indexError = e;
+    }
+  }
+  return { published: previous !== undefined, upload, cleanupError, index, indexError };
 }
 
 /** Removes what a failed publish uploaded, unless the version serves this very build (a retry of a published one). */

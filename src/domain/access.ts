@@ -66,6 +66,14 @@ export function offeredVersions(o: { includeHidden: boolean }): Prisma.VersionWh
   return { AND: [readableVersionRule.where(null), ...(o.includeHidden ? [] : [{ hidden: false }])] };
 }
 
+/**
+ * The versions search reads: ones whose docs the caller can open; hidden ones only when the search
+ * names the version (they are left out of menus and of searches that do not ask for them).
+ */
+export function searchableVersions(viewer: Viewer | null, named: boolean): Prisma.VersionWhereInput {
+  return { AND: [readableVersionRule.where(viewer), ...(named ? [] : [{ hidden: false }])] };
+}
+
 type BuildRow = { projectId: number; project: { privacyLevel: string }; version: { privacyLevel: string } | null };
 
 /** A build: of a public version of a public project, or of a project the caller maintains. */

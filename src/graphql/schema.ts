@@ -14,6 +14,7 @@ import './types/redirect.ts';
 import './types/environment-variable.ts';
 import './types/integration.ts';
 import './types/embed.ts';
+import './types/search.ts';
 
 builder.queryType({});
 builder.mutationType({});

@@ -206,4 +206,13 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
     expect(r.code, show(['migrate'], r)).toBe(0);
     expect(r.stdout.trim()).toBe('the database is up to date');
   });
+
+  it('`search reindex` indexes what is published (nothing yet here), and names a project that does not exist', async () => {
+    const r = await lectern('search', 'reindex');
+    expect(r.code, show(['search', 'reindex'], r)).toBe(0);
+    expect(r.stdout.trim()).toBe('indexed 0 version(s)');
+    const nope = await lectern('search', 'reindex', 'nope');
+    expect(nope.code).toBe(1);
+    expect(nope.stderr).toMatch(/^lectern: project: No project "nope"\.$/m);
+  });
 });
