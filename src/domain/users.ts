@@ -12,6 +12,11 @@ import { Collector, checkString } from './validate.ts';
 
 const USERNAME = /^[\w.@+-]+$/;
 
+/** Why a new username is refused (Django's rule, as Read the Docs has it), or undefined. */
+const usernameProblem = (username: string) =>
+  checkString(username, { max: 150, required: true }) ??
+  (USERNAME.test(username) ? undefined : 'Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters.');
+
 /**
  * Runs a serializable transaction about users; one that lost to another at the same time (PostgreSQL
  * serialization failure, P2034) is answered as a conflict, not a server error.
@@ -41,11 +46,7 @@ export async function createUser(db: PrismaClient, username: string, opts: NewUs
 /** Creates a user, with no token (an admin's, in the dashboard). Bad input changes nothing. */
 export async function createAccount(db: PrismaClient, username: string, opts: NewUser = {}) {
   const c = new Collector();
-  c.add(
-    'username',
-    checkString(username, { max: 150, required: true }) ??
-      (USERNAME.test(username) ? undefined : 'Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters.'),
-  );
+  c.add('username', usernameProblem(username));
   const { email, password } = opts;
   if (email !== undefined) c.add('email', /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) && email.length <= 254 ? undefined : 'Enter a valid email address.');
   if (password !== undefined) c.add('password', passwordProblem(password, username));
@@ -195,11 +196,7 @@ export interface FirstAdmin {
  */
 export async function setUpFirstAdmin<Q extends object>(ctx: Context, input: FirstAdmin, query: Q) {
   const c = new Collector();
-  c.add(
-    'username',
-    checkString(input.username, { max: 150, required: true }) ??
-      (USERNAME.test(input.username) ? undefined : 'Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters.'),
-  );
+  c.add('username', usernameProblem(input.username));
   c.add('password', passwordProblem(input.password, input.username));
   c.throwIfAny();
   const passwordHash = await hashPassword(input.password);

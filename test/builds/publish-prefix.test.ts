@@ -2,36 +2,26 @@
 // up one build (the one a newer publish replaced, or a failed publish) must not touch another whose
 // id starts with the same digits: replacing build 12 once deleted `projects/<p>/<v>/12*`, the files
 // of builds 120 to 129 as well, including the one just published.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { publishBuild } from '../../src/builds/publish.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
+import { htmlPage, removePages } from '../helpers/publish.ts';
 
 let t: TestApp;
-const dirs: string[] = [];
 beforeAll(async () => {
   t = await testApp();
 });
 afterAll(async () => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  removePages();
   await t.close();
 });
-
-function html(text: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-prefix-'));
-  dirs.push(dir);
-  writeFileSync(path.join(dir, 'index.html'), `<html><body>${text}</body></html>`);
-  return dir;
-}
 
 it('replacing build 12 leaves build 120, the one published, whole', async () => {
   const project = await t.db.prisma.project.create({ data: { name: 'Digits', slug: 'digits', repositoryUrl: 'https://example.invalid/d.git' } });
   const version = await t.db.prisma.version.create({ data: { projectId: project.id, slug: 'latest', verboseName: 'latest', active: true } });
   for (const id of [12, 120]) {
     await t.db.prisma.build.create({ data: { id, projectId: project.id, versionId: version.id, versionSlug: 'latest', state: 'building' } });
-    const r = await publishBuild(t.db.prisma, t.storage, { projectSlug: 'digits', version, buildId: id, htmlDir: html(`build ${id}`) });
+    const r = await publishBuild(t.db.prisma, t.storage, { projectSlug: 'digits', version, buildId: id, htmlDir: htmlPage(`build ${id}`) });
     expect(r.published).toBe(true);
     expect(r.cleanupError).toBeUndefined();
   }

@@ -1,28 +1,17 @@
 // Deleting a project (issue 12, the dashboard's danger zone): maintainers only, with its slug typed
 // again; its rows and its stored files go, a project whose slug starts the same keeps its own, and
 // its docs are no longer served.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.ts';
-import { makeProject, publish } from '../helpers/publish.ts';
+import { htmlPage, makeProject, publish, removePages } from '../helpers/publish.ts';
 
 let t: TestApp;
 let alice: string;
 let bob: string;
-const dirs: string[] = [];
 
 const DELETE = `mutation($project: String!, $confirm: String!) { deleteProject(project: $project, confirm: $confirm) {
   __typename ... on MutationDeleteProjectSuccess { data { slug users { username } } }
   ... on Error { code status message } ... on ValidationError { fieldErrors { field messages } } } }`;
-
-function html(text: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-delete-'));
-  dirs.push(dir);
-  writeFileSync(path.join(dir, 'index.html'), `<html><body>${text}</body></html>`);
-  return dir;
-}
 
 beforeAll(async () => {
   t = await testApp();
@@ -31,11 +20,11 @@ beforeAll(async () => {
   const aliceId = (await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'alice' } })).id;
   for (const slug of ['manual', 'manual-two']) {
     const project = await makeProject(t, { slug, maintainers: [aliceId] });
-    await publish(t, { project, version: 'latest', html: html(`${slug} docs`) });
+    await publish(t, { project, version: 'latest', html: htmlPage(`${slug} docs`) });
   }
 });
 afterAll(async () => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  removePages();
   await t.close();
 });
 

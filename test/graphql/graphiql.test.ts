@@ -2,13 +2,12 @@
 // request off the server is refused, as on a machine without internet, the IDE loads, runs a query
 // and shows its answer. Yoga's default page loads its scripts from a CDN and showed only
 // "Loading __TITLE__..." there.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.ts';
-import { CHROMIUM } from '../helpers/publish.ts';
+import { launchChromium } from '../helpers/publish.ts';
 
 let t: TestApp;
 let server: Server;
@@ -16,16 +15,11 @@ let browser: Browser;
 let origin: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (test/setup/system-deps.sh does when run as root)`);
   t = await testApp();
   server = createServer(t.handler).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

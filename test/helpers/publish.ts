@@ -3,11 +3,12 @@
 // (src/builds/publish.ts).
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { type Browser, chromium } from 'playwright-core';
 import { inject } from 'vitest';
 import { zipDirectory } from '../../src/builds/output.ts';
 import { publishBuild } from '../../src/builds/publish.ts';
@@ -206,4 +207,25 @@ export async function publish(t: TestApp, spec: PublishSpec): Promise<{ buildId:
 export async function ensureDir(dir: string): Promise<string> {
   await mkdir(dir, { recursive: true });
   return dir;
+}
+
+/** Debian's Chromium, headless, through playwright-core: fails naming the package when it is missing. */
+export async function launchChromium(): Promise<Browser> {
+  requireTool(CHROMIUM, 'chromium');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+/** A directory holding one `index.html` with this content: a built page, for tests of what is done with it. Removed by `removePages()`. */
+export function htmlPage(html: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-page-'));
+  pageDirs.push(dir);
+  writeFileSync(path.join(dir, 'index.html'), html.includes('<html') ? html : `<html><body>${html}</body></html>`);
+  return dir;
+}
+const pageDirs: string[] = [];
+export function removePages(): void {
+  for (const d of pageDirs.splice(0)) rmSync(d, { recursive: true, force: true });
 }

@@ -3,18 +3,14 @@
 // words (stemmed, as prefixes), headings first, highlighted with the page's text escaped, linked
 // to their anchors; private projects and versions never found by those who cannot read them; a new
 // build's sections replace the old ones; bad input answers an empty result or a named error.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reindexPublished } from '../../src/search/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
-import { makeProject, mkdocsBuild, publish, sphinxBuild } from '../helpers/publish.ts';
+import { makeProject, mkdocsBuild, htmlPage as page, publish, removePages, sphinxBuild } from '../helpers/publish.ts';
 
 let t: TestApp;
 let alice: string;
 let bob: string;
-const dirs: string[] = [];
 
 const SEARCH = `query($q: String!, $project: String, $version: String, $sub: Boolean) {
   search(query: $q, project: $project, version: $version, includeSubprojects: $sub, limit: 20) {
@@ -27,13 +23,6 @@ async function search(q: string, vars: Record<string, unknown> = {}, token?: str
   const res = await t.gql(SEARCH, { q, ...vars }, token);
   expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
   return res.data.search as { totalCount: number; nodes: Hit[] };
-}
-
-function page(html: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-search-'));
-  dirs.push(dir);
-  writeFileSync(path.join(dir, 'index.html'), html);
-  return dir;
 }
 
 beforeAll(async () => {
@@ -57,7 +46,7 @@ beforeAll(async () => {
   });
 }, 120_000);
 afterAll(async () => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  removePages();
   await t.close();
 });
 

@@ -1,11 +1,10 @@
 // The switcher in a real browser (Debian's Chromium through playwright-core): open a served page,
 // see the menu, pick another version, land on the same page in that version.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM } from '../helpers/publish.ts';
+import { launchChromium } from '../helpers/publish.ts';
 import { makeWorld, type World } from './world.ts';
 
 let w: World;
@@ -14,16 +13,11 @@ let browser: Browser;
 let origin: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (test/setup/system-deps.sh does when run as root)`);
   w = await makeWorld();
   server = createServer(w.t.handler).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
