@@ -47,8 +47,9 @@ export type Yoga = YogaServerInstance<{ req: express.Request; res?: express.Resp
  * Secure under https, and speaks for its user only in a request one of Lectern's own pages makes:
  * a POST of JSON whose `Origin` is LECTERN_PUBLIC_URL's. A page elsewhere (a project's docs on their
  * own origin, another site) cannot make such a request without a CORS grant it never gets, and
- * cannot sign someone in either. Sessions are offered only where docs have origins of their own
- * (LECTERN_DOCS_DOMAIN): on the dashboard's origin a project's JavaScript could act as its reader.
+ * cannot sign someone in either. Without LECTERN_DOCS_DOMAIN, a project's pages share the
+ * dashboard's origin by URL only: they are served sandboxed (serve/paths.ts DOCS_SANDBOX), so they
+ * run in an opaque origin of their own and send `Origin: null`.
  */
 function sessionCookies(config: Config, db: Database, log: Logger) {
   // Per account at the rate set; per client address at ten times it (people behind one address share it).
@@ -57,18 +58,15 @@ function sessionCookies(config: Config, db: Database, log: Logger) {
   const rate = parseRate(config.signInThrottle);
   const perAccount = throttleAt(rate);
   const perAddress = throttleAt(rate && { requests: rate.requests * 10, seconds: rate.seconds });
-  const unavailable = config.docsDomain
-    ? null
-    : 'Signing in needs docs served on origins of their own, apart from the dashboard: set LECTERN_DOCS_DOMAIN (README, "Signing in").';
   const origin = new URL(config.publicUrl).origin;
   const cookie = { httpOnly: true, sameSite: 'lax', secure: origin.startsWith('https:'), path: '/' } as const;
   return (req: express.Request, res: express.Response): { handle: SessionHandle; viewer: () => Promise<Viewer | null> } => {
     const id = parseCookie(req.headers.cookie ?? '')[SESSION_COOKIE];
     const ownPage = req.method === 'POST' && req.get('origin') === origin && /^application\/json\b/i.test(req.get('content-type') ?? '');
     return {
-      viewer: async () => (!unavailable && ownPage && id ? sessionViewer(db.prisma, id, config.sessionIdleSeconds) : null),
+      viewer: async () => (ownPage && id ? sessionViewer(db.prisma, id, config.sessionIdleSeconds) : null),
       handle: {
-        unavailable: unavailable ?? (ownPage ? null : `Sign in from Lectern's own pages: a POST of JSON from ${origin}.`),
+        unavailable: ownPage ? null : `Sign in from Lectern's own pages: a POST of JSON from ${origin}.`,
         admit: async (username) => {
           if (!perAccount || !perAddress) return 0;
           return (await perAddress.check(`signin:address:${req.ip}`)) || (await perAccount.check(`signin:user:${username}`));

@@ -1,9 +1,8 @@
 // Signed-in browsers (the dashboard's). A session's id is 32 random bytes in an HttpOnly cookie;
 // the database keeps only its SHA-256 hash, so a copy of the table signs no one in. A session ends
 // when its user signs out, after LECTERN_SESSION_IDLE_SECONDS unused, or at once when its user is
-// disabled. Cookies authenticate /graphql only, and only where docs are served on origins of their
-// own (LECTERN_DOCS_DOMAIN): a project's HTML on the dashboard's origin could otherwise act as
-// whoever reads it.
+// disabled. Cookies authenticate /graphql only, for Lectern's own pages (app.ts sessionCookies); a
+// project's HTML runs on an origin of its own (LECTERN_DOCS_DOMAIN) or sandboxed in an opaque one.
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/database.ts';
 import { hashToken } from '../secrets.ts';

@@ -15,7 +15,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { type Freshness, servedGeneration } from './cache.ts';
-import { docsHostLabel, hostnameOf } from './paths.ts';
+import { DOCS_SANDBOX, docsHostLabel, hostnameOf } from './paths.ts';
 import { type Answer, acceptsGzip, type Conditions, respond } from './send.ts';
 
 /** Pages answered here, at most; their bytes are mostly the file cache's own buffers, but counted again. */
@@ -142,6 +142,7 @@ export class FastPath {
     // Expired answers are not returned (and are dropped).
     const answer = this.#answers.get(key);
     if (!answer) return false;
+    if (this.#domain === undefined) res.setHeader('Content-Security-Policy', DOCS_SANDBOX);
     respond(res, answer, req.method === 'HEAD', asked);
     return true;
   }

@@ -2,6 +2,15 @@
 // it could mean something else to storage (`..`, an encoded `/`, a backslash, NUL), so no request
 // can name a file outside the version it asks for. Storage's assertKey checks again behind this.
 
+/**
+ * The Content-Security-Policy of every docs answer where docs share the dashboard's origin (no
+ * LECTERN_DOCS_DOMAIN): a project's HTML, SVG or 404 page runs as a sandboxed document in an opaque
+ * origin of its own. Its scripts run, its forms and links work and popups leave the sandbox, but
+ * it reads no cookie or storage of Lectern's origin, and its requests carry `Origin: null` and no
+ * SameSite cookie, so they never speak for the signed-in reader (app.ts sessionCookies).
+ */
+export const DOCS_SANDBOX = 'sandbox allow-scripts allow-forms allow-popups allow-popups-to-escape-sandbox allow-modals allow-downloads';
+
 /** A path below a docs root, split into decoded segments; `dir` when it ended with `/`. */
 export interface DocPath {
   segments: string[];

@@ -13,11 +13,11 @@ import { docsRoot, servedRoot } from '../domain/urls.ts';
 import { StorageKeyError } from '../storage/index.ts';
 import type { Freshness } from './cache.ts';
 import type { FastPath } from './fast.ts';
-import { docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
+import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
 import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
 import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
 import { Sender } from './send.ts';
-import { compareVersions, SWITCHER_JS, switcherTag } from './switcher.ts';
+import { compareVersions, pageTags, STORAGE_SHIM, SWITCHER_JS, switcherTag } from './switcher.ts';
 
 export interface ServeDeps {
   /** The app's database, storage, settings and logger. */
@@ -104,6 +104,15 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   const handle = async (req: Request, res: Response, site: Site): Promise<void> => {
     const epoch = deps.fast?.epoch() ?? 0;
     const fresh: Freshness = { until: Infinity };
+    if (!domain) {
+      res.setHeader('Content-Security-Policy', DOCS_SANDBOX);
+      // A service worker would outlive the page and answer for Lectern's origin: none is served
+      // from docs sharing it (the sandbox already keeps a page from registering one).
+      if (req.headers['service-worker'] !== undefined) {
+        res.status(403).set('Cache-Control', 'no-store').type('text/plain').send("Service workers are not served from docs on the dashboard's origin.\n");
+        return;
+      }
+    }
     // The switcher script is the same for every project: no lookups.
     if (site.rest.endsWith('/_/switcher.js') && /^(?:\/projects\/[^/]+)?\/_\/switcher\.js$/.test(site.rest)) {
       compress(req, res, () => {
@@ -199,9 +208,10 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const prefix = artifactPrefix(project.slug, version.slug, version.publishedBuildId, 'html');
     const key = file.length === 0 ? 'index.html' : `${file.join('/')}${dir ? '/index.html' : ''}`;
     const isPrivate = s.private;
-    const tag = project.versionSwitcher
+    const switcher = project.versionSwitcher
       ? switcherTag({ base: s.base, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
-      : undefined;
+      : '';
+    const tag = switcher || !domain ? pageTags(domain ? '' : STORAGE_SHIM, switcher) : undefined;
     // Public files sent to anonymous readers (no Authorization header) are the same for every such reader.
     const record = deps.fast && reader === anonymous && !isPrivate ? deps.fast.recorder(s.req, s.epoch, s.fresh) : undefined;
     if (await sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag, record })) return;
@@ -284,6 +294,8 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const versions = [...(await resolve.listedVersions(project.id))].sort((a, b) => compareVersions(a.slug, b.slug));
     const family = project.privacyLevel === 'public' ? await resolve.publicFamily(project) : [project];
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
+    // Sandboxed pages (DOCS_SANDBOX) fetch it from an opaque origin: public data answers any origin.
+    if (!s.private) s.res.set('Access-Control-Allow-Origin', '*');
     const body = {
       project: project.slug,
       language: project.language,

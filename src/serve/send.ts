@@ -27,7 +27,7 @@ import { FileStorage } from '../storage/file.ts';
 import type { ByteRange, ObjectInfo, Storage } from '../storage/index.ts';
 import { contentTypeFor, parseEtags } from '../storage/storage.ts';
 import { contentRangeOf, rangeOf, unsatisfiedRangeOf } from './range.ts';
-import { injectTag } from './switcher.ts';
+import { injectTag, type PageTags } from './switcher.ts';
 
 /** Larger HTML pages are sent as stored, without the switcher (they are not documentation pages anyone reads). */
 const INJECT_MAX_BYTES = 8 * 1024 * 1024;
@@ -89,8 +89,8 @@ export interface SendOptions {
   status?: 200 | 404;
   /** Cache-Control of the answer (and of its 304). */
   cacheControl: string;
-  /** Put before `</body>` of an HTML page. */
-  tag?: string;
+  /** Put into an HTML page (./switcher.ts injectTag). */
+  tag?: PageTags;
   /** Sent as an attachment under this file name. */
   downloadName?: string;
   /**
@@ -121,7 +121,8 @@ interface Representation {
   status: 200 | 404;
   /** The stored object's tag, and the kind of representation sent: what If-None-Match is compared with. */
   bare: string;
-  tagged: boolean;
+  /** '' for the stored bytes as they are, else the PageTags mark of what was put in. */
+  tagged: string;
   gzip: boolean;
   /** Large enough to have a gzip encoding: the answer varies on Accept-Encoding. */
   gzippable: boolean;
@@ -271,7 +272,7 @@ export class Sender {
     const status = opts.status ?? 200;
     // Whether the tag goes in is decided by the name, before anything is read, so the ETag a
     // client holds and the one it is compared with are always of the same kind.
-    const tagged = opts.tag !== undefined && opts.tag !== '' && isHtml(key);
+    const tagged = opts.tag !== undefined && isHtml(key) ? opts.tag.mark : '';
     // A page that gets the switcher is changed on the way out: Lectern sends that one itself.
     const handOver = this.#xAccel !== undefined && status === 200 && !tagged;
     let kept = this.#kept.get(key);
@@ -334,7 +335,7 @@ export class Sender {
     key: string,
     kept: Kept,
     opened: Readable | undefined,
-    tagged: boolean,
+    tagged: string,
     gzipOk: boolean,
     opts: SendOptions,
   ): Promise<boolean> {
@@ -456,14 +457,14 @@ export class Sender {
   }
 
   /** The page with `tag` in it, made once per tag (a few tags per page). */
-  #taggedRep(key: string, kept: Kept, tag: string): Rep {
+  #taggedRep(key: string, kept: Kept, tag: PageTags): Rep {
     kept.tagged ??= new Map();
-    const hit = kept.tagged.get(tag);
+    const hit = kept.tagged.get(tag.key);
     if (hit) return hit;
     const bytes = injectTag(kept.plain!.bytes, tag);
     const rep: Rep = { bytes, gz: kept.text && bytes.length >= GZIP_MIN_BYTES ? undefined : null };
     if (kept.tagged.size >= TAGS_PER_PAGE) kept.tagged.delete(kept.tagged.keys().next().value!);
-    kept.tagged.set(tag, rep);
+    kept.tagged.set(tag.key, rep);
     this.#grew(key, kept);
     return rep;
   }
@@ -515,15 +516,15 @@ function notModified(res: ServerResponse, etag: string, vary: boolean, cacheCont
  * page with the switcher in it, then `-gz` for the gzip encoding. Stored tags are hex (file: a
  * hash; S3 an MD5, `-<parts>` for multipart), so they never end in either suffix themselves.
  */
-function repTag(bare: string, tagged: boolean, gzip: boolean): string {
-  return `${bare}${tagged ? '-s' : ''}${gzip ? '-gz' : ''}`;
+function repTag(bare: string, tagged: string, gzip: boolean): string {
+  return `${bare}${tagged ? `-${tagged}` : ''}${gzip ? '-gz' : ''}`;
 }
 
 /** The stored object's tag a client's tag stands for, or null when it names another kind of representation. */
-function storedTagOf(held: string, tagged: boolean): string | null {
+function storedTagOf(held: string, tagged: string): string | null {
   const t = held.endsWith('-gz') ? held.slice(0, -3) : held;
   if (!tagged) return t;
-  return t.endsWith('-s') ? t.slice(0, -2) : null;
+  return t.endsWith(`-${tagged}`) ? t.slice(0, -tagged.length - 1) : null;
 }
 
 /**
@@ -532,7 +533,7 @@ function storedTagOf(held: string, tagged: boolean): string | null {
  * (gzip or not) when listed, else the other encoding's (the copy the client holds is still
  * right), `*` for `*`; null when none matches.
  */
-function heldTag(ifNoneMatch: string, bare: string, tagged: boolean, gzip: boolean): string | null {
+function heldTag(ifNoneMatch: string, bare: string, tagged: string, gzip: boolean): string | null {
   const wanted = repTag(bare, tagged, gzip);
   let other: string | null = null;
   for (const t of parseEtags(ifNoneMatch)) {

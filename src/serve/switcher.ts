@@ -82,14 +82,57 @@ export function switcherTag(t: SwitcherTag): string {
 }
 
 /**
- * The page with `tag` before its last `</body>` (at the end when there is none). Works on bytes,
- * so pages in any ASCII-compatible encoding come out unchanged apart from the tag.
+ * What is put into a served HTML page: `head` first in it, `body` before its `</body>`; `key` names
+ * the pair, `mark` the kind (in the page's ETag: 's' the switcher, 'b' the storage shim, 'sb' both;
+ * '' nothing, the stored bytes as they are).
  */
-export function injectTag(html: Buffer, tag: string): Buffer {
-  const at = Math.max(html.lastIndexOf('</body>'), html.lastIndexOf('</BODY>'), html.lastIndexOf('</Body>'));
-  const insert = Buffer.from(tag);
-  return at < 0 ? Buffer.concat([html, insert]) : Buffer.concat([html.subarray(0, at), insert, html.subarray(at)]);
+export interface PageTags {
+  head: string;
+  body: string;
+  key: string;
+  mark: string;
 }
+
+export const pageTags = (head: string, body: string): PageTags => ({
+  head,
+  body,
+  key: `${head}\n${body}`,
+  mark: `${body ? 's' : ''}${head ? 'b' : ''}`,
+});
+
+/**
+ * The page with `tags.body` before its last `</body>` (at the end when there is none) and
+ * `tags.head` right after its `<head>` (or `<html>`, or a leading doctype, else at the start), so it
+ * runs before the page's own scripts. Works on bytes, so pages in any ASCII-compatible encoding
+ * come out unchanged apart from the tags.
+ */
+export function injectTag(html: Buffer, tags: PageTags): Buffer {
+  const parts: Buffer[] = [];
+  let from = 0;
+  if (tags.head) {
+    const start = html.subarray(0, 4096).toString('latin1');
+    const open = /<head\b[^>]*>/i.exec(start) ?? /<html\b[^>]*>/i.exec(start) ?? /^\s*<!doctype[^>]*>/i.exec(start);
+    from = open ? open.index + open[0].length : 0;
+    parts.push(html.subarray(0, from), Buffer.from(tags.head));
+  }
+  const end = Math.max(html.lastIndexOf('</body>'), html.lastIndexOf('</BODY>'), html.lastIndexOf('</Body>'));
+  const at = end < from ? html.length : end;
+  parts.push(html.subarray(from, at), Buffer.from(tags.body), html.subarray(at));
+  return Buffer.concat(parts);
+}
+
+/**
+ * A page served sandboxed (paths.ts DOCS_SANDBOX) has no `localStorage` or `sessionStorage`: reading
+ * either throws, which stops themes' scripts (a remembered dark mode, Sphinx's highlight of search
+ * terms). Put first in such a page, this gives it storage kept in memory for the page's life.
+ */
+export const STORAGE_SHIM =
+  '<script>(function(){try{window.localStorage;return}catch(e){}function S(){var m=new Map();' +
+  'this.getItem=function(k){k=String(k);return m.has(k)?m.get(k):null};this.setItem=function(k,v){m.set(String(k),String(v))};' +
+  'this.removeItem=function(k){m.delete(String(k))};this.clear=function(){m.clear()};' +
+  'this.key=function(i){return Array.from(m.keys())[i]===undefined?null:Array.from(m.keys())[i]};' +
+  "Object.defineProperty(this,'length',{get:function(){return m.size}})}" +
+  "['localStorage','sessionStorage'].forEach(function(n){try{Object.defineProperty(window,n,{value:new S(),configurable:true})}catch(e){}})})()</script>";
 
 /** Menu order: latest, stable, then the rest newest first (numbers compared as numbers). */
 export function compareVersions(a: string, b: string): number {

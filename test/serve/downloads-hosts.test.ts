@@ -192,13 +192,30 @@ describe('LECTERN_SERVE_X_ACCEL', () => {
     await expect(readFile(path.join(objects, before.headers['x-accel-redirect'].slice('/_lectern_files/'.length)))).rejects.toThrow();
   });
 
-  it('sends pages that get the switcher itself, and hands them over when the switcher is off', async () => {
+  it("sends pages that get the switcher or the sandbox's storage shim itself; other files are handed over", async () => {
     const page = await t.http.get('/docs/accel/en/latest/glossary.html');
     expect(page.headers['x-accel-redirect']).toBeUndefined();
     expect(page.text).toContain('/_/switcher.js');
     const off = await t.gql('mutation { updateProject(slug: "accel", input: { versionSwitcher: false }) { __typename } }', {}, token);
     expect(off.data.updateProject.__typename).toBe('MutationUpdateProjectSuccess');
-    const plain = await t.http.get('/docs/accel/en/latest/glossary.html');
-    expect(plain.headers['x-accel-redirect']).toBe(`/_lectern_files/projects/accel/latest/${buildId}/html/glossary.html`);
+    // Docs share the dashboard's origin here (no docs domain): the page is sandboxed and gets the shim.
+    const shimmed = await t.http.get('/docs/accel/en/latest/glossary.html');
+    expect(shimmed.headers['x-accel-redirect']).toBeUndefined();
+    expect(shimmed.text).not.toContain('/_/switcher.js');
+    expect(shimmed.text).toContain("['localStorage','sessionStorage']");
+    expect(shimmed.headers.etag).not.toBe(page.headers.etag);
+  });
+
+  it('hands pages over when they get nothing put in: docs on their own hosts, switcher off', async () => {
+    const hosted = await testApp({ LECTERN_SERVE_X_ACCEL: '/_lectern_files/', LECTERN_DOCS_DOMAIN: 'docs.test' });
+    try {
+      const p = await makeProject(hosted, { slug: 'accel', versionSwitcher: false });
+      const built = await publish(hosted, { project: p, version: 'latest', html: await sphinxBuild('sphinx', { overrides: { release: '1.0' } }) });
+      const plain = await hosted.http.get('/en/latest/glossary.html').set('host', 'accel.docs.test');
+      expect(plain.headers['x-accel-redirect']).toBe(`/_lectern_files/projects/accel/latest/${built.buildId}/html/glossary.html`);
+      expect(plain.headers['content-security-policy']).toBeUndefined();
+    } finally {
+      await hosted.close();
+    }
   });
 });

@@ -142,7 +142,7 @@ builder.mutationFields((t) => ({
     authScopes: { public: true },
     type: User,
     description:
-      "Signs in with a username and password, from Lectern's own pages: the answer sets the session's cookie (HttpOnly). Throttled per account and per address; an unknown user and a wrong password get the same answer. Offered where docs are served on origins of their own (LECTERN_DOCS_DOMAIN).",
+      "Signs in with a username and password, from Lectern's own pages: the answer sets the session's cookie (HttpOnly). Throttled per account and per address; an unknown user and a wrong password get the same answer. A request from elsewhere (another origin, a form) is FORBIDDEN.",
     args: { username: t.arg.string({ required: true }), password: t.arg.string({ required: true }) },
     errors: { types: [UnauthenticatedError, ForbiddenError, ThrottledError] },
     resolve: (query, _root, args, ctx) => signIn(ctx, args.username, args.password, rowQuery(query)),
