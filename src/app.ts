@@ -8,6 +8,7 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance, maskError as yogaMaskError } from 'graphql-yoga';
 import type { Config } from './config.ts';
+import { dashboardRouter } from './dashboard.ts';
 import { type Database, dbOwner } from './db/database.ts';
 import { DatabaseThrottle } from './db/throttle.ts';
 import type { SessionHandle, Viewer } from './domain/context.ts';
@@ -320,6 +321,9 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   app.use('/api', (_req, res) => {
     res.status(404).json({ detail: 'Not found.' });
   });
+
+  // The dashboard at /, on the API's host (docs hosts answered every path above).
+  app.use(dashboardRouter());
 
   const onError: ErrorRequestHandler = (err, _req, res, _next) => {
     const status = typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;

@@ -1,0 +1,24 @@
+// The dashboard's typed documents (gql.tada) read the schema from src/web/graphql-env.ts, made here
+// from schema.graphql (itself printed from the code): a field a page asks for that the schema no
+// longer has fails `tsc -p src/web`. The same introspection tells the normalized cache which
+// types have no id (keyless.ts). Run by `npm run web:build`; the file is not committed.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { outputIntrospectionFile } from '@gql.tada/internal';
+import { buildSchema, GraphQLObjectType, introspectionFromSchema } from 'graphql';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const schema = buildSchema(readFileSync(path.join(root, 'schema.graphql'), 'utf8'));
+const out = path.join(import.meta.dirname, 'graphql-env.ts');
+writeFileSync(out, outputIntrospectionFile(introspectionFromSchema(schema, { descriptions: false }), { fileType: '.ts' }));
+// Object types without an id are kept inside their parent's entry by the cache (graphcache keys).
+const keyless = Object.values(schema.getTypeMap())
+  .filter((t): t is GraphQLObjectType => t instanceof GraphQLObjectType && !t.name.startsWith('__') && !('id' in t.getFields()))
+  .filter((t) => ![schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].includes(t))
+  .map((t) => t.name)
+  .sort();
+writeFileSync(
+  path.join(import.meta.dirname, 'keyless.ts'),
+  `// Made by generate-types.ts from schema.graphql.\nexport const KEYLESS = ${JSON.stringify(keyless)};\n`,
+);
+console.log(`wrote ${path.relative(root, out)} and src/web/keyless.ts`);

@@ -1,0 +1,114 @@
+// Lectern's dashboard: a single-page app on Lectern's own GraphQL API (no other endpoint), served
+// at / by Lectern. Routes are real URLs (bookmark, reload, back); every page but sign-in and setup
+// needs a signed-in user, and a session that ends sends the reader to sign in and back.
+import { StrictMode, useMemo } from 'react';
+import { createRoot } from 'react-dom/client';
+import { Provider, useMutation, useQuery } from 'urql';
+import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
+import { makeClient, signInUrl } from './client.ts';
+import { graphql } from './graphql.ts';
+import { AccountPage, AdminPage } from './pages/account.tsx';
+import { SetupPage, SignInPage } from './pages/auth.tsx';
+import { BuildPage } from './pages/build.tsx';
+import { ProjectPage } from './pages/project.tsx';
+import { ImportPage, ProjectsPage } from './pages/projects.tsx';
+import { Failure, Loading } from './ui.tsx';
+import { ViewerContext, ViewerQuery } from './viewer.ts';
+import './style.css';
+
+const SignOut = graphql(`mutation SignOut { signOut }`);
+
+function Shell() {
+  const [{ data, fetching, error }] = useQuery({ query: ViewerQuery });
+  const [, signOut] = useMutation(SignOut);
+  const [location, navigate] = useLocation();
+  if (fetching && !data) return <Loading what="Lectern" />;
+  if (error && !data) return <Failure error={error} />;
+  const viewer = data?.viewer ?? null;
+  const open = location.startsWith('/sign-in') || location.startsWith('/setup');
+  if (!viewer && !open) {
+    if (data?.setupNeeded) return <SetupNeeded />;
+    return <Redirect to={signInUrl()} replace />;
+  }
+  return (
+    <ViewerContext.Provider value={viewer}>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <Link href="/" className="brand">
+          Lectern
+        </Link>
+        {viewer && (
+          <nav aria-label="Main">
+            <Link href="/">Projects</Link>
+            <Link href="/account">Account</Link>
+            {viewer.isAdmin && <Link href="/admin">Users</Link>}
+            <button
+              type="button"
+              className="link"
+              onClick={async () => {
+                await signOut({}, { additionalTypenames: ['User'] });
+                navigate('/sign-in', { replace: true });
+                window.location.reload();
+              }}
+            >
+              Sign out ({viewer.username})
+            </button>
+          </nav>
+        )}
+      </header>
+      <main id="main">
+        <Switch>
+          <Route path="/sign-in" component={SignInPage} />
+          <Route path="/setup" component={SetupPage} />
+          <Route path="/" component={ProjectsPage} />
+          <Route path="/import" component={ImportPage} />
+          <Route path="/projects/:slug/builds/:id">{(p) => <BuildPage slug={p.slug} id={Number(p.id)} />}</Route>
+          <Route path="/projects/:slug/:tab?">{(p) => <ProjectPage slug={p.slug} tab={p.tab ?? 'versions'} />}</Route>
+          <Route path="/account" component={AccountPage} />
+          <Route path="/admin" component={AdminPage} />
+          <Route>
+            <h1>Not found</h1>
+            <p>
+              There is no page here. <Link href="/">Back to the projects.</Link>
+            </p>
+          </Route>
+        </Switch>
+      </main>
+    </ViewerContext.Provider>
+  );
+}
+
+function SetupNeeded() {
+  return (
+    <main id="main" className="narrow">
+      <h1>Welcome to Lectern</h1>
+      <p>
+        This installation has no accounts yet. Open the setup address that <code>lectern serve</code> wrote to its log (a line with <code>setupUrl</code>) to
+        create the first administrator.
+      </p>
+    </main>
+  );
+}
+
+function App() {
+  const client = useMemo(
+    () =>
+      makeClient(() => {
+        if (!window.location.pathname.startsWith('/sign-in')) window.location.assign(signInUrl());
+      }),
+    [],
+  );
+  return (
+    <Provider value={client}>
+      <Shell />
+    </Provider>
+  );
+}
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

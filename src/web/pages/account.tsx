@@ -1,0 +1,258 @@
+// The reader's account (API tokens, password) and, for site admins, the users.
+import { useState } from 'react';
+import { useClient, useQuery } from 'urql';
+import { graphql } from '../graphql.ts';
+import { ActionForm, Failure, Field, Loading, type Problem, ProblemText, problemOf, when } from '../ui.tsx';
+import { useViewer } from '../viewer.ts';
+
+const Tokens = graphql(`
+  query Tokens { viewer { id username tokens { id name prefix createdAt lastUsedAt } } }
+`);
+const CreateToken = graphql(`
+  mutation CreateToken($name: String!) {
+    createToken(name: $name) {
+      __typename
+      ... on MutationCreateTokenSuccess { data { key token { id name prefix createdAt lastUsedAt } } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const RevokeToken = graphql(`
+  mutation RevokeToken($id: Int!) {
+    revokeToken(id: $id) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const ChangePassword = graphql(`
+  mutation ChangePassword($input: ChangePasswordInput!) {
+    changePassword(input: $input) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+export function AccountPage() {
+  const [{ data, fetching, error }, refetch] = useQuery({ query: Tokens });
+  const client = useClient();
+  const [key, setKey] = useState<string | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const reload = () => refetch({ requestPolicy: 'network-only' });
+  if (fetching && !data) return <Loading what="your account" />;
+  if (error && !data) return <Failure error={error} />;
+  const tokens = data?.viewer?.tokens ?? [];
+  return (
+    <section>
+      <h1>Your account</h1>
+      <h2>API tokens</h2>
+      <p>
+        Scripts send a token as <code>Authorization: Token &lt;key&gt;</code>. A key is shown once, when it is made.
+      </p>
+      {key && (
+        <div className="notice" role="status">
+          <p>Your new token (copy it now; it is not shown again):</p>
+          <code data-testid="new-token">{key}</code>
+        </div>
+      )}
+      <ProblemText problem={problem} />
+      {tokens.length === 0 && <p>No tokens.</p>}
+      {tokens.length > 0 && (
+        <table className="list">
+          <caption className="visually-hidden">API tokens</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Starts with</th>
+              <th scope="col">Made</th>
+              <th scope="col">Last used</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {tokens.map((t) => (
+              <tr key={t.id}>
+                <td>{t.name || '(unnamed)'}</td>
+                <td>
+                  <code>{t.prefix}…</code>
+                </td>
+                <td>{when(t.createdAt)}</td>
+                <td>{t.lastUsedAt ? when(t.lastUsedAt) : 'never'}</td>
+                <td>
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={async () => {
+                      const r = await client.mutation(RevokeToken, { id: t.id }).toPromise();
+                      setProblem(problemOf(r.data?.revokeToken, r.error));
+                      reload();
+                    }}
+                  >
+                    Revoke {t.name || t.prefix}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <ActionForm
+        className="inline"
+        label="Create token"
+        reset
+        act={async (f) => {
+          const r = await client.mutation(CreateToken, { name: f.name ?? '' }).toPromise();
+          const a = r.data?.createToken;
+          const p = problemOf(a, r.error);
+          if (!p && a?.__typename === 'MutationCreateTokenSuccess') {
+            setKey(a.data.key);
+            reload();
+          }
+          return p;
+        }}
+      >
+        <Field label="Token name" name="name" required />
+      </ActionForm>
+      <h2>Password</h2>
+      <ActionForm
+        label="Change password"
+        done="Your password is changed."
+        reset
+        act={async (f) => {
+          if (f.newPassword !== f.repeat) return { message: 'The two new passwords differ.', fields: {} };
+          const r = await client.mutation(ChangePassword, { input: { currentPassword: f.currentPassword, newPassword: f.newPassword ?? '' } }).toPromise();
+          return problemOf(r.data?.changePassword, r.error);
+        }}
+      >
+        <Field label="Current password" name="currentPassword" type="password" autoComplete="current-password" />
+        <Field label="New password" name="newPassword" type="password" required autoComplete="new-password" />
+        <Field label="New password, again" name="repeat" type="password" required autoComplete="new-password" />
+      </ActionForm>
+    </section>
+  );
+}
+
+const Users = graphql(`
+  query Users($search: String) { users(search: $search, limit: 200) { totalCount nodes { id username email isAdmin disabled createdAt } } }
+`);
+const CreateUser = graphql(`
+  mutation CreateUser($input: CreateUserInput!) {
+    createUser(input: $input) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const ChangeUser = graphql(`
+  mutation ChangeUser($username: String!, $input: ChangeUserInput!) {
+    changeUser(username: $username, input: $input) {
+      __typename
+      ... on MutationChangeUserSuccess { data { id isAdmin disabled } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+export function AdminPage() {
+  const viewer = useViewer();
+  const [search, setSearch] = useState('');
+  const [{ data, fetching, error }, refetch] = useQuery({ query: Users, variables: { search: search || null }, pause: !viewer.isAdmin });
+  const client = useClient();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  if (!viewer.isAdmin) return <p>Only site administrators see the users.</p>;
+  const change = async (username: string, input: { isAdmin?: boolean; disabled?: boolean }) => {
+    const r = await client.mutation(ChangeUser, { username, input }).toPromise();
+    setProblem(problemOf(r.data?.changeUser, r.error));
+  };
+  return (
+    <section>
+      <h1>Users</h1>
+      <search>
+        <form
+          className="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setSearch(String(new FormData(e.currentTarget).get('search') ?? ''));
+          }}
+        >
+          <label>
+            Username <input type="search" name="search" />
+          </label>
+          <button type="submit">Search</button>
+        </form>
+      </search>
+      <ProblemText problem={problem} />
+      {error && <Failure error={error} />}
+      {fetching && !data && <Loading what="users" />}
+      {data && (
+        <table className="list">
+          <caption className="visually-hidden">Users</caption>
+          <thead>
+            <tr>
+              <th scope="col">User</th>
+              <th scope="col">Email</th>
+              <th scope="col">Administrator</th>
+              <th scope="col">Disabled</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.users.nodes.map((u) => (
+              <tr key={u.id}>
+                <td>{u.username}</td>
+                <td>{u.email ?? '—'}</td>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`${u.username} is an administrator`}
+                    checked={u.isAdmin}
+                    onChange={(e) => change(u.username, { isAdmin: e.target.checked })}
+                  />
+                </td>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`${u.username} is disabled`}
+                    checked={u.disabled}
+                    onChange={(e) => change(u.username, { disabled: e.target.checked })}
+                  />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h2>Add a user</h2>
+      <ActionForm
+        label="Create user"
+        reset
+        done="Created."
+        act={async (f) => {
+          const r = await client
+            .mutation(CreateUser, {
+              input: { username: f.username ?? '', email: f.email || undefined, password: f.password || undefined, isAdmin: f.isAdmin === 'on' },
+            })
+            .toPromise();
+          const p = problemOf(r.data?.createUser, r.error);
+          if (!p) refetch({ requestPolicy: 'network-only' });
+          return p;
+        }}
+      >
+        <Field label="Username" name="username" required />
+        <Field label="Email" name="email" type="email" />
+        <Field label="Password" name="password" type="password" autoComplete="new-password" />
+        <div className="field check">
+          <input id="f-isAdmin" type="checkbox" name="isAdmin" />
+          <label htmlFor="f-isAdmin">Site administrator</label>
+        </div>
+      </ActionForm>
+    </section>
+  );
+}

@@ -1,0 +1,89 @@
+// Signing in, and the first run's setup page (the one-time code from `lectern serve`'s log).
+import { useClient } from 'urql';
+import { useSearch } from 'wouter';
+import { graphql } from '../graphql.ts';
+import { ActionForm, Field, problemOf } from '../ui.tsx';
+import { ViewerQuery } from '../viewer.ts';
+
+const SignIn = graphql(`
+  mutation SignIn($username: String!, $password: String!) {
+    signIn(username: $username, password: $password) {
+      __typename
+      ... on Error { message }
+      ... on ThrottledError { retryAfter }
+    }
+  }
+`);
+
+const SetUp = graphql(`
+  mutation SetUp($input: SetUpInput!) {
+    setUpFirstAdmin(input: $input) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+/** Only paths of this app are followed after signing in (never another site). */
+function nextOf(search: string): string {
+  const next = new URLSearchParams(search).get('next') ?? '/';
+  return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
+}
+
+/** Reloads the app at `to` with the new session (every cached answer was the signed-out one's). */
+const enter = (to: string) => window.location.assign(to);
+
+export function SignInPage() {
+  const search = useSearch();
+  const client = useClient();
+  return (
+    <section className="narrow">
+      <h1>Sign in</h1>
+      <ActionForm
+        label="Sign in"
+        act={async (f) => {
+          const r = await client.mutation(SignIn, { username: f.username ?? '', password: f.password ?? '' }).toPromise();
+          const p = problemOf(r.data?.signIn, r.error);
+          if (!p) enter(nextOf(search));
+          return p;
+        }}
+      >
+        <Field label="Username" name="username" required autoComplete="username" />
+        <Field label="Password" name="password" type="password" required autoComplete="current-password" />
+      </ActionForm>
+    </section>
+  );
+}
+
+export function SetupPage() {
+  const search = useSearch();
+  const client = useClient();
+  const code = new URLSearchParams(search).get('code') ?? '';
+  return (
+    <section className="narrow">
+      <h1>Set up Lectern</h1>
+      <p>Create the first account. It is a site administrator, and can add everyone else.</p>
+      <ActionForm
+        label="Create the administrator"
+        act={async (f) => {
+          if (f.password !== f.repeat) return { message: 'The two passwords differ.', fields: {} };
+          const input = { code: f.code ?? '', username: f.username ?? '', password: f.password ?? '', email: f.email || undefined };
+          const r = await client.mutation(SetUp, { input }).toPromise();
+          const p = problemOf(r.data?.setUpFirstAdmin, r.error);
+          if (!p) {
+            await client.query(ViewerQuery, {}, { requestPolicy: 'network-only' }).toPromise();
+            enter('/');
+          }
+          return p;
+        }}
+      >
+        <Field label="Setup code" name="code" defaultValue={code} required hint="From the setup address in the server's log." />
+        <Field label="Username" name="username" required autoComplete="username" />
+        <Field label="Email (optional)" name="email" type="email" autoComplete="email" />
+        <Field label="Password" name="password" type="password" required autoComplete="new-password" />
+        <Field label="Password, again" name="repeat" type="password" required autoComplete="new-password" />
+      </ActionForm>
+    </section>
+  );
+}

@@ -1,0 +1,945 @@
+// A project: its versions (the page's one operation: the project with its versions and their last
+// builds), builds, settings, redirects, environment variables, integrations, maintainers,
+// subprojects and translations, each a tab with a URL of its own.
+import { useState } from 'react';
+import { useClient, useMutation, useQuery } from 'urql';
+import { Link, useLocation } from 'wouter';
+import { graphql } from '../graphql.ts';
+import { ActionForm, Failure, Field, Loading, NotFound, type Problem, ProblemText, problemOf, Select, StateBadge, when } from '../ui.tsx';
+
+const TABS = [
+  ['versions', 'Versions'],
+  ['builds', 'Builds'],
+  ['settings', 'Settings'],
+  ['redirects', 'Redirects'],
+  ['variables', 'Environment variables'],
+  ['integrations', 'Integrations'],
+  ['maintainers', 'Maintainers'],
+  ['related', 'Subprojects and translations'],
+] as const;
+
+const ProjectQuery = graphql(`
+  query ProjectPage($slug: String!) {
+    project(slug: $slug) {
+      id slug name description homepage tags privacyLevel defaultBranch defaultVersion viewerIsMaintainer
+      documentationUrl versionSwitcher showVersionWarning singleVersion analyticsCode analyticsDisabled
+      externalBuildsPrivacyLevel readthedocsYamlPath versioningScheme
+      language { code name }
+      programmingLanguage { code name }
+      repository { url type }
+      versions(limit: 500) {
+        totalCount
+        nodes {
+          id slug verboseName active hidden privacyLevel built type documentationUrl
+          lastBuild { id state success createdAt }
+        }
+      }
+    }
+  }
+`);
+
+export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
+  const [{ data, fetching, error }] = useQuery({ query: ProjectQuery, variables: { slug } });
+  if (fetching && !data) return <Loading what="the project" />;
+  if (error && !data) return <Failure error={error} />;
+  const project = data?.project;
+  if (!project) return <NotFound what={`There is no project "${slug}" that you can see.`} />;
+  const known = TABS.some(([t]) => t === tab);
+  return (
+    <section>
+      <div className="title-row">
+        <h1>{project.name}</h1>
+        <a href={project.documentationUrl} className="button">
+          View docs
+        </a>
+      </div>
+      <p className="muted">
+        {project.repository.url} · {project.language.name} · {project.privacyLevel}
+      </p>
+      <nav className="tabs" aria-label="Project">
+        {TABS.map(([t, label]) => (
+          <Link key={t} href={`/projects/${slug}/${t}`} aria-current={t === tab ? 'page' : undefined}>
+            {label}
+          </Link>
+        ))}
+      </nav>
+      {!known && <NotFound what={`The project has no "${tab}" page.`} />}
+      {tab === 'versions' && <Versions project={project} />}
+      {tab === 'builds' && <Builds slug={slug} versions={project.versions.nodes.map((v) => v.slug)} />}
+      {tab === 'settings' && <Settings project={project} />}
+      {tab === 'redirects' && <Redirects slug={slug} />}
+      {tab === 'variables' && <Variables slug={slug} />}
+      {tab === 'integrations' && <Integrations slug={slug} />}
+      {tab === 'maintainers' && <Maintainers slug={slug} />}
+      {tab === 'related' && <Related slug={slug} />}
+    </section>
+  );
+}
+
+type ProjectData = NonNullable<import('../graphql.ts').ResultOf<typeof ProjectQuery>['project']>;
+
+const UpdateVersion = graphql(`
+  mutation UpdateVersion($project: String!, $slug: String!, $input: UpdateVersionInput!) {
+    updateVersion(project: $project, slug: $slug, input: $input) {
+      __typename
+      ... on MutationUpdateVersionSuccess { data { id active hidden privacyLevel built } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+const TriggerBuild = graphql(`
+  mutation TriggerBuild($project: String!, $version: String!) {
+    triggerBuild(project: $project, version: $version) {
+      __typename
+      ... on MutationTriggerBuildSuccess { data { build { id state success createdAt } version { id lastBuild { id state success createdAt } } } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+function Versions({ project }: { project: ProjectData }) {
+  const [, update] = useMutation(UpdateVersion);
+  const [, trigger] = useMutation(TriggerBuild);
+  const [, navigate] = useLocation();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const change = async (slug: string, input: { active?: boolean; hidden?: boolean; privacyLevel?: 'public' | 'private' }) => {
+    const r = await update({ project: project.slug, slug, input });
+    setProblem(problemOf(r.data?.updateVersion, r.error));
+  };
+  const versions = project.versions.nodes;
+  return (
+    <>
+      <ProblemText problem={problem} />
+      {versions.length === 0 && <p>No versions yet: they appear when the repository's branches and tags are read, after the first build.</p>}
+      {versions.length > 0 && (
+        <table className="list">
+          <caption className="visually-hidden">Versions</caption>
+          <thead>
+            <tr>
+              <th scope="col">Version</th>
+              <th scope="col">Type</th>
+              <th scope="col">Active</th>
+              <th scope="col">Hidden</th>
+              <th scope="col">Privacy</th>
+              <th scope="col">Last build</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {versions.map((v) => (
+              <tr key={v.id}>
+                <td>
+                  {v.built && v.active ? <a href={v.documentationUrl}>{v.verboseName}</a> : v.verboseName}
+                  {v.slug === project.defaultVersion && <span className="badge">default</span>}
+                </td>
+                <td>{v.type}</td>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`${v.slug} active`}
+                    checked={v.active}
+                    disabled={!project.viewerIsMaintainer}
+                    onChange={(e) => change(v.slug, { active: e.target.checked })}
+                  />
+                </td>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`${v.slug} hidden`}
+                    checked={v.hidden}
+                    disabled={!project.viewerIsMaintainer}
+                    onChange={(e) => change(v.slug, { hidden: e.target.checked })}
+                  />
+                </td>
+                <td>
+                  <select
+                    aria-label={`${v.slug} privacy`}
+                    value={v.privacyLevel}
+                    disabled={!project.viewerIsMaintainer}
+                    onChange={(e) => change(v.slug, { privacyLevel: e.target.value as 'public' | 'private' })}
+                  >
+                    <option value="public">public</option>
+                    <option value="private">private</option>
+                  </select>
+                </td>
+                <td>
+                  {v.lastBuild ? (
+                    <Link href={`/projects/${project.slug}/builds/${v.lastBuild.id}`}>
+                      <StateBadge state={v.lastBuild.state} success={v.lastBuild.success} /> #{v.lastBuild.id}
+                    </Link>
+                  ) : (
+                    '—'
+                  )}
+                </td>
+                <td>
+                  {project.viewerIsMaintainer && v.active && (
+                    <button
+                      type="button"
+                      onClick={async () => {
+                        const r = await trigger({ project: project.slug, version: v.slug }, { additionalTypenames: ['BuildPage'] });
+                        const a = r.data?.triggerBuild;
+                        const p = problemOf(a, r.error);
+                        setProblem(p);
+                        if (!p && a?.__typename === 'MutationTriggerBuildSuccess') navigate(`/projects/${project.slug}/builds/${a.data.build.id}`);
+                      }}
+                    >
+                      Build {v.slug}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+const BuildsQuery = graphql(`
+  query ProjectBuilds($slug: String!) {
+    project(slug: $slug) {
+      id
+      builds(limit: 50) { totalCount nodes { id state success versionSlug commit createdAt duration error } }
+    }
+  }
+`);
+
+function Builds({ slug, versions }: { slug: string; versions: string[] }) {
+  const [{ data, fetching, error }] = useQuery({ query: BuildsQuery, variables: { slug }, requestPolicy: 'cache-and-network' });
+  const client = useClient();
+  const [, navigate] = useLocation();
+  const builds = data?.project?.builds;
+  return (
+    <>
+      {versions.length > 0 && (
+        <ActionForm
+          className="inline"
+          label="Build"
+          act={async (f) => {
+            const r = await client.mutation(TriggerBuild, { project: slug, version: f.version ?? '' }, { additionalTypenames: ['BuildPage'] }).toPromise();
+            const a = r.data?.triggerBuild;
+            const p = problemOf(a, r.error);
+            if (!p && a?.__typename === 'MutationTriggerBuildSuccess') navigate(`/projects/${slug}/builds/${a.data.build.id}`);
+            return p;
+          }}
+        >
+          <Select label="Version" name="version" options={versions} />
+        </ActionForm>
+      )}
+      {error && <Failure error={error} />}
+      {fetching && !data && <Loading what="builds" />}
+      {builds && builds.totalCount === 0 && <p>No builds yet.</p>}
+      {builds && builds.totalCount > 0 && (
+        <table className="list">
+          <caption className="visually-hidden">Builds</caption>
+          <thead>
+            <tr>
+              <th scope="col">Build</th>
+              <th scope="col">Version</th>
+              <th scope="col">State</th>
+              <th scope="col">Started</th>
+              <th scope="col">Duration</th>
+            </tr>
+          </thead>
+          <tbody>
+            {builds.nodes.map((b) => (
+              <tr key={b.id}>
+                <td>
+                  <Link href={`/projects/${slug}/builds/${b.id}`}>#{b.id}</Link>
+                </td>
+                <td>{b.versionSlug}</td>
+                <td>
+                  <StateBadge state={b.state} success={b.success} />
+                </td>
+                <td>{when(b.createdAt)}</td>
+                <td>{b.duration != null ? `${b.duration} s` : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+const UpdateProject = graphql(`
+  mutation UpdateProject($slug: String!, $input: UpdateProjectInput!) {
+    updateProject(slug: $slug, input: $input) {
+      __typename
+      ... on MutationUpdateProjectSuccess {
+        data {
+          id slug name description homepage tags privacyLevel defaultBranch defaultVersion documentationUrl versionSwitcher
+          showVersionWarning singleVersion analyticsCode analyticsDisabled externalBuildsPrivacyLevel readthedocsYamlPath versioningScheme
+          language { code name } programmingLanguage { code name } repository { url type }
+        }
+      }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+const DeleteProject = graphql(`
+  mutation DeleteProject($project: String!, $confirm: String!) {
+    deleteProject(project: $project, confirm: $confirm) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+const check = (f: Record<string, string>, name: string) => f[name] === 'on';
+
+function Settings({ project }: { project: ProjectData }) {
+  const client = useClient();
+  const [, navigate] = useLocation();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const versions = project.versions.nodes.map((v) => v.slug);
+  if (!project.viewerIsMaintainer) return <p>Only the project's maintainers change its settings.</p>;
+  return (
+    <>
+      <ActionForm
+        label="Save settings"
+        done="Saved."
+        act={async (f) => {
+          const input = {
+            name: f.name,
+            description: f.description,
+            homepage: f.homepage,
+            repository: { url: f.repository ?? '', type: 'git' },
+            defaultBranch: f.defaultBranch,
+            defaultVersion: f.defaultVersion,
+            language: f.language,
+            programmingLanguage: f.programmingLanguage,
+            privacyLevel: f.privacyLevel as 'public' | 'private',
+            externalBuildsPrivacyLevel: f.externalBuildsPrivacyLevel as 'public' | 'private',
+            tags: (f.tags ?? '')
+              .split(',')
+              .map((t) => t.trim())
+              .filter(Boolean),
+            readthedocsYamlPath: f.readthedocsYamlPath || null,
+            versioningScheme: f.versioningScheme,
+            analyticsCode: f.analyticsCode || null,
+            analyticsDisabled: check(f, 'analyticsDisabled'),
+            versionSwitcher: check(f, 'versionSwitcher'),
+            showVersionWarning: check(f, 'showVersionWarning'),
+            singleVersion: check(f, 'singleVersion'),
+          };
+          const r = await client.mutation(UpdateProject, { slug: project.slug, input }).toPromise();
+          const a = r.data?.updateProject;
+          const p = problemOf(a, r.error);
+          if (!p && a?.__typename === 'MutationUpdateProjectSuccess' && a.data.slug !== project.slug) navigate(`/projects/${a.data.slug}/settings`);
+          return p;
+        }}
+      >
+        <Field label="Name" name="name" defaultValue={project.name} required />
+        <Field label="Description" name="description" defaultValue={project.description} />
+        <Field label="Homepage" name="homepage" type="url" defaultValue={project.homepage ?? ''} />
+        <Field label="Repository URL" name="repository" defaultValue={project.repository.url} required />
+        <Field label="Default branch" name="defaultBranch" defaultValue={project.defaultBranch} />
+        <Select
+          label="Default version"
+          name="defaultVersion"
+          options={versions.length ? versions : [project.defaultVersion]}
+          defaultValue={project.defaultVersion}
+        />
+        <Field label="Language" name="language" defaultValue={project.language.code} />
+        <Field label="Programming language" name="programmingLanguage" defaultValue={project.programmingLanguage.code} />
+        <Select label="Privacy" name="privacyLevel" options={['public', 'private']} defaultValue={project.privacyLevel} />
+        <Select
+          label="Pull request previews' privacy"
+          name="externalBuildsPrivacyLevel"
+          options={['public', 'private']}
+          defaultValue={project.externalBuildsPrivacyLevel}
+        />
+        <Field label="Tags (comma separated)" name="tags" defaultValue={project.tags.join(', ')} />
+        <Field label="Path of .readthedocs.yaml" name="readthedocsYamlPath" defaultValue={project.readthedocsYamlPath ?? ''} />
+        <Select
+          label="Versioning scheme"
+          name="versioningScheme"
+          options={['multiple_versions_with_translations', 'multiple_versions_without_translations', 'single_version_without_translations']}
+          defaultValue={project.versioningScheme}
+        />
+        <Field label="Analytics code" name="analyticsCode" defaultValue={project.analyticsCode ?? ''} />
+        <Check label="Analytics disabled" name="analyticsDisabled" checked={project.analyticsDisabled} />
+        <Check label="Version menu in pages" name="versionSwitcher" checked={project.versionSwitcher} />
+        <Check label="Warn on old versions" name="showVersionWarning" checked={project.showVersionWarning} />
+        <Check label="Single version" name="singleVersion" checked={project.singleVersion} />
+      </ActionForm>
+      <section className="danger-zone">
+        <h2>Delete the project</h2>
+        <p>Its versions, builds, redirects, variables and integrations go, and its built docs are deleted from storage. This cannot be undone.</p>
+        <form
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const confirm = String(new FormData(e.currentTarget).get('confirm') ?? '');
+            const r = await client.mutation(DeleteProject, { project: project.slug, confirm }, { additionalTypenames: ['Project', 'ProjectPage'] }).toPromise();
+            const p = problemOf(r.data?.deleteProject, r.error);
+            setProblem(p);
+            if (!p) navigate('/', { replace: true });
+          }}
+        >
+          <Field label={`Type "${project.slug}" to confirm`} name="confirm" required />
+          <button type="submit" className="danger">
+            Delete {project.slug}
+          </button>
+          <ProblemText problem={problem} />
+        </form>
+      </section>
+    </>
+  );
+}
+
+function Check({ label, name, checked }: { label: string; name: string; checked: boolean }) {
+  return (
+    <div className="field check">
+      <input id={`f-${name}`} type="checkbox" name={name} defaultChecked={checked} />
+      <label htmlFor={`f-${name}`}>{label}</label>
+    </div>
+  );
+}
+
+const RedirectsQuery = graphql(`
+  query ProjectRedirects($slug: String!) {
+    project(slug: $slug) {
+      id viewerIsMaintainer
+      redirects(limit: 500) { totalCount nodes { id type fromUrl toUrl httpStatus force enabled position description } }
+    }
+  }
+`);
+const CreateRedirect = graphql(`
+  mutation CreateRedirect($project: String!, $input: RedirectInput!) {
+    createRedirect(project: $project, input: $input) {
+      __typename
+      ... on MutationCreateRedirectSuccess { data { id } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const UpdateRedirect = graphql(`
+  mutation UpdateRedirect($project: String!, $id: Int!, $input: RedirectInput!) {
+    updateRedirect(project: $project, id: $id, input: $input, partial: true) {
+      __typename
+      ... on MutationUpdateRedirectSuccess { data { id type fromUrl toUrl httpStatus force enabled position description } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const DeleteRedirect = graphql(`
+  mutation DeleteRedirect($project: String!, $id: Int!) {
+    deleteRedirect(project: $project, id: $id) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+const REDIRECT_TYPES = ['page', 'exact', 'clean_url_to_html', 'html_to_clean_url', 'sphinx_html', 'sphinx_htmldir', 'prefix'] as const;
+type RedirectType = (typeof REDIRECT_TYPES)[number];
+
+function redirectInput(f: Record<string, string>) {
+  return {
+    type: f.type as RedirectType,
+    fromUrl: f.fromUrl ?? '',
+    toUrl: f.toUrl ?? '',
+    httpStatus: Number(f.httpStatus || 302),
+    force: check(f, 'force'),
+    enabled: check(f, 'enabled'),
+    description: f.description ?? '',
+  };
+}
+
+function RedirectFields(props: {
+  r?: { type: string; fromUrl: string; toUrl: string; httpStatus: number; force: boolean; enabled: boolean; description: string };
+  id: string;
+}) {
+  const r = props.r;
+  return (
+    <div className="grid">
+      <Select label="Type" name="type" options={REDIRECT_TYPES} defaultValue={r?.type ?? 'page'} />
+      <Field label="From" name="fromUrl" defaultValue={r?.fromUrl} hint="Empty for the clean URL and HTML types." />
+      <Field label="To" name="toUrl" defaultValue={r?.toUrl} />
+      <Select label="Status" name="httpStatus" options={['302', '301']} defaultValue={String(r?.httpStatus ?? 302)} />
+      <Field label="Description" name="description" defaultValue={r?.description} />
+      <Check label="Enabled" name="enabled" checked={r?.enabled ?? true} />
+      <Check label="Force (even when the page exists)" name="force" checked={r?.force ?? false} />
+    </div>
+  );
+}
+
+function Redirects({ slug }: { slug: string }) {
+  const [{ data, fetching, error }, refetch] = useQuery({ query: RedirectsQuery, variables: { slug } });
+  const client = useClient();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const reload = () => refetch({ requestPolicy: 'network-only' });
+  if (fetching && !data) return <Loading what="redirects" />;
+  if (error && !data) return <Failure error={error} />;
+  const p = data?.project;
+  if (!p) return null;
+  const nodes = [...p.redirects.nodes].sort((a, b) => a.position - b.position);
+  const move = async (id: number, position: number) => {
+    const r = await client.mutation(UpdateRedirect, { project: slug, id, input: { position } }).toPromise();
+    setProblem(problemOf(r.data?.updateRedirect, r.error));
+    reload();
+  };
+  return (
+    <>
+      <p>Redirects are tried in this order; the first that matches wins.</p>
+      <ProblemText problem={problem} />
+      {nodes.length === 0 && <p>No redirects.</p>}
+      <ol className="cards">
+        {nodes.map((r, i) => (
+          <li key={r.id}>
+            <div className="card-head">
+              <code>{r.type}</code> {r.fromUrl || '(any page)'} → {r.toUrl || '(same page)'} ({r.httpStatus})
+              {!r.enabled && <span className="badge">disabled</span>}
+              {r.force && <span className="badge">forced</span>}
+            </div>
+            {p.viewerIsMaintainer && (
+              <div className="actions">
+                <button type="button" disabled={i === 0} onClick={() => move(r.id, nodes[i - 1]!.position)} aria-label={`Move redirect ${r.fromUrl} up`}>
+                  Up
+                </button>
+                <button
+                  type="button"
+                  disabled={i === nodes.length - 1}
+                  onClick={() => move(r.id, nodes[i + 1]!.position)}
+                  aria-label={`Move redirect ${r.fromUrl} down`}
+                >
+                  Down
+                </button>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={async () => {
+                    const d = await client.mutation(DeleteRedirect, { project: slug, id: r.id }).toPromise();
+                    setProblem(problemOf(d.data?.deleteRedirect, d.error));
+                    reload();
+                  }}
+                >
+                  Delete
+                </button>
+                <details>
+                  <summary>Edit</summary>
+                  <ActionForm
+                    label="Save"
+                    done="Saved."
+                    act={async (f) => {
+                      const u = await client.mutation(UpdateRedirect, { project: slug, id: r.id, input: redirectInput(f) }).toPromise();
+                      return problemOf(u.data?.updateRedirect, u.error);
+                    }}
+                  >
+                    <RedirectFields r={r} id={`r${r.id}`} />
+                  </ActionForm>
+                </details>
+              </div>
+            )}
+          </li>
+        ))}
+      </ol>
+      {p.viewerIsMaintainer && (
+        <details open={nodes.length === 0}>
+          <summary>Add a redirect</summary>
+          <ActionForm
+            label="Add redirect"
+            reset
+            act={async (f) => {
+              const r = await client.mutation(CreateRedirect, { project: slug, input: redirectInput(f) }).toPromise();
+              const problem = problemOf(r.data?.createRedirect, r.error);
+              if (!problem) reload();
+              return problem;
+            }}
+          >
+            <RedirectFields id="new" />
+          </ActionForm>
+        </details>
+      )}
+    </>
+  );
+}
+
+const VariablesQuery = graphql(`
+  query ProjectVariables($slug: String!) {
+    project(slug: $slug) { id environmentVariables(limit: 500) { totalCount nodes { id name public createdAt } } }
+  }
+`);
+const CreateVariable = graphql(`
+  mutation CreateVariable($project: String!, $input: EnvironmentVariableInput!) {
+    createEnvironmentVariable(project: $project, input: $input) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const DeleteVariable = graphql(`
+  mutation DeleteVariable($project: String!, $id: Int!) {
+    deleteEnvironmentVariable(project: $project, id: $id) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+function Variables({ slug }: { slug: string }) {
+  const [{ data, fetching, error }, refetch] = useQuery({ query: VariablesQuery, variables: { slug } });
+  const client = useClient();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const reload = () => refetch({ requestPolicy: 'network-only' });
+  if (fetching && !data) return <Loading what="environment variables" />;
+  if (error && !data) return <Failure error={error} />;
+  const vars = data?.project?.environmentVariables.nodes ?? [];
+  return (
+    <>
+      <p>Values are given to builds only, and are never shown again.</p>
+      <ProblemText problem={problem} />
+      {vars.length === 0 && <p>No variables.</p>}
+      <ul className="cards">
+        {vars.map((v) => (
+          <li key={v.id}>
+            <code>{v.name}</code> {v.public && <span className="badge">public</span>} <span className="muted">added {when(v.createdAt)}</span>{' '}
+            <button
+              type="button"
+              className="danger"
+              onClick={async () => {
+                const r = await client.mutation(DeleteVariable, { project: slug, id: v.id }).toPromise();
+                setProblem(problemOf(r.data?.deleteEnvironmentVariable, r.error));
+                reload();
+              }}
+            >
+              Delete {v.name}
+            </button>
+          </li>
+        ))}
+      </ul>
+      <h2>Add a variable</h2>
+      <ActionForm
+        label="Add variable"
+        reset
+        act={async (f) => {
+          const r = await client.mutation(CreateVariable, { project: slug, input: { name: f.name, value: f.value, public: check(f, 'public') } }).toPromise();
+          const p = problemOf(r.data?.createEnvironmentVariable, r.error);
+          if (!p) reload();
+          return p;
+        }}
+      >
+        <Field label="Name" name="name" required />
+        <Field label="Value" name="value" type="password" required autoComplete="off" />
+        <Check label="Public (also in pull request builds)" name="public" checked={false} />
+      </ActionForm>
+    </>
+  );
+}
+
+const IntegrationsQuery = graphql(`
+  query ProjectIntegrations($slug: String!) {
+    project(slug: $slug) { id integrations { id provider webhookUrl createdAt } }
+  }
+`);
+const CreateIntegration = graphql(`
+  mutation CreateIntegration($project: String!, $provider: IntegrationProvider!) {
+    createIntegration(project: $project, provider: $provider) {
+      __typename
+      ... on MutationCreateIntegrationSuccess { data { secret integration { id provider webhookUrl } } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const DeleteIntegration = graphql(`
+  mutation DeleteIntegration($project: String!, $id: Int!) {
+    deleteIntegration(project: $project, id: $id) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+function Integrations({ slug }: { slug: string }) {
+  const [{ data, fetching, error }, refetch] = useQuery({ query: IntegrationsQuery, variables: { slug } });
+  const client = useClient();
+  const [created, setCreated] = useState<{ webhookUrl: string; secret: string } | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const reload = () => refetch({ requestPolicy: 'network-only' });
+  if (fetching && !data) return <Loading what="integrations" />;
+  if (error && !data) return <Failure error={error} />;
+  const list = data?.project?.integrations ?? [];
+  return (
+    <>
+      <ProblemText problem={problem} />
+      {created && (
+        <div className="notice" role="status">
+          <p>Give your forge this webhook URL and secret. The secret is shown only now.</p>
+          <p>
+            URL: <code>{created.webhookUrl}</code>
+          </p>
+          <p>
+            Secret: <code data-testid="secret">{created.secret}</code>
+          </p>
+        </div>
+      )}
+      {list.length === 0 && <p>No integrations.</p>}
+      <ul className="cards">
+        {list.map((i) => (
+          <li key={i.id}>
+            <strong>{i.provider}</strong> <code>{i.webhookUrl}</code>{' '}
+            <button
+              type="button"
+              className="danger"
+              onClick={async () => {
+                const r = await client.mutation(DeleteIntegration, { project: slug, id: i.id }).toPromise();
+                setProblem(problemOf(r.data?.deleteIntegration, r.error));
+                reload();
+              }}
+            >
+              Delete
+            </button>
+          </li>
+        ))}
+      </ul>
+      <ActionForm
+        className="inline"
+        label="Add integration"
+        act={async (f) => {
+          const r = await client
+            .mutation(CreateIntegration, { project: slug, provider: f.provider as 'github' | 'gitlab' | 'bitbucket' | 'generic' })
+            .toPromise();
+          const a = r.data?.createIntegration;
+          const p = problemOf(a, r.error);
+          if (!p && a?.__typename === 'MutationCreateIntegrationSuccess') {
+            setCreated({ webhookUrl: a.data.integration.webhookUrl, secret: a.data.secret });
+            reload();
+          }
+          return p;
+        }}
+      >
+        <Select label="Provider" name="provider" options={['github', 'gitlab', 'bitbucket', 'generic']} />
+      </ActionForm>
+    </>
+  );
+}
+
+const MaintainersQuery = graphql(`
+  query ProjectMaintainers($slug: String!) { project(slug: $slug) { id viewerIsMaintainer users { id username } } }
+`);
+const AddMaintainer = graphql(`
+  mutation AddMaintainer($project: String!, $username: String!) {
+    addMaintainer(project: $project, username: $username) {
+      __typename
+      ... on MutationAddMaintainerSuccess { data { id users { id username } } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const RemoveMaintainer = graphql(`
+  mutation RemoveMaintainer($project: String!, $username: String!) {
+    removeMaintainer(project: $project, username: $username) {
+      __typename
+      ... on MutationRemoveMaintainerSuccess { data { id users { id username } } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+function Maintainers({ slug }: { slug: string }) {
+  const [{ data, fetching, error }] = useQuery({ query: MaintainersQuery, variables: { slug } });
+  const client = useClient();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  if (fetching && !data) return <Loading what="maintainers" />;
+  if (error && !data) return <Failure error={error} />;
+  const p = data?.project;
+  if (!p) return null;
+  return (
+    <>
+      <ProblemText problem={problem} />
+      <ul className="cards">
+        {p.users.map((u) => (
+          <li key={u.id}>
+            {u.username}{' '}
+            {p.viewerIsMaintainer && (
+              <button
+                type="button"
+                className="danger"
+                onClick={async () => {
+                  const r = await client.mutation(RemoveMaintainer, { project: slug, username: u.username }).toPromise();
+                  setProblem(problemOf(r.data?.removeMaintainer, r.error));
+                }}
+              >
+                Remove {u.username}
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      {p.viewerIsMaintainer && (
+        <ActionForm
+          className="inline"
+          label="Add maintainer"
+          reset
+          act={async (f) => {
+            const r = await client.mutation(AddMaintainer, { project: slug, username: f.username ?? '' }).toPromise();
+            return problemOf(r.data?.addMaintainer, r.error);
+          }}
+        >
+          <Field label="Username" name="username" required />
+        </ActionForm>
+      )}
+    </>
+  );
+}
+
+const RelatedQuery = graphql(`
+  query ProjectRelated($slug: String!) {
+    project(slug: $slug) {
+      id viewerIsMaintainer
+      subprojects(limit: 500) { nodes { id alias child { id slug name } } }
+      translations(limit: 500) { nodes { id slug name language { code name } } }
+      translationOf { id slug name }
+    }
+  }
+`);
+const CreateSubproject = graphql(`
+  mutation CreateSubproject($project: String!, $input: CreateSubprojectInput!) {
+    createSubproject(project: $project, input: $input) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const DeleteSubproject = graphql(`
+  mutation DeleteSubproject($project: String!, $alias: String!) {
+    deleteSubproject(project: $project, alias: $alias) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const AddTranslation = graphql(`
+  mutation AddTranslation($project: String!, $translation: String!) {
+    addTranslation(project: $project, translation: $translation) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const RemoveTranslation = graphql(`
+  mutation RemoveTranslation($project: String!, $translation: String!) {
+    removeTranslation(project: $project, translation: $translation) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+function Related({ slug }: { slug: string }) {
+  const [{ data, fetching, error }, refetch] = useQuery({ query: RelatedQuery, variables: { slug } });
+  const client = useClient();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const reload = () => refetch({ requestPolicy: 'network-only' });
+  if (fetching && !data) return <Loading what="subprojects and translations" />;
+  if (error && !data) return <Failure error={error} />;
+  const p = data?.project;
+  if (!p) return null;
+  const after = (problem: Problem | null) => {
+    setProblem(problem);
+    if (!problem) reload();
+    return problem;
+  };
+  return (
+    <>
+      <ProblemText problem={problem} />
+      <h2>Subprojects</h2>
+      {p.subprojects.nodes.length === 0 && <p>No subprojects.</p>}
+      <ul className="cards">
+        {p.subprojects.nodes.map((s) => (
+          <li key={s.id}>
+            <Link href={`/projects/${s.child.slug}`}>{s.child.name}</Link> as <code>{s.alias}</code>{' '}
+            {p.viewerIsMaintainer && (
+              <button
+                type="button"
+                className="danger"
+                onClick={async () => {
+                  const r = await client.mutation(DeleteSubproject, { project: slug, alias: s.alias }).toPromise();
+                  after(problemOf(r.data?.deleteSubproject, r.error));
+                }}
+              >
+                Remove {s.alias}
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      {p.viewerIsMaintainer && (
+        <ActionForm
+          className="inline"
+          label="Add subproject"
+          reset
+          act={async (f) => {
+            const r = await client.mutation(CreateSubproject, { project: slug, input: { child: f.child, alias: f.alias || undefined } }).toPromise();
+            return after(problemOf(r.data?.createSubproject, r.error));
+          }}
+        >
+          <Field label="Project (slug)" name="child" required />
+          <Field label="Alias" name="alias" />
+        </ActionForm>
+      )}
+      <h2>Translations</h2>
+      {p.translationOf && (
+        <p>
+          This project is a translation of <Link href={`/projects/${p.translationOf.slug}`}>{p.translationOf.name}</Link>.
+        </p>
+      )}
+      {p.translations.nodes.length === 0 && <p>No translations.</p>}
+      <ul className="cards">
+        {p.translations.nodes.map((t) => (
+          <li key={t.id}>
+            <Link href={`/projects/${t.slug}`}>{t.name}</Link> ({t.language.name}){' '}
+            {p.viewerIsMaintainer && (
+              <button
+                type="button"
+                className="danger"
+                onClick={async () => {
+                  const r = await client.mutation(RemoveTranslation, { project: slug, translation: t.slug }).toPromise();
+                  after(problemOf(r.data?.removeTranslation, r.error));
+                }}
+              >
+                Remove {t.slug}
+              </button>
+            )}
+          </li>
+        ))}
+      </ul>
+      {p.viewerIsMaintainer && (
+        <ActionForm
+          className="inline"
+          label="Add translation"
+          reset
+          act={async (f) => {
+            const r = await client.mutation(AddTranslation, { project: slug, translation: f.translation ?? '' }).toPromise();
+            return after(problemOf(r.data?.addTranslation, r.error));
+          }}
+        >
+          <Field label="Project (slug)" name="translation" required />
+        </ActionForm>
+      )}
+    </>
+  );
+}

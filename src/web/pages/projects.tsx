@@ -1,0 +1,168 @@
+// The projects the reader can see (search by name, filter by tag), and importing a repository.
+import { useClient, useQuery } from 'urql';
+import { Link, useLocation, useSearch } from 'wouter';
+import { graphql } from '../graphql.ts';
+import { ActionForm, Failure, Field, Loading, problemOf, Select, StateBadge } from '../ui.tsx';
+
+const PAGE = 25;
+
+const Projects = graphql(`
+  query Projects($filter: ProjectFilter, $limit: Int, $offset: Int) {
+    projects(filter: $filter, limit: $limit, offset: $offset) {
+      totalCount
+      nodes {
+        id slug name description tags privacyLevel viewerIsMaintainer
+        language { code name }
+        builds(limit: 1) { nodes { id state success createdAt } }
+      }
+    }
+  }
+`);
+
+export function ProjectsPage() {
+  const search = new URLSearchParams(useSearch());
+  const [, navigate] = useLocation();
+  const name = search.get('q') ?? '';
+  const tag = search.get('tag') ?? '';
+  const page = Math.max(0, Number(search.get('page') ?? 0) || 0);
+  const filter = { ...(name ? { name } : {}), ...(tag ? { tag } : {}) };
+  const [{ data, fetching, error }] = useQuery({ query: Projects, variables: { filter, limit: PAGE, offset: page * PAGE } });
+  const go = (q: string, t: string, p = 0) => {
+    const s = new URLSearchParams();
+    if (q) s.set('q', q);
+    if (t) s.set('tag', t);
+    if (p) s.set('page', String(p));
+    navigate(s.size ? `/?${s}` : '/');
+  };
+  const total = data?.projects.totalCount ?? 0;
+  return (
+    <section>
+      <div className="title-row">
+        <h1>Projects</h1>
+        <Link href="/import" className="button">
+          Import a project
+        </Link>
+      </div>
+      <search>
+        <form
+          className="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const f = new FormData(e.currentTarget);
+            go(String(f.get('q') ?? ''), String(f.get('tag') ?? ''));
+          }}
+        >
+          <label>
+            Name <input name="q" defaultValue={name} key={`q${name}`} type="search" />
+          </label>
+          <label>
+            Tag <input name="tag" defaultValue={tag} key={`t${tag}`} />
+          </label>
+          <button type="submit">Search</button>
+        </form>
+      </search>
+      {error && <Failure error={error} />}
+      {fetching && !data && <Loading what="projects" />}
+      {data && total === 0 && <p>No projects{name || tag ? ' match' : ' yet'}.</p>}
+      {data && total > 0 && (
+        <>
+          <table className="list">
+            <caption className="visually-hidden">Projects</caption>
+            <thead>
+              <tr>
+                <th scope="col">Project</th>
+                <th scope="col">Language</th>
+                <th scope="col">Tags</th>
+                <th scope="col">Last build</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.projects.nodes.map((p) => {
+                const last = p.builds.nodes[0];
+                return (
+                  <tr key={p.id}>
+                    <td>
+                      <Link href={`/projects/${p.slug}`}>{p.name}</Link>
+                      {p.privacyLevel === 'private' && <span className="badge">private</span>}
+                      <div className="muted">{p.description}</div>
+                    </td>
+                    <td>{p.language.name}</td>
+                    <td>
+                      {p.tags.map((t) => (
+                        <Link key={t} href={`/?tag=${encodeURIComponent(t)}`} className="tag">
+                          {t}
+                        </Link>
+                      ))}
+                    </td>
+                    <td>{last ? <StateBadge state={last.state} success={last.success} /> : '—'}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          <nav className="pager" aria-label="Pages">
+            {page > 0 && (
+              <button type="button" onClick={() => go(name, tag, page - 1)}>
+                Previous
+              </button>
+            )}
+            <span>
+              {page * PAGE + 1}–{Math.min(total, (page + 1) * PAGE)} of {total}
+            </span>
+            {(page + 1) * PAGE < total && (
+              <button type="button" onClick={() => go(name, tag, page + 1)}>
+                Next
+              </button>
+            )}
+          </nav>
+        </>
+      )}
+    </section>
+  );
+}
+
+const ImportProject = graphql(`
+  mutation ImportProject($input: ImportProjectInput!) {
+    importProject(input: $input) {
+      __typename
+      ... on MutationImportProjectSuccess { data { id slug } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+const LANGUAGES = ['en', 'de', 'es', 'fr', 'it', 'ja', 'ko', 'nl', 'pl', 'pt', 'pt-br', 'ru', 'sv', 'uk', 'zh-cn', 'zh-tw'];
+
+export function ImportPage() {
+  const client = useClient();
+  const [, navigate] = useLocation();
+  return (
+    <section className="narrow">
+      <h1>Import a project</h1>
+      <ActionForm
+        label="Import"
+        act={async (f) => {
+          const input = {
+            name: f.name ?? '',
+            repository: { url: f.url ?? '', type: 'git' },
+            defaultBranch: f.defaultBranch || undefined,
+            language: f.language || undefined,
+            privacyLevel: (f.privacyLevel || 'public') as 'public' | 'private',
+          };
+          const r = await client.mutation(ImportProject, { input }, { additionalTypenames: ['Project', 'ProjectPage'] }).toPromise();
+          const answer = r.data?.importProject;
+          const p = problemOf(answer, r.error);
+          if (!p && answer?.__typename === 'MutationImportProjectSuccess') navigate(`/projects/${answer.data.slug}/builds`);
+          return p;
+        }}
+      >
+        <Field label="Name" name="name" required />
+        <Field label="Repository URL" name="url" required hint="https://, ssh:// or git:// (a git repository Lectern can clone)" />
+        <Field label="Default branch" name="defaultBranch" hint="Empty: the repository's own default branch." />
+        <Select label="Language" name="language" options={LANGUAGES} defaultValue="en" />
+        <Select label="Privacy" name="privacyLevel" options={['public', 'private']} defaultValue="public" />
+      </ActionForm>
+    </section>
+  );
+}

@@ -1,0 +1,215 @@
+// The dashboard's journeys in a real Chromium, on this run's database (embedded or PostgreSQL): from
+// the first-run setup URL, create the admin; import a repository served over git and watch its
+// build log arrive live; open the built docs; make the version private and see it gone for a reader
+// who is not signed in; add a redirect and see the docs server follow it; create a token, use it on
+// the REST API, revoke it and see it refused; add a user as admin. Every page is scanned with
+// axe-core (no serious or critical violation) and photographed under test-results/screenshots/.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Worker } from '../../src/builds/worker.ts';
+import { DASHBOARD_DIR } from '../../src/dashboard.ts';
+import { firstRunSetupCode } from '../../src/domain/users.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { startTestWorker } from '../helpers/builds.ts';
+import { dbKind } from '../helpers/db.ts';
+import { type GitServer, startGitServer } from '../helpers/git.ts';
+import { launchChromium } from '../helpers/publish.ts';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots', dbKind());
+
+let t: TestApp;
+let server: Server;
+let git: GitServer;
+let worker: Worker;
+let browser: Browser;
+let page: Page;
+let origin: string;
+let repoUrl: string;
+
+/** A project whose build prints, waits, then writes one page: slow enough to watch live. */
+const REPO = {
+  '.readthedocs.yaml': [
+    'version: 2',
+    'build:',
+    '  commands:',
+    '    - echo "first step of the build"',
+    '    - sleep 5',
+    '    - mkdir -p $READTHEDOCS_OUTPUT/html',
+    '    - echo "<html><body><h1>Dashboard docs</h1></body></html>" > $READTHEDOCS_OUTPUT/html/index.html',
+    '',
+  ].join('\n'),
+};
+
+beforeAll(async () => {
+  if (!existsSync(path.join(DASHBOARD_DIR, 'index.html'))) throw new Error('the dashboard is not built: run `npm run web:build` (npm test runs it first)');
+  server = createServer((req, res) => t.handler(req, res)).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  t = await testApp({ LECTERN_PUBLIC_URL: origin });
+  git = await startGitServer();
+  repoUrl = git.repo('handbook', REPO).url;
+  worker = await startTestWorker(t);
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  mkdirSync(SHOTS, { recursive: true });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await worker?.stop(1000);
+  await git?.close();
+  await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  await t?.close();
+});
+
+/** No serious or critical axe-core violation on the page as it is now; and its picture. */
+async function check(name: string, p: Page = page) {
+  // Evaluated by the browser's devtools protocol: the dashboard's CSP (rightly) refuses a script tag.
+  await p.evaluate(AXE);
+  const violations = await p.evaluate(async () => {
+    const result = await (
+      window as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }
+    ).axe.run();
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  expect(violations, name).toEqual([]);
+  await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+const rest = (key: string) => t.http.get('/api/v3/projects/').set('authorization', `Token ${key}`);
+
+describe('the dashboard, from the first run', () => {
+  it('sends a visitor of an empty installation to the setup URL in the log', async () => {
+    await page.goto(`${origin}/`);
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Welcome to Lectern');
+    expect(await page.textContent('main')).toContain('setupUrl');
+  });
+
+  it('creates the first admin from the setup URL, signed in at once', async () => {
+    const code = await firstRunSetupCode(t.db.prisma);
+    await page.goto(`${origin}/setup?code=${code}`);
+    await check('01-setup');
+    await page.getByLabel('Username').fill('ada');
+    await page.getByLabel('Password', { exact: true }).fill('correct horse battery');
+    await page.getByLabel('Password, again').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create the administrator' }).click();
+    await page.waitForURL(`${origin}/`);
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Projects');
+    expect(await page.getByRole('button', { name: /Sign out \(ada\)/ }).count()).toBe(1);
+    await check('02-projects-empty');
+  });
+
+  it('imports a repository and shows its build log arriving live', async () => {
+    await page.getByRole('link', { name: 'Import a project' }).click();
+    await check('03-import');
+    await page.getByLabel('Name').fill('Handbook');
+    await page.getByLabel('Repository URL').fill(repoUrl);
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.waitForURL(`${origin}/projects/handbook/builds`);
+    await page
+      .getByRole('link', { name: /^#\d+$/ })
+      .first()
+      .click();
+    await page.waitForURL(/\/projects\/handbook\/builds\/\d+$/);
+    const id = Number(page.url().split('/').pop());
+    // The first command's output shows while the build is still running (a 5 s sleep follows it).
+    await page
+      .locator('pre.output')
+      .filter({ hasText: /^first step of the build\s*$/ })
+      .waitFor({ timeout: 60_000 });
+    const meanwhile = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
+    expect(meanwhile.state).not.toBe('finished');
+    await check('04-build-running');
+    // And its end arrives without a reload.
+    await page.locator('h1 .badge-passed').waitFor({ timeout: 60_000 });
+    expect(await page.locator('h1').textContent()).toContain('passed');
+    await check('05-build-passed');
+  }, 120_000);
+
+  it('lists the versions with their last build in one GraphQL request, and opens the built docs', async () => {
+    const operations: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith('/graphql')) operations.push(JSON.parse(r.postData() ?? '{}').operationName ?? '?');
+    });
+    await page.goto(`${origin}/projects/handbook`);
+    await page
+      .getByRole('cell', { name: /latest/ })
+      .first()
+      .waitFor();
+    expect(await page.getByText('passed').count()).toBeGreaterThan(0);
+    expect(operations.filter((o) => o !== 'Viewer')).toEqual(['ProjectPage']);
+    await check('06-project-versions');
+    await page.getByRole('link', { name: 'View docs' }).click();
+    await page.waitForURL(`${origin}/docs/handbook/en/latest/`);
+    expect(await page.locator('h1').textContent()).toBe('Dashboard docs');
+  });
+
+  it('makes a version private: readers who are not signed in no longer get it', async () => {
+    expect((await t.http.get('/docs/handbook/en/latest/')).status).toBe(200);
+    await page.goto(`${origin}/projects/handbook/versions`);
+    await page.getByLabel('latest privacy').selectOption('private');
+    await expect
+      .poll(async () => (await t.db.prisma.version.findFirstOrThrow({ where: { slug: 'latest', project: { slug: 'handbook' } } })).privacyLevel)
+      .toBe('private');
+    expect((await t.http.get('/docs/handbook/en/latest/')).status).toBe(404);
+    await page.getByLabel('latest privacy').selectOption('public');
+    await expect.poll(async () => (await t.http.get('/docs/handbook/en/latest/')).status).toBe(200);
+  });
+
+  it('adds a redirect that the docs server follows', async () => {
+    await page.goto(`${origin}/projects/handbook/redirects`);
+    await page.getByLabel('From').fill('/old.html');
+    await page.getByLabel('To').fill('/index.html');
+    await page.getByRole('button', { name: 'Add redirect' }).click();
+    await page.getByText('/old.html → /index.html').waitFor();
+    await check('07-redirects');
+    const moved = await t.http.get('/docs/handbook/en/latest/old.html');
+    expect([moved.status, moved.headers.location]).toEqual([302, '/docs/handbook/en/latest/index.html']);
+  });
+
+  it('creates a token the REST API accepts, and revokes it', async () => {
+    await page.goto(`${origin}/account`);
+    await page.getByLabel('Token name').fill('ci');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const key = (await page.getByTestId('new-token').textContent())!;
+    expect((await rest(key)).status).toBe(200);
+    await check('08-account');
+    await page.getByRole('button', { name: 'Revoke ci' }).click();
+    await expect.poll(async () => (await rest(key)).status).toBe(401);
+  });
+
+  it('lets the admin add a user', async () => {
+    await page.goto(`${origin}/admin`);
+    await page.getByLabel('Username', { exact: true }).last().fill('grace');
+    await page.getByLabel('Password').fill('grace password 1');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('cell', { name: 'grace', exact: true }).waitFor();
+    await check('09-users');
+  });
+
+  it('keeps its routes across a reload, reads on a phone, and sends a signed-out reader to sign in and back', async () => {
+    await page.goto(`${origin}/projects/handbook/settings`);
+    await page.reload();
+    await page.getByLabel('Name', { exact: true }).waitFor();
+    await check('10-settings');
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await phone.goto(`${origin}/projects/handbook`);
+    await phone.waitForURL(/\/sign-in\?next=%2Fprojects%2Fhandbook$/);
+    await phone.getByLabel('Username').fill('ada');
+    await phone.getByLabel('Password').fill('correct horse battery');
+    await phone.getByRole('button', { name: 'Sign in' }).click();
+    await phone.waitForURL(`${origin}/projects/handbook`);
+    await phone.getByRole('link', { name: 'View docs' }).waitFor();
+    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await check('11-project-phone', phone);
+    await phone.close();
+  });
+});
