@@ -2,7 +2,7 @@
 // must be read back (environment variables, webhook secrets) are encrypted with AES-256-GCM under
 // the instance's secret key. That key comes from LECTERN_SECRET_KEY or is generated once into the
 // data dir; processes sharing a PostgreSQL server must share LECTERN_SECRET_KEY.
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -19,8 +19,22 @@ export function loadSecretKey(dataDir: string, configured: string | undefined): 
 
 export class Cipher {
   readonly #key: Buffer;
+  readonly #macKey: Buffer;
   constructor(secretKey: string) {
     this.#key = createHash('sha256').update(`lectern-at-rest:${secretKey}`).digest();
+    this.#macKey = createHash('sha256').update(`lectern-mac:${secretKey}`).digest();
+  }
+
+  /** An HMAC-SHA256 of `text` for `purpose` (a key of its own per purpose), base64url, 22 characters (128 bits). */
+  mac(purpose: string, text: string): string {
+    return createHmac('sha256', this.#macKey).update(`${purpose}\n${text}`).digest().subarray(0, 16).toString('base64url');
+  }
+
+  /** Whether `mac` is mac(purpose, text), compared in constant time. */
+  verifyMac(purpose: string, text: string, mac: string): boolean {
+    const want = Buffer.from(this.mac(purpose, text));
+    const got = Buffer.from(mac);
+    return got.length === want.length && timingSafeEqual(got, want);
   }
 
   encrypt(plain: string): string {

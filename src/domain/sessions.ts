@@ -5,6 +5,7 @@
 // project's HTML runs on an origin of its own (LECTERN_DOCS_DOMAIN) or sandboxed in an opaque one.
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/database.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import { hashToken } from '../secrets.ts';
 import type { Viewer } from './context.ts';
 
@@ -22,10 +23,25 @@ export async function startSession(db: PrismaClient, userId: number): Promise<st
 
 /** The signed-in user of a session id, or null when there is no such session, it went unused too long, or its user is disabled. */
 export async function sessionViewer(db: PrismaClient, id: string, idleSeconds: number, now = Date.now()): Promise<Viewer | null> {
-  if (!/^[\w-]{43}$/.test(id)) return null;
+  return (await signedIn(db, { cookie: id }, idleSeconds, now))?.viewer ?? null;
+}
+
+/**
+ * The session (by its cookie's id, or by its row's id for a docs-reading grant) and its user, or
+ * null when there is no such session, it went unused too long, or its user is disabled. Using it
+ * counts as using the session.
+ */
+export async function signedIn(
+  db: PrismaClient,
+  by: { cookie: string } | { sessionId: number },
+  idleSeconds: number,
+  now = Date.now(),
+): Promise<{ viewer: Viewer; sessionId: number } | null> {
+  if ('cookie' in by && !/^[\w-]{43}$/.test(by.cookie)) return null;
+  const where = 'cookie' in by ? Prisma.sql`s."idHash" = ${hashToken(by.cookie)}` : Prisma.sql`s.id = ${by.sessionId}`;
   const [hit] = await db.$queryRaw<(Viewer & { sessionId: number; lastSeenAt: Date })[]>`
     SELECT u.id, u.username, u."isAdmin", s.id AS "sessionId", s."lastSeenAt" FROM "public"."Session" s
-    JOIN "public"."User" u ON u.id = s."userId" WHERE s."idHash" = ${hashToken(id)} AND u."disabledAt" IS NULL`;
+    JOIN "public"."User" u ON u.id = s."userId" WHERE ${where} AND u."disabledAt" IS NULL`;
   if (!hit) return null;
   const idle = now - new Date(hit.lastSeenAt).getTime();
   if (idle > idleSeconds * 1000) {
@@ -33,7 +49,7 @@ export async function sessionViewer(db: PrismaClient, id: string, idleSeconds: n
     return null;
   }
   if (idle >= SEEN_RESOLUTION_MS) await db.session.updateMany({ where: { id: hit.sessionId }, data: { lastSeenAt: new Date(now) } });
-  return { id: hit.id, username: hit.username, isAdmin: hit.isAdmin };
+  return { viewer: { id: hit.id, username: hit.username, isAdmin: hit.isAdmin }, sessionId: hit.sessionId };
 }
 
 /** Ends a session (signing out): its cookie signs no one in any more, in any process. */

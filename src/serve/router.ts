@@ -4,15 +4,18 @@
 // app.ts before the API routes, so a docs host answers every path itself.
 // @see ../../../shared/spec/decisions.md §1-§2, ../../../shared/reference/rtd-behavior.md §5.3, §5.7
 import compression from 'compression';
+import { parse as parseCookie } from 'cookie';
 import type { Request, RequestHandler, Response } from 'express';
 import { artifactPrefix, downloadKey } from '../builds/artifacts.ts';
 import { languageName } from '../domain/choices.ts';
-import { anonymousContext, createContext, type Services } from '../domain/context.ts';
+import { anonymousContext, contextFor, createContext, type Services } from '../domain/context.ts';
 import { UnauthenticatedError } from '../domain/errors.ts';
+import { SESSION_COOKIE, signedIn } from '../domain/sessions.ts';
 import { docsRoot, servedRoot } from '../domain/urls.ts';
 import { StorageKeyError } from '../storage/index.ts';
 import type { Freshness } from './cache.ts';
 import type { FastPath } from './fast.ts';
+import { GRANT_PATH, issueGrant, readGrant } from './grants.ts';
 import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
 import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
 import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
@@ -34,6 +37,8 @@ interface Site {
   rest: string;
   slug?: string;
   hostLabel?: string;
+  /** A docs-reading grant's path segment (./grants.ts), taken off `base`'s end and `rest`'s start. */
+  grant?: string;
 }
 
 /** A project reached under a root, with what the answer needs to know about that root. */
@@ -56,6 +61,12 @@ interface Scope {
    * then no answer to it, redirect or 404 included, may be kept by a shared cache.
    */
   private: boolean;
+  /**
+   * The reader came by the session cookie (a navigation, docs on Lectern's origin): a private page
+   * is then answered with a redirect to the same page under a grant (./grants.ts), whose
+   * stylesheets and images the sandboxed page can load without the cookie.
+   */
+  granted?: () => string;
 }
 
 const FORMATS = { pdf: 'pdf', htmlzip: 'zip', epub: 'epub' } as const;
@@ -101,7 +112,18 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     return { base: `/docs/${m[1]}`, rest: m[2] ?? '', slug };
   };
 
-  const handle = async (req: Request, res: Response, site: Site): Promise<void> => {
+  /** The site with a grant's segment (`/_/r/<grant>` right after the docs root) taken apart. */
+  const withGrant = (site: Site): Site => {
+    const m = GRANT_PATH.exec(site.rest);
+    return m ? { ...site, base: `${site.base}/_/r/${m[1]}`, rest: m[2] ?? '', grant: m[1] } : site;
+  };
+
+  const handle = async (req: Request, res: Response, unparsed: Site): Promise<void> => {
+    const site = withGrant(unparsed);
+    // On a docs host, a reader without credentials who meets a 404 may be one who could read it signed in.
+    if (domain && site.grant === undefined && !req.headers.authorization && isNavigation(req)) {
+      res.locals.signIn = `${config.publicUrl}/_/docs-access?next=${encodeURIComponent(`${req.protocol}://${req.get('host')}${req.originalUrl}`)}`;
+    }
     const epoch = deps.fast?.epoch() ?? 0;
     const fresh: Freshness = { until: Infinity };
     if (!domain) {
@@ -123,18 +145,43 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const slugOk = (s: string | undefined) => s !== undefined && /^[a-z0-9][a-z0-9_-]*$/.test(s);
     if (!slugOk(site.slug ?? site.hostLabel)) return notFound(res);
     let reader: Reader;
+    let grantedProject: number | undefined;
+    let sessionId: number | undefined;
     try {
       // Anonymous readers (no Authorization header) cost no lookup at all.
       const authorization = req.headers.authorization;
-      reader = authorization ? new Reader(await createContext(services, authorization)) : anonymous;
+      if (site.grant !== undefined) {
+        const grant = readGrant(services.cipher, site.grant);
+        const who = grant && (await signedIn(services.prisma, { sessionId: grant.sessionId }, config.sessionIdleSeconds));
+        res.setHeader('Referrer-Policy', 'no-referrer');
+        if (!grant || !who) {
+          // Expired, ended or forged: a reader following a link goes to the page itself (and is granted again there when signed in).
+          if (isNavigation(req)) return redirect(plainScope(req, res), 302, `${site.base.slice(0, -`/_/r/${site.grant}`.length)}${site.rest || '/'}`);
+          return notFound(res, true);
+        }
+        reader = new Reader(contextFor(services, who.viewer));
+        grantedProject = grant.projectId;
+      } else if (authorization) {
+        reader = new Reader(await createContext(services, authorization));
+      } else {
+        reader = anonymous;
+        const cookie = !domain && isNavigation(req) ? parseCookie(req.headers.cookie ?? '')[SESSION_COOKIE] : undefined;
+        const who = cookie ? await signedIn(services.prisma, { cookie }, config.sessionIdleSeconds) : null;
+        if (who) {
+          reader = new Reader(contextFor(services, who.viewer));
+          sessionId = who.sessionId;
+        }
+      }
     } catch (e) {
       if (!(e instanceof UnauthenticatedError)) throw e;
       res.status(401).set('WWW-Authenticate', 'Token').set('Cache-Control', 'no-store').type('text/plain').send(e.message);
       return;
     }
     const root = site.slug ? await resolve.projectBySlug(site.slug, fresh) : await resolve.projectByHostLabel(site.hostLabel!, fresh);
-    // A private project reads as a missing one: its existence is not revealed.
-    if (!root || !(await reader.canSeeProject(root))) return notFound(res);
+    // A private project reads as a missing one: its existence is not revealed. A grant reads its own project's root only.
+    if (!root || !(await reader.canSeeProject(root)) || (grantedProject !== undefined && root.id !== grantedProject))
+      return notFound(res, grantedProject !== undefined);
+    const granted = sessionId === undefined ? undefined : () => `${site.base}/_/r/${issueGrant(services.cipher, sessionId, root.id)}${site.rest || '/'}`;
     let priv = root.privacyLevel !== 'public';
     const path = parseDocPath(site.rest);
     if (!path) return notFound(res, priv);
@@ -153,7 +200,19 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
         raw = raw.slice(2);
       }
     }
-    const scope: Scope = { req, res, reader, top, base, requestRoot, query: queryOf(req.originalUrl), fresh, epoch, private: priv };
+    const scope: Scope = {
+      req,
+      res,
+      reader,
+      top,
+      base,
+      requestRoot,
+      query: queryOf(req.originalUrl),
+      fresh,
+      epoch,
+      private: priv || grantedProject !== undefined,
+      granted,
+    };
     await serveUnder(scope, segments, raw, path.dir);
   };
 
@@ -208,6 +267,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const prefix = artifactPrefix(project.slug, version.slug, version.publishedBuildId, 'html');
     const key = file.length === 0 ? 'index.html' : `${file.join('/')}${dir ? '/index.html' : ''}`;
     const isPrivate = s.private;
+    if (isPrivate && s.granted) return redirect(s, 302, s.granted());
     const switcher = project.versionSwitcher
       ? switcherTag({ base: s.base, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
       : '';
@@ -278,6 +338,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const has = { pdf: version.hasPdf, htmlzip: version.hasHtmlzip, epub: version.hasEpub }[format];
     if (!has) return notFound(s.res, s.private);
     const isPrivate = s.private;
+    if (isPrivate && s.granted) return redirect(s, 302, s.granted());
     const sent = await sender.send(s.req, s.res, downloadKey(project.slug, version.slug, version.publishedBuildId, format), {
       cacheControl: isPrivate ? 'private, no-cache' : 'public, max-age=3600',
       downloadName: `${project.slug}-${version.slug}.${FORMATS[format]}`,
@@ -295,7 +356,8 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const family = project.privacyLevel === 'public' ? await resolve.publicFamily(project) : [project];
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
     // Sandboxed pages (DOCS_SANDBOX) fetch it from an opaque origin: public data answers any origin.
-    if (!s.private) s.res.set('Access-Control-Allow-Origin', '*');
+    // Under a grant too: the grant is in the URL, which is all a page needs to read it anyway.
+    if (!s.private || s.base.includes('/_/r/')) s.res.set('Access-Control-Allow-Origin', '*');
     const body = {
       project: project.slug,
       language: project.language,
@@ -346,7 +408,37 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     res.status(302).set('Location', location).set('Cache-Control', 'no-cache').type('text/plain').end(`Redirecting to ${location}`);
   };
 
+  /**
+   * `/_/docs-access?next=<docs URL>` on Lectern's own host, for docs on their own hosts (the session
+   * cookie stays with Lectern's host): a signed-in reader who may read the project is sent to the
+   * page under a grant (./grants.ts); one who is not signed in, to sign in and back here.
+   */
+  const docsAccess = async (req: Request, res: Response): Promise<void> => {
+    res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer');
+    const next = typeof req.query.next === 'string' ? req.query.next : '';
+    let target: URL;
+    try {
+      target = new URL(next);
+    } catch {
+      return void res.status(400).type('text/plain').send('next must be the address of a docs page.');
+    }
+    const label = domain && /^https?:$/.test(target.protocol) ? docsHostLabel(domain, domain.includes(':') ? target.host : target.hostname) : null;
+    if (label === null || target.username || target.password)
+      return void res.status(400).type('text/plain').send('next must be the address of a page on a docs host.');
+    const cookie = parseCookie(req.headers.cookie ?? '')[SESSION_COOKIE];
+    const who = cookie ? await signedIn(services.prisma, { cookie }, config.sessionIdleSeconds) : null;
+    if (!who) return void res.redirect(302, `/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
+    const project = await resolve.projectByHostLabel(label);
+    if (!project || !(await new Reader(contextFor(services, who.viewer)).canSeeProject(project))) return notFound(res, true);
+    const path = GRANT_PATH.test(target.pathname) ? target.pathname.replace(/^\/_\/r\/[^/]+/, '') || '/' : target.pathname;
+    res.redirect(302, `${target.origin}/_/r/${issueGrant(services.cipher, who.sessionId, project.id)}${path}${target.search}`);
+  };
+
   return (req, res, next) => {
+    if (req.path === '/_/docs-access' && domain && (req.method === 'GET' || req.method === 'HEAD') && siteOf(req) === null) {
+      docsAccess(req, res).catch(next);
+      return;
+    }
     const site = siteOf(req);
     if (!site) return next();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -375,12 +467,24 @@ function redirect(s: Scope, status: 301 | 302, location: string): void {
 }
 
 /** `priv`: the reader was answered about something private (a private project it may see). */
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** A top-level navigation (or a client that does not say: curl, an old browser), not a page's subresource. */
+const isNavigation = (req: Request) => {
+  const mode = req.headers['sec-fetch-mode'];
+  return (req.method === 'GET' || req.method === 'HEAD') && (mode === undefined || mode === 'navigate');
+};
+
+/** A scope for answers given before any project is looked up. */
+const plainScope = (req: Request, res: Response) => ({ req, res, query: queryOf(req.originalUrl), private: true }) as Scope;
+
 function notFound(res: Response, priv = false): void {
+  const signIn = res.locals.signIn as string | undefined;
   res
     .status(404)
     .set('Cache-Control', priv ? 'private, no-cache' : 'no-cache')
     .type('html')
-    .send(NOT_FOUND_PAGE);
+    .send(signIn ? NOT_FOUND_PAGE.replace('</p>', ` <a href="${escapeHtml(signIn)}">Sign in to read private documentation.</a></p>`) : NOT_FOUND_PAGE);
 }
 
 /** HTML is revalidated on every view (a new build may have replaced it); other files are kept a while. */

@@ -354,7 +354,7 @@ describe('publishBuild', () => {
     const epub = await t.http.get('/docs/guarded/_/downloads/en/latest/epub/').buffer(true);
     expect(page.status).toBe(200);
     expect(epub.status).toBe(200);
-    return { page: page.text.replace(/<script.*<\/script>$/, ''), epub: Buffer.isBuffer(epub.body) ? epub.body.toString() : epub.text };
+    return { page: page.text.replace(/<script[\s\S]*?<\/script>/g, ''), epub: Buffer.isBuffer(epub.body) ? epub.body.toString() : epub.text };
   }
 
   async function expectNothingPublished(buildId: number): Promise<void> {

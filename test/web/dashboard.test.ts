@@ -1,7 +1,7 @@
 // The dashboard's journeys in a real Chromium, on this run's database (embedded or PostgreSQL): from
 // the first-run setup URL, create the admin; import a repository served over git and watch its
-// build log arrive live; open the built docs; make the version private and see it gone for a reader
-// who is not signed in; add a redirect and see the docs server follow it; create a token, use it on
+// build log arrive live; open the built docs; make the version private and read it signed in but
+// not signed out; add a redirect and see the docs server follow it; create a token, use it on
 // the REST API, revoke it and see it refused; add a user as admin. Every page is scanned with
 // axe-core (no serious or critical violation) and photographed under test-results/screenshots/.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -151,7 +151,7 @@ describe('the dashboard, from the first run', () => {
     expect(await page.locator('h1').textContent()).toBe('Dashboard docs');
   });
 
-  it('makes a version private: readers who are not signed in no longer get it', async () => {
+  it('makes a version private: read signed in, not signed out', async () => {
     expect((await t.http.get('/docs/handbook/en/latest/')).status).toBe(200);
     await page.goto(`${origin}/projects/handbook/versions`);
     await page.getByLabel('latest privacy').selectOption('private');
@@ -159,6 +159,11 @@ describe('the dashboard, from the first run', () => {
       .poll(async () => (await t.db.prisma.version.findFirstOrThrow({ where: { slug: 'latest', project: { slug: 'handbook' } } })).privacyLevel)
       .toBe('private');
     expect((await t.http.get('/docs/handbook/en/latest/')).status).toBe(404);
+    const signedIn = await page.goto(`${origin}/docs/handbook/en/latest/`);
+    expect(signedIn?.status()).toBe(200);
+    expect(page.url()).toMatch(/\/docs\/handbook\/_\/r\/[\w.-]+\/en\/latest\/$/);
+    expect(await page.locator('h1').textContent()).toBe('Dashboard docs');
+    await page.goto(`${origin}/projects/handbook/versions`);
     await page.getByLabel('latest privacy').selectOption('public');
     await expect.poll(async () => (await t.http.get('/docs/handbook/en/latest/')).status).toBe(200);
   });
