@@ -18,15 +18,21 @@ import './style.css';
 
 const SignOut = graphql(`mutation SignOut { signOut }`);
 
+/** Routes whose page's own operation reads the viewer (`viewer { id username isAdmin } setupNeeded`). */
+const PAGE_QUERIES = /^\/(?:$|\?|projects\/|account|admin)/;
+
 function Shell() {
-  const [{ data, fetching, error }] = useQuery({ query: ViewerQuery });
-  const [, signOut] = useMutation(SignOut);
   const [location, navigate] = useLocation();
-  if (fetching && !data) return <Loading what="Lectern" />;
+  // Pages that read data ask for the viewer in their own operation (one request for the page):
+  // the shell then reads it from the normalized cache; other routes ask for it themselves.
+  const fromPage = PAGE_QUERIES.test(location);
+  const [{ data, fetching, error }] = useQuery({ query: ViewerQuery, requestPolicy: fromPage ? 'cache-only' : 'cache-first' });
+  const [, signOut] = useMutation(SignOut);
+  if (!fromPage && fetching && !data) return <Loading what="Lectern" />;
   if (error && !data) return <Failure error={error} />;
   const viewer = data?.viewer ?? null;
   const open = location.startsWith('/sign-in') || location.startsWith('/setup');
-  if (!viewer && !open) {
+  if (!viewer && !open && data) {
     if (data?.setupNeeded) return <SetupNeeded />;
     return <Redirect to={signInUrl()} replace />;
   }

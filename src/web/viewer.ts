@@ -8,5 +8,5 @@ export const ViewerQuery = graphql(`
 export type Viewer = NonNullable<ResultOf<typeof ViewerQuery>['viewer']>;
 
 export const ViewerContext = createContext<Viewer | null>(null);
-/** The signed-in user (pages shown only when there is one). */
-export const useViewer = (): Viewer => useContext(ViewerContext)!;
+/** The signed-in user, once known (null while a page's own operation has not answered yet). */
+export const useViewer = (): Viewer | null => useContext(ViewerContext);

@@ -6,7 +6,7 @@ import { ActionForm, Failure, Field, Loading, type Problem, ProblemText, problem
 import { useViewer } from '../viewer.ts';
 
 const Tokens = graphql(`
-  query Tokens { viewer { id username tokens { id name prefix createdAt lastUsedAt } } }
+  query Tokens { viewer { id username isAdmin tokens { id name prefix createdAt lastUsedAt } } setupNeeded }
 `);
 const CreateToken = graphql(`
   mutation CreateToken($name: String!) {
@@ -139,7 +139,7 @@ export function AccountPage() {
 }
 
 const Users = graphql(`
-  query Users($search: String) { users(search: $search, limit: 200) { totalCount nodes { id username email isAdmin disabled createdAt } } }
+  query Users($search: String) { viewer { id username isAdmin } setupNeeded users(search: $search, limit: 200) { totalCount nodes { id username email isAdmin disabled createdAt } } }
 `);
 const CreateUser = graphql(`
   mutation CreateUser($input: CreateUserInput!) {
@@ -164,10 +164,10 @@ const ChangeUser = graphql(`
 export function AdminPage() {
   const viewer = useViewer();
   const [search, setSearch] = useState('');
-  const [{ data, fetching, error }, refetch] = useQuery({ query: Users, variables: { search: search || null }, pause: !viewer.isAdmin });
+  const [{ data, fetching, error }, refetch] = useQuery({ query: Users, variables: { search: search || null } });
   const client = useClient();
   const [problem, setProblem] = useState<Problem | null>(null);
-  if (!viewer.isAdmin) return <p>Only site administrators see the users.</p>;
+  if (viewer && !viewer.isAdmin) return <p>Only site administrators see the users.</p>;
   const change = async (username: string, input: { isAdmin?: boolean; disabled?: boolean }) => {
     const r = await client.mutation(ChangeUser, { username, input }).toPromise();
     setProblem(problemOf(r.data?.changeUser, r.error));

@@ -8,6 +8,7 @@ import { Failure, Loading, NotFound, type Problem, ProblemText, problemOf, State
 
 const BuildQuery = graphql(`
   query BuildPage($slug: String!, $id: Int!) {
+    viewer { id username isAdmin } setupNeeded
     project(slug: $slug) {
       id slug name viewerIsMaintainer
       build(id: $id) {

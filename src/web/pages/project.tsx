@@ -20,6 +20,7 @@ const TABS = [
 
 const ProjectQuery = graphql(`
   query ProjectPage($slug: String!) {
+    viewer { id username isAdmin } setupNeeded
     project(slug: $slug) {
       id slug name description homepage tags privacyLevel defaultBranch defaultVersion viewerIsMaintainer
       documentationUrl versionSwitcher showVersionWarning singleVersion analyticsCode analyticsDisabled

@@ -8,6 +8,7 @@ const PAGE = 25;
 
 const Projects = graphql(`
   query Projects($filter: ProjectFilter, $limit: Int, $offset: Int) {
+    viewer { id username isAdmin } setupNeeded
     projects(filter: $filter, limit: $limit, offset: $offset) {
       totalCount
       nodes {
