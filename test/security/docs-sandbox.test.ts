@@ -1,11 +1,13 @@
-// A hostile project's page, opened by a signed-in reader, in the default single-origin setup (no
-// LECTERN_DOCS_DOMAIN: docs under /docs/ on the dashboard's own host and port). In a real Chromium
-// the victim signs in from a page of Lectern's origin, which proves the session works there; then
-// opens the hostile project's public page, whose script tries everything a page could to act as
-// its reader: read the cookie and storage, call /graphql (read the viewer, create a token, change a
-// project) and the REST API with the browser's credentials, post a form, frame Lectern's pages and
-// read them, register a service worker. Nothing of it works: every docs answer is served sandboxed
-// (an opaque origin of its own), and the cookie speaks only in a POST of JSON from Lectern's origin.
+// A hostile project's page, opened by a signed-in reader, in both setups: the default single
+// origin (no LECTERN_DOCS_DOMAIN: docs under /docs/ on the dashboard's own host and port), and docs
+// on hosts of their own (`<project>.docs.localhost`, which Chromium resolves to this machine). In a
+// real Chromium the victim signs in from a page of Lectern's origin, which proves the session works
+// there; then opens the hostile project's public page, whose script tries everything a page could to
+// act as its reader: read the cookie and storage, call /graphql (read the viewer, create a token,
+// change a project) and the REST API with the browser's credentials, post a form, frame Lectern's
+// pages and read them, register a service worker. Nothing of it works: on Lectern's origin every
+// docs answer is served sandboxed (an opaque origin of its own); on a docs host the page is another
+// site; and the cookie speaks only in a POST of JSON from Lectern's origin.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext } from 'playwright-core';
@@ -20,25 +22,26 @@ let browser: Browser;
 let origin: string;
 let victimProject: number;
 
-// What the hostile page tries, each answer recorded as what the page could see.
-const ATTACK = `
+// What the hostile page tries against Lectern at `api` ('' when it shares the page's host), each
+// answer recorded as what the page could see.
+const attack = (api: string) => `
 <!doctype html><html><head><title>Totally harmless docs</title></head><body>
 <h1>Welcome</h1><pre id="out"></pre>
-<form id="f" method="POST" action="/graphql" enctype="text/plain" target="sink">
+<form id="f" method="POST" action="${api}/graphql" enctype="text/plain" target="sink">
   <input name='{"query":"mutation { createToken(name: \\"form\\") { __typename } }","x":"' value='"}'>
 </form>
-<iframe name="sink" id="sink"></iframe><iframe id="dash" src="/healthz"></iframe>
+<iframe name="sink" id="sink"></iframe><iframe id="dash" src="${api}/"></iframe>
 <script>
 (async () => {
   const r = {};
   const attempt = async (name, f) => { try { r[name] = await f(); } catch (e) { r[name] = 'refused: ' + (e && e.name); } };
-  const gql = (query) => fetch('/graphql', { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) }).then((x) => x.text());
+  const gql = (query) => fetch('${api}/graphql', { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) }).then((x) => x.text());
   await attempt('cookie', () => document.cookie);
   await attempt('localStorage', () => localStorage.getItem('secret'));
   await attempt('viewer', () => gql('{ viewer { username } }'));
   await attempt('createToken', () => gql('mutation { createToken(name: "stolen") { __typename ... on MutationCreateTokenSuccess { data { token } } } }'));
   await attempt('updateProject', () => gql('mutation { updateProject(slug: "victim-docs", input: { name: "Owned" }) { __typename } }'));
-  await attempt('rest', () => fetch('/api/v3/projects/', { credentials: 'include' }).then((x) => x.status + ' ' + x.type));
+  await attempt('rest', () => fetch('${api}/api/v3/projects/', { credentials: 'include' }).then((x) => x.status + ' ' + x.type));
   await attempt('serviceWorker', () => navigator.serviceWorker.register('/docs/evil/en/latest/sw.js').then(() => 'registered'));
   document.getElementById('f').submit();
   await new Promise((ok) => setTimeout(ok, 500));
@@ -57,7 +60,7 @@ beforeAll(async () => {
   const { user: attacker } = await createUser(t.db.prisma, 'attacker', { password: 'attacker-password-1' });
   victimProject = (await makeProject(t, { slug: 'victim-docs', maintainers: [victim.id] })).id;
   const evil = await makeProject(t, { slug: 'evil', maintainers: [attacker.id] });
-  await publish(t, { project: evil, version: 'latest', html: htmlPage(ATTACK) });
+  await publish(t, { project: evil, version: 'latest', html: htmlPage(attack('')) });
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
@@ -68,10 +71,10 @@ afterAll(async () => {
 });
 
 /** A browser session in which the victim signed in from a page of Lectern's origin. */
-async function signedIn(): Promise<BrowserContext> {
+async function signedIn(at = origin): Promise<BrowserContext> {
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.goto(`${origin}/healthz`);
+  await page.goto(`${at}/healthz`);
   const signIn = await page.evaluate(async () => {
     localStorage.setItem('secret', 'kept by a page of Lectern');
     const post = (query: string) =>
@@ -135,5 +138,52 @@ describe("a hostile project's page, opened by a signed-in reader, on the dashboa
     // The version menu's data is public: a sandboxed page may read it.
     const versions = await t.http.get('/docs/evil/_/versions/en.json');
     expect(versions.headers['access-control-allow-origin']).toBe('*');
+  });
+});
+
+describe("a hostile project's page on its own docs host (LECTERN_DOCS_DOMAIN), opened by a signed-in reader", () => {
+  let hosted: TestApp;
+  let hostedServer: Server;
+  let api: string;
+  let docs: string;
+
+  beforeAll(async () => {
+    hostedServer = createServer((req, res) => hosted.handler(req, res)).listen(0, '127.0.0.1');
+    await new Promise((r) => hostedServer.once('listening', r));
+    const port = (hostedServer.address() as AddressInfo).port;
+    api = `http://127.0.0.1:${port}`;
+    // Chromium resolves every *.localhost name to this machine: each project a site of its own.
+    docs = `http://evil.docs.localhost:${port}`;
+    hosted = await testApp({ LECTERN_PUBLIC_URL: api, LECTERN_DOCS_DOMAIN: 'docs.localhost' });
+    const { user: victim } = await createUser(hosted.db.prisma, 'victim', { password: 'victim-password-1' });
+    const { user: attacker } = await createUser(hosted.db.prisma, 'attacker', { password: 'attacker-password-1' });
+    await makeProject(hosted, { slug: 'victim-docs', maintainers: [victim.id] });
+    const evil = await makeProject(hosted, { slug: 'evil', maintainers: [attacker.id] });
+    await publish(hosted, { project: evil, version: 'latest', html: htmlPage(attack(api)) });
+  }, 60_000);
+  afterAll(async () => {
+    await new Promise((r) => (hostedServer ? hostedServer.close(r) : r(undefined)));
+    await hosted?.close();
+  });
+
+  it("runs on its own origin, and none of its attempts on Lectern's act as the reader", async () => {
+    const context = await signedIn(api);
+    const page = await context.newPage();
+    const response = await page.goto(`${docs}/en/latest/`);
+    expect(response?.status()).toBe(200);
+    await page.waitForFunction(() => document.getElementById('out')?.textContent, undefined, { timeout: 20_000 });
+    const r = JSON.parse((await page.locator('#out').textContent())!) as Record<string, string>;
+    // Its own origin's cookie jar and storage hold nothing of Lectern's.
+    expect(r.cookie).toBe('');
+    expect(r.localStorage).toBeNull();
+    // Cross-site requests to Lectern: no CORS grant, and no cookie speaks in them.
+    for (const k of ['viewer', 'createToken', 'updateProject', 'rest']) expect(r[k], k).toMatch(/^refused: TypeError/);
+    // The dashboard refuses to be framed; the form's answer is another origin's.
+    expect(r.frame).toMatch(/^(refused: SecurityError|null)$/);
+    expect(r.sink).toMatch(/^(refused: SecurityError|null)$/);
+    const victim = await hosted.db.prisma.user.findUniqueOrThrow({ where: { username: 'victim' }, include: { tokens: true } });
+    expect(victim.tokens.map((k) => k.name)).toEqual(['']);
+    expect((await hosted.db.prisma.project.findUniqueOrThrow({ where: { slug: 'victim-docs' } })).name).not.toBe('Owned');
+    await context.close();
   });
 });

@@ -122,6 +122,7 @@ function Versions({ project }: { project: ProjectData }) {
             <tr>
               <th scope="col">Version</th>
               <th scope="col">Type</th>
+              <th scope="col">Built</th>
               <th scope="col">Active</th>
               <th scope="col">Hidden</th>
               <th scope="col">Privacy</th>
@@ -139,6 +140,7 @@ function Versions({ project }: { project: ProjectData }) {
                   {v.slug === project.defaultVersion && <span className="badge">default</span>}
                 </td>
                 <td>{v.type}</td>
+                <td>{v.built ? 'yes' : 'no'}</td>
                 <td>
                   <input
                     type="checkbox"
