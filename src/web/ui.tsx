@@ -1,6 +1,6 @@
 // Small pieces every page uses: progress, errors, forms and a mutation's typed outcome.
 import { type ReactNode, useState } from 'react';
-import type { CombinedError } from 'urql';
+import { type AnyVariables, type CombinedError, type DocumentInput, type UseQueryArgs, useClient, useQuery } from 'urql';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -168,4 +168,50 @@ export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toL
 export function StateBadge({ state, success }: { state: string; success: boolean | null | undefined }) {
   const label = state !== 'finished' ? state : success ? 'passed' : 'failed';
   return <span className={`badge badge-${label}`}>{label}</span>;
+}
+
+/**
+ * A page or tab that reads `query` and changes what it shows: its data, the client for its
+ * mutations, the last mutation's problem, `reload()` (from the network, after a change the cache
+ * cannot place, such as a new row), and `pending(what)`: what to show while there is no data yet.
+ */
+export function useEditor<Data, Variables extends AnyVariables>(query: DocumentInput<Data, Variables>, variables: Variables) {
+  const [{ data, fetching, error }, refetch] = useQuery<Data, Variables>({ query, variables } as UseQueryArgs<Variables, Data>);
+  const client = useClient();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  return {
+    data,
+    client,
+    problem,
+    setProblem,
+    reload: () => refetch({ requestPolicy: 'network-only' }),
+    pending: (what: string) => (error ? <Failure error={error} /> : fetching ? <Loading what={what} /> : null),
+  };
+}
+
+/** A button that makes one change: busy while it runs, its problem reported (null when it went through), then `done`. */
+export function ActButton(props: {
+  act: () => Promise<Problem | null>;
+  report: (p: Problem | null) => void;
+  done?: () => void;
+  danger?: boolean;
+  children: ReactNode;
+}) {
+  const [busy, setBusy] = useState(false);
+  return (
+    <button
+      type="button"
+      className={props.danger ? 'danger' : undefined}
+      disabled={busy}
+      onClick={async () => {
+        setBusy(true);
+        const p = await props.act();
+        setBusy(false);
+        props.report(p);
+        if (!p) props.done?.();
+      }}
+    >
+      {props.children}
+    </button>
+  );
 }

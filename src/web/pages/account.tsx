@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
-import { ActionForm, Failure, Field, Loading, type Problem, ProblemText, problemOf, when } from '../ui.tsx';
+import { ActButton, ActionForm, Failure, Field, Loading, type Problem, ProblemText, problemOf, useEditor, when } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
 
 const Tokens = graphql(`
@@ -38,13 +38,9 @@ const ChangePassword = graphql(`
 `);
 
 export function AccountPage() {
-  const [{ data, fetching, error }, refetch] = useQuery({ query: Tokens });
-  const client = useClient();
+  const { data, client, problem, setProblem, reload, pending } = useEditor(Tokens, {});
   const [key, setKey] = useState<string | null>(null);
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const reload = () => refetch({ requestPolicy: 'network-only' });
-  if (fetching && !data) return <Loading what="your account" />;
-  if (error && !data) return <Failure error={error} />;
+  if (!data) return pending('your account');
   const tokens = data?.viewer?.tokens ?? [];
   return (
     <section>
@@ -85,17 +81,17 @@ export function AccountPage() {
                 <td>{when(t.createdAt)}</td>
                 <td>{t.lastUsedAt ? when(t.lastUsedAt) : 'never'}</td>
                 <td>
-                  <button
-                    type="button"
-                    className="danger"
-                    onClick={async () => {
+                  <ActButton
+                    danger
+                    act={async () => {
                       const r = await client.mutation(RevokeToken, { id: t.id }).toPromise();
-                      setProblem(problemOf(r.data?.revokeToken, r.error));
-                      reload();
+                      return problemOf(r.data?.revokeToken, r.error);
                     }}
+                    report={setProblem}
+                    done={reload}
                   >
                     Revoke {t.name || t.prefix}
-                  </button>
+                  </ActButton>
                 </td>
               </tr>
             ))}

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { useClient, useMutation, useQuery } from 'urql';
 import { Link, useLocation } from 'wouter';
 import { graphql } from '../graphql.ts';
-import { ActionForm, Failure, Field, Loading, NotFound, type Problem, ProblemText, problemOf, Select, StateBadge, when } from '../ui.tsx';
+import { ActButton, ActionForm, Failure, Field, Loading, NotFound, type Problem, ProblemText, problemOf, Select, StateBadge, useEditor, when } from '../ui.tsx';
 
 const TABS = [
   ['versions', 'Versions'],
@@ -481,12 +481,8 @@ function RedirectFields(props: {
 }
 
 function Redirects({ slug }: { slug: string }) {
-  const [{ data, fetching, error }, refetch] = useQuery({ query: RedirectsQuery, variables: { slug } });
-  const client = useClient();
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const reload = () => refetch({ requestPolicy: 'network-only' });
-  if (fetching && !data) return <Loading what="redirects" />;
-  if (error && !data) return <Failure error={error} />;
+  const { data, client, problem, setProblem, reload, pending } = useEditor(RedirectsQuery, { slug });
+  if (!data) return pending('redirects');
   const p = data?.project;
   if (!p) return null;
   const nodes = [...p.redirects.nodes].sort((a, b) => a.position - b.position);
@@ -521,17 +517,17 @@ function Redirects({ slug }: { slug: string }) {
                 >
                   Down
                 </button>
-                <button
-                  type="button"
-                  className="danger"
-                  onClick={async () => {
+                <ActButton
+                  danger
+                  act={async () => {
                     const d = await client.mutation(DeleteRedirect, { project: slug, id: r.id }).toPromise();
-                    setProblem(problemOf(d.data?.deleteRedirect, d.error));
-                    reload();
+                    return problemOf(d.data?.deleteRedirect, d.error);
                   }}
+                  report={setProblem}
+                  done={reload}
                 >
                   Delete
-                </button>
+                </ActButton>
                 <details>
                   <summary>Edit</summary>
                   <ActionForm
@@ -596,12 +592,8 @@ const DeleteVariable = graphql(`
 `);
 
 function Variables({ slug }: { slug: string }) {
-  const [{ data, fetching, error }, refetch] = useQuery({ query: VariablesQuery, variables: { slug } });
-  const client = useClient();
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const reload = () => refetch({ requestPolicy: 'network-only' });
-  if (fetching && !data) return <Loading what="environment variables" />;
-  if (error && !data) return <Failure error={error} />;
+  const { data, client, problem, setProblem, reload, pending } = useEditor(VariablesQuery, { slug });
+  if (!data) return pending('environment variables');
   const vars = data?.project?.environmentVariables.nodes ?? [];
   return (
     <>
@@ -612,17 +604,17 @@ function Variables({ slug }: { slug: string }) {
         {vars.map((v) => (
           <li key={v.id}>
             <code>{v.name}</code> {v.public && <span className="badge">public</span>} <span className="muted">added {when(v.createdAt)}</span>{' '}
-            <button
-              type="button"
-              className="danger"
-              onClick={async () => {
+            <ActButton
+              danger
+              act={async () => {
                 const r = await client.mutation(DeleteVariable, { project: slug, id: v.id }).toPromise();
-                setProblem(problemOf(r.data?.deleteEnvironmentVariable, r.error));
-                reload();
+                return problemOf(r.data?.deleteEnvironmentVariable, r.error);
               }}
+              report={setProblem}
+              done={reload}
             >
               Delete {v.name}
-            </button>
+            </ActButton>
           </li>
         ))}
       </ul>
@@ -671,13 +663,9 @@ const DeleteIntegration = graphql(`
 `);
 
 function Integrations({ slug }: { slug: string }) {
-  const [{ data, fetching, error }, refetch] = useQuery({ query: IntegrationsQuery, variables: { slug } });
-  const client = useClient();
+  const { data, client, problem, setProblem, reload, pending } = useEditor(IntegrationsQuery, { slug });
   const [created, setCreated] = useState<{ webhookUrl: string; secret: string } | null>(null);
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const reload = () => refetch({ requestPolicy: 'network-only' });
-  if (fetching && !data) return <Loading what="integrations" />;
-  if (error && !data) return <Failure error={error} />;
+  if (!data) return pending('integrations');
   const list = data?.project?.integrations ?? [];
   return (
     <>
@@ -698,17 +686,17 @@ function Integrations({ slug }: { slug: string }) {
         {list.map((i) => (
           <li key={i.id}>
             <strong>{i.provider}</strong> <code>{i.webhookUrl}</code>{' '}
-            <button
-              type="button"
-              className="danger"
-              onClick={async () => {
+            <ActButton
+              danger
+              act={async () => {
                 const r = await client.mutation(DeleteIntegration, { project: slug, id: i.id }).toPromise();
-                setProblem(problemOf(r.data?.deleteIntegration, r.error));
-                reload();
+                return problemOf(r.data?.deleteIntegration, r.error);
               }}
+              report={setProblem}
+              done={reload}
             >
               Delete
-            </button>
+            </ActButton>
           </li>
         ))}
       </ul>
@@ -774,16 +762,16 @@ function Maintainers({ slug }: { slug: string }) {
           <li key={u.id}>
             {u.username}{' '}
             {p.viewerIsMaintainer && (
-              <button
-                type="button"
-                className="danger"
-                onClick={async () => {
+              <ActButton
+                danger
+                act={async () => {
                   const r = await client.mutation(RemoveMaintainer, { project: slug, username: u.username }).toPromise();
-                  setProblem(problemOf(r.data?.removeMaintainer, r.error));
+                  return problemOf(r.data?.removeMaintainer, r.error);
                 }}
+                report={setProblem}
               >
                 Remove {u.username}
-              </button>
+              </ActButton>
             )}
           </li>
         ))}
@@ -853,12 +841,8 @@ const RemoveTranslation = graphql(`
 `);
 
 function Related({ slug }: { slug: string }) {
-  const [{ data, fetching, error }, refetch] = useQuery({ query: RelatedQuery, variables: { slug } });
-  const client = useClient();
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const reload = () => refetch({ requestPolicy: 'network-only' });
-  if (fetching && !data) return <Loading what="subprojects and translations" />;
-  if (error && !data) return <Failure error={error} />;
+  const { data, client, problem, setProblem, reload, pending } = useEditor(RelatedQuery, { slug });
+  if (!data) return pending('subprojects and translations');
   const p = data?.project;
   if (!p) return null;
   const after = (problem: Problem | null) => {
@@ -876,16 +860,16 @@ function Related({ slug }: { slug: string }) {
           <li key={s.id}>
             <Link href={`/projects/${s.child.slug}`}>{s.child.name}</Link> as <code>{s.alias}</code>{' '}
             {p.viewerIsMaintainer && (
-              <button
-                type="button"
-                className="danger"
-                onClick={async () => {
+              <ActButton
+                danger
+                act={async () => {
                   const r = await client.mutation(DeleteSubproject, { project: slug, alias: s.alias }).toPromise();
-                  after(problemOf(r.data?.deleteSubproject, r.error));
+                  return problemOf(r.data?.deleteSubproject, r.error);
                 }}
+                report={after}
               >
                 Remove {s.alias}
-              </button>
+              </ActButton>
             )}
           </li>
         ))}
@@ -916,16 +900,16 @@ function Related({ slug }: { slug: string }) {
           <li key={t.id}>
             <Link href={`/projects/${t.slug}`}>{t.name}</Link> ({t.language.name}){' '}
             {p.viewerIsMaintainer && (
-              <button
-                type="button"
-                className="danger"
-                onClick={async () => {
+              <ActButton
+                danger
+                act={async () => {
                   const r = await client.mutation(RemoveTranslation, { project: slug, translation: t.slug }).toPromise();
-                  after(problemOf(r.data?.removeTranslation, r.error));
+                  return problemOf(r.data?.removeTranslation, r.error);
                 }}
+                report={after}
               >
                 Remove {t.slug}
-              </button>
+              </ActButton>
             )}
           </li>
         ))}
