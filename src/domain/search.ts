@@ -3,7 +3,7 @@
 // every project the caller can see (each one's default version). Private projects and versions
 // the caller cannot open are never searched; hidden ones only when named.
 import type { Prisma } from '../generated/prisma/client.ts';
-import { type SectionHit, searchSections } from '../search/index.ts';
+import { type PageHit, type SectionHit, searchPages as searchPagesIn, searchSections } from '../search/index.ts';
 import { projectRule, searchableVersions } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
@@ -73,4 +73,102 @@ async function scope(ctx: Context, args: SearchArgs): Promise<Prisma.VersionWher
       { AND: [searchableVersions(ctx.viewer, false), { OR: children.map((c) => ({ projectId: c.id, slug: c.defaultVersion })) }] },
     ],
   };
+}
+
+/** One part of a page search's scope: a project in a version (its default one unless named), with its subprojects or not. */
+export interface SearchScope {
+  project: string;
+  version?: string | null;
+  includeSubprojects?: boolean | null;
+}
+
+/** A version searched, and the alias its project has under the superproject searched with it. */
+export interface SearchedVersion {
+  projectId: number;
+  versionId: number;
+  alias: string | null;
+}
+
+export interface PageSearchHit extends PageHit {
+  /** Where the page is read. */
+  url: string;
+  alias: string | null;
+}
+
+/** Most versions one page search reads (Read the Docs' max_projects). */
+const MAX_SEARCHED = 100;
+
+/**
+ * Search by page (Read the Docs' search API): the pages of the scopes' versions (and, with
+ * `maintained`, the default version of each project the caller maintains) whose sections match,
+ * best first. A scope naming what the caller cannot read adds nothing, as on Read the Docs.
+ */
+export async function searchPages(
+  ctx: Context,
+  args: { query: string; scopes: readonly SearchScope[]; maintained?: boolean | null; limit: number; offset: number },
+): Promise<{ pages: PageSearchHit[]; total: number; searched: SearchedVersion[] }> {
+  if (args.query.length > MAX_QUERY) throw ValidationError.field('query', `Ensure this field has no more than ${MAX_QUERY} characters.`);
+  if (args.scopes.length > MAX_SEARCHED) throw ValidationError.field('scopes', `Ensure this field has no more than ${MAX_SEARCHED} elements.`);
+  const searched = await searchedVersions(ctx, args.scopes, Boolean(args.maintained));
+  const versions = await ctx.prisma.version.findMany({
+    where: { id: { in: searched.map((s) => s.versionId) } },
+    select: { id: true, slug: true, project: { select: { ...servedProjectSelect, id: true } } },
+  });
+  const byId = new Map(versions.map((v) => [v.id, v]));
+  const { pages, total } = await searchPagesIn(ctx.prisma, {
+    query: args.query,
+    versionIds: versions.map((v) => v.id),
+    languages: versions.map((v) => v.project.language),
+    limit: args.limit,
+    offset: args.offset,
+  });
+  const aliases = new Map(searched.map((s) => [s.versionId, s.alias]));
+  return {
+    total,
+    searched,
+    pages: pages.map((p) => {
+      const v = byId.get(p.versionId)!;
+      return { ...p, alias: aliases.get(p.versionId) ?? null, url: `${documentationUrl(ctx.config, v.project, v.slug)}${p.path}` };
+    }),
+  };
+}
+
+/** The versions a page search reads, in the order named, each once, MAX_SEARCHED at most. */
+async function searchedVersions(ctx: Context, scopes: readonly SearchScope[], maintained: boolean): Promise<SearchedVersion[]> {
+  const found = new Map<number, SearchedVersion>();
+  const add = async (project: { id: number; defaultVersion: string }, slug: string | null | undefined, alias: string | null, fallback: boolean) => {
+    const named = slug ?? project.defaultVersion;
+    // A subproject without the version named is searched in its default version (Read the Docs' rule).
+    for (const [s, hidden] of [[named, slug != null && !fallback], ...(fallback && slug ? [[project.defaultVersion, false] as const] : [])] as const) {
+      const v = await ctx.prisma.version.findFirst({
+        where: { AND: [searchableVersions(ctx.viewer, hidden), { projectId: project.id, slug: s }] },
+        select: { id: true },
+      });
+      if (v) {
+        if (!found.has(v.id) && found.size < MAX_SEARCHED) found.set(v.id, { projectId: project.id, versionId: v.id, alias });
+        return;
+      }
+    }
+  };
+  for (const scope of scopes) {
+    const project = await ctx.prisma.project.findUnique({ where: { slug: scope.project }, select: { id: true, privacyLevel: true, defaultVersion: true } });
+    if (!project || !(await projectRule.allows(ctx, project))) continue;
+    await add(project, scope.version, null, false);
+    if (!scope.includeSubprojects) continue;
+    const children = await ctx.prisma.subproject.findMany({
+      where: { parentId: project.id, child: projectRule.where(ctx.viewer) },
+      select: { alias: true, child: { select: { id: true, defaultVersion: true } } },
+      orderBy: { alias: 'asc' },
+    });
+    for (const c of children) await add(c.child, scope.version, c.alias, true);
+  }
+  if (maintained && ctx.viewer) {
+    const mine = await ctx.prisma.project.findMany({
+      where: { users: { some: { id: ctx.viewer.id } } },
+      select: { id: true, defaultVersion: true },
+      orderBy: { slug: 'asc' },
+    });
+    for (const p of mine) await add(p, null, null, false);
+  }
+  return [...found.values()];
 }

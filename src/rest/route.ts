@@ -60,7 +60,7 @@ export interface Route {
   /** Formats besides JSON (DRF renderers), by format suffix: `txt` answers `text/plain`. */
   renderers?: Record<string, (body: Node) => string>;
   /** A body other than the resource's representation. */
-  respond?: (data: Node, env: RestEnv, flex: FlexParams) => { status: number; body: unknown };
+  respond?: (data: Node, env: RestEnv, flex: FlexParams, call: RouteCall) => { status: number; body: unknown };
   /** A selection other than the resource's. */
   select?: (flex: FlexParams) => string;
   /** Rewrites the route's errors (its GraphQL errors and its 404 for a null result) into the body its API answers with. */

@@ -392,7 +392,7 @@ export function restRouter(opts: RouterOptions): express.Router {
       throw routeError(notFound(route.notFound));
     }
     if (route.respond) {
-      const r = route.respond(data, env, flex);
+      const r = route.respond(data, env, flex, call);
       send(res, r.status, r.body);
       return;
     }

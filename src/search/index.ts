@@ -191,3 +191,83 @@ export async function reindexPublished(
   }
   return done;
 }
+
+/** A matching section of a page (a page's `blocks`), its highlights null where that part did not match. */
+export interface BlockHit {
+  anchor: string;
+  title: string;
+  content: string;
+  titleHighlight: string | null;
+  contentHighlight: string | null;
+}
+
+/** A page with matching sections, as Read the Docs' search API answers: the page, then its best sections. */
+export interface PageHit {
+  projectId: number;
+  versionId: number;
+  path: string;
+  pageTitle: string;
+  /** The page's title highlighted, when it matched. */
+  titleHighlight: string | null;
+  rank: number;
+  blocks: BlockHit[];
+}
+
+/** Sections shown per page, best first. */
+const BLOCKS_PER_PAGE = 3;
+
+const escaped = (column: Prisma.Sql) => Prisma.sql`replace(replace(replace(${column}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;')`;
+
+/**
+ * Pages of the given versions with sections matching `query`, best first (by their best section),
+ * with how many pages match, each with its best BLOCKS_PER_PAGE sections and highlights.
+ */
+export async function searchPages(
+  prisma: PrismaClient,
+  opts: { query: string; versionIds: number[]; languages: string[]; limit: number; offset: number },
+): Promise<{ pages: PageHit[]; total: number }> {
+  const tsquery = toPrefixQuery(opts.query);
+  if (!tsquery || opts.versionIds.length === 0) return { pages: [], total: 0 };
+  const configs = [...new Set(opts.languages.map(searchConfig))];
+  const matches = Prisma.join(
+    configs.map((c) => Prisma.sql`(s.config = ${c} AND s.document @@ to_tsquery(${c}::regconfig, ${tsquery}))`),
+    ' OR ',
+  );
+  const where = Prisma.sql`s."versionId" = ANY(${opts.versionIds}::int[]) AND (${matches})`;
+  const q = Prisma.sql`to_tsquery(s.config::regconfig, ${tsquery})`;
+  const rows = await prisma.$queryRaw<(Omit<PageHit, 'blocks'> & { total: number })[]>`
+    SELECT p."versionId", p."projectId", p.path, p."pageTitle", p.rank, p.total::int AS total,
+      CASE WHEN to_tsvector(p.config::regconfig, p."pageTitle") @@ to_tsquery(p.config::regconfig, ${tsquery})
+        THEN ts_headline(p.config::regconfig, ${escaped(Prisma.sql`p."pageTitle"`)}, to_tsquery(p.config::regconfig, ${tsquery}),
+          'HighlightAll=true, StartSel=<span>, StopSel=</span>') END AS "titleHighlight"
+    FROM (
+      SELECT s."versionId", max(s."projectId") AS "projectId", s.path, max(s."pageTitle") AS "pageTitle", max(s.config) AS config,
+        max(ts_rank_cd(s.document, ${q}))::float8 AS rank, count(*) OVER () AS total
+      FROM "SearchSection" s WHERE ${where}
+      GROUP BY s."versionId", s.path
+      ORDER BY rank DESC, s.path LIMIT ${opts.limit} OFFSET ${opts.offset}
+    ) p ORDER BY p.rank DESC, p.path`;
+  if (rows.length === 0) {
+    // Past the last page: the total still says how many there are.
+    const [count] = await prisma.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM (SELECT 1 FROM "SearchSection" s WHERE ${where} GROUP BY s."versionId", s.path) x`;
+    return { pages: [], total: count?.n ?? 0 };
+  }
+  const keys = rows.map((r) => `${r.versionId}/${r.path}`);
+  const blocks = await prisma.$queryRaw<(BlockHit & { key: string })[]>`
+    SELECT x.key, x.anchor, x.title, x.content, x."titleHighlight", x."contentHighlight" FROM (
+      SELECT s."versionId"::text || '/' || s.path AS key, s.anchor, s.title, s.content,
+        row_number() OVER (PARTITION BY s."versionId", s.path ORDER BY ts_rank_cd(s.document, ${q}) DESC, s.position) AS n,
+        CASE WHEN to_tsvector(s.config::regconfig, s.title) @@ ${q}
+          THEN ts_headline(s.config::regconfig, ${escaped(Prisma.sql`s.title`)}, ${q}, 'HighlightAll=true, StartSel=<span>, StopSel=</span>') END AS "titleHighlight",
+        CASE WHEN to_tsvector(s.config::regconfig, s.content) @@ ${q}
+          THEN ts_headline(s.config::regconfig, ${escaped(Prisma.sql`s.content`)}, ${q}, 'StartSel=<span>, StopSel=</span>, MaxWords=35, MinWords=15, MaxFragments=1') END AS "contentHighlight"
+      FROM "SearchSection" s WHERE ${where} AND s."versionId"::text || '/' || s.path = ANY(${keys}::text[])
+    ) x WHERE x.n <= ${BLOCKS_PER_PAGE} ORDER BY x.key, x.n`;
+  const byKey = new Map<string, BlockHit[]>();
+  for (const { key, ...b } of blocks) (byKey.get(key) ?? byKey.set(key, []).get(key)!).push(b);
+  return {
+    total: rows[0]!.total,
+    pages: rows.map(({ total: _total, ...r }) => ({ ...r, blocks: byKey.get(`${r.versionId}/${r.path}`) ?? [] })),
+  };
+}

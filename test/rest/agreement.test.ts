@@ -184,6 +184,26 @@ const checks: Record<string, (caller: Caller) => Promise<void>> = {
     const res = await send(t, 'GET', `/embed/?url=${encodeURIComponent(url)}`, caller);
     expect([res.status, res.body]).toEqual([404, { error: `Can't find content for section: url=${url} fragment=intro maincontent=None` }]);
   },
+  // This world builds no docs: both sides search the versions the caller may read and find nothing.
+  search: async (caller) => {
+    const d = await data(
+      '{ searchPages(query: "intro", scopes: [{ project: "project" }]) { totalCount searched { project { slug } version { slug } } } }',
+      caller,
+    );
+    const res = await send(t, 'GET', '/search/?q=intro+project%3Aproject', caller);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      count: d.searchPages.totalCount,
+      next: null,
+      previous: null,
+      results: [],
+      projects: d.searchPages.searched.map((v: { project: { slug: string }; version: { slug: string } }) => ({
+        slug: v.project.slug,
+        versions: [{ slug: v.version.slug }],
+      })),
+      query: 'intro',
+    });
+  },
   'projects-list': async (caller) => {
     const d = await data(`{ projects(filter: { mine: true }, limit: 100) { totalCount nodes { ${PROJECT} } } }`, caller);
     samePage(await rest('/projects/', caller), d.projects, project);

@@ -64,6 +64,8 @@ const EXPECTED: Record<string, { other: number; maintainer: number; anonymous?: 
   'projects-environmentvariables-delete': { other: 403, maintainer: 204 },
   // Public, as Read the Docs' embed API: without a `url` everyone gets its 400; a bad token still 401.
   embed: { anonymous: 400, other: 400, maintainer: 400, declared: 200 },
+  // Public, as Read the Docs' search API: without `q` everyone gets its 400; a bad token still 401.
+  search: { anonymous: 400, other: 400, maintainer: 400, declared: 200 },
 };
 
 function expected(route: Route, caller: Caller): { status: number; detail?: string } {

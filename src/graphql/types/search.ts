@@ -1,8 +1,9 @@
 // Server-side search (issue 13): `search` over published docs, within the versions the caller may
 // open (domain/search.ts). Results are sections: the page, its heading and anchor, a highlight.
 
-import type { SearchHit } from '../../domain/search.ts';
-import { search } from '../../domain/search.ts';
+import type { PageSearchHit, SearchedVersion, SearchHit } from '../../domain/search.ts';
+import { search, searchPages } from '../../domain/search.ts';
+import type { BlockHit } from '../../search/index.ts';
 import { builder } from '../builder.ts';
 import { pageComplexity, window } from './common.ts';
 import { Project } from './project.ts';
@@ -56,6 +57,91 @@ builder.queryField('search', (t) =>
     resolve: (_root, args, ctx) => {
       const { take, skip } = window(args, ctx);
       return search(ctx, { ...args, limit: take, offset: skip });
+    },
+  }),
+);
+
+const SearchBlock = builder.objectRef<BlockHit>('SearchBlock').implement({
+  description: 'A matching section of a page found by `searchPages`.',
+  fields: (t) => ({
+    anchor: t.exposeString('anchor', { description: 'The id of the section in the page; "" for its top.' }),
+    title: t.exposeString('title'),
+    content: t.exposeString('content', { description: "The section's text." }),
+    titleHighlight: t.exposeString('titleHighlight', { nullable: true, description: 'The title as HTML with the words found in `<span>`, when it matched.' }),
+    contentHighlight: t.exposeString('contentHighlight', { nullable: true, description: 'The matched part of the text, HTML, when the text matched.' }),
+  }),
+});
+
+const SearchPage = builder.objectRef<PageSearchHit>('SearchPage').implement({
+  description: 'A published page with sections that match, and its best sections.',
+  fields: (t) => ({
+    project: t.prismaField({
+      type: Project,
+      resolve: (query, hit, _args, ctx) => ctx.prisma.project.findUniqueOrThrow({ ...query, where: { id: hit.projectId } }),
+    }),
+    version: t.prismaField({
+      type: Version,
+      resolve: (query, hit, _args, ctx) => ctx.prisma.version.findUniqueOrThrow({ ...query, where: { id: hit.versionId } }),
+    }),
+    alias: t.exposeString('alias', { nullable: true, description: "The project's alias under the superproject searched with `includeSubprojects`." }),
+    path: t.exposeString('path', { description: "The page, relative to the version's root." }),
+    title: t.exposeString('pageTitle'),
+    titleHighlight: t.exposeString('titleHighlight', { nullable: true }),
+    url: t.exposeString('url', { description: 'Where to read it.' }),
+    rank: t.exposeFloat('rank'),
+    blocks: t.field({ type: [SearchBlock], resolve: (p) => p.blocks }),
+  }),
+});
+
+const SearchedVersionRef = builder.objectRef<SearchedVersion>('SearchedVersion').implement({
+  fields: (t) => ({
+    project: t.prismaField({
+      type: Project,
+      resolve: (query, s, _args, ctx) => ctx.prisma.project.findUniqueOrThrow({ ...query, where: { id: s.projectId } }),
+    }),
+    version: t.prismaField({
+      type: Version,
+      resolve: (query, s, _args, ctx) => ctx.prisma.version.findUniqueOrThrow({ ...query, where: { id: s.versionId } }),
+    }),
+    alias: t.exposeString('alias', { nullable: true }),
+  }),
+});
+
+const SearchPageResults = builder.objectRef<{ pages: PageSearchHit[]; total: number; searched: SearchedVersion[] }>('SearchPageResults').implement({
+  fields: (t) => ({
+    totalCount: t.exposeInt('total', { description: 'Pages that match.' }),
+    searched: t.field({ type: [SearchedVersionRef], description: 'The versions that were searched.', resolve: (r) => r.searched }),
+    nodes: t.field({ type: [SearchPage], complexity: { field: 0, multiplier: 1 }, resolve: (r) => r.pages }),
+  }),
+});
+
+const SearchScopeInput = builder.inputType('SearchScope', {
+  description:
+    'A project to search, in `version` (its default version unless named), with its subprojects (each in that version when it has it, else its default one).',
+  fields: (t) => ({
+    project: t.string({ required: true }),
+    version: t.string(),
+    includeSubprojects: t.boolean(),
+  }),
+});
+
+builder.queryField('searchPages', (t) =>
+  t.field({
+    authScopes: { public: true },
+    type: SearchPageResults,
+    description:
+      "Full-text search by page, as Read the Docs' search API answers it: the pages of the `scopes` (and with `maintained`, of each project the caller maintains, in its default version) with sections that match, best first, each with its best sections and highlights. Scopes the caller cannot read add nothing.",
+    args: {
+      query: t.arg.string({ required: true }),
+      scopes: t.arg({ type: [SearchScopeInput], required: true }),
+      maintained: t.arg.boolean(),
+      limit: t.arg.int(),
+      offset: t.arg.int(),
+    },
+    complexity: pageComplexity,
+    resolve: (_root, args, ctx) => {
+      const { take, skip } = window(args, ctx);
+      return searchPages(ctx, { query: args.query, scopes: args.scopes, maintained: args.maintained, limit: take, offset: skip });
     },
   }),
 );

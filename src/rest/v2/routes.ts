@@ -9,6 +9,7 @@ import { NO_FLEX } from '../flex.ts';
 import { type Node, selection, serialize } from '../resource.ts';
 import type { Route } from '../route.ts';
 import { oneString, restRouter } from '../router.ts';
+import { SEARCH_SELECTION, searchLinks, searchPage, searchResult } from '../search.ts';
 import { Build, Project, Version } from './resources.ts';
 
 /** Read the Docs returns every active version at once; Lectern's lists stop at 100 (decisions §1). */
@@ -130,6 +131,39 @@ export const v2Routes: Route[] = [
     field: 'Query.build',
     // `/api/v2/build/<id>.txt`: the log as Read the Docs' PlainTextBuildRenderer writes it (CLI tools fetch it).
     renderers: { txt: buildLog },
+  },
+  {
+    name: 'search',
+    method: 'GET',
+    path: '/search/',
+    summary: 'Full-text search of a version of public docs and its subprojects, by page (readthedocs-sphinx-search); q, project and version are required',
+    auth: 'public',
+    status: 200,
+    envelope: 'object',
+    field: 'Query.searchPages',
+    args: { searchPages: { query: '$query', scopes: '$scopes', maintained: '$maintained', limit: '$limit', offset: '$offset' } },
+    variables: (c) => {
+      const missing = (['q', 'project', 'version'] as const).filter((k) => !oneString(c.query[k]));
+      if (missing.length) throw new RestError(400, Object.fromEntries(missing.map((k) => [k, ['This query param is required']])));
+      const { limit, offset } = searchPage(c);
+      return {
+        query: oneString(c.query.q),
+        scopes: [{ project: oneString(c.query.project), version: oneString(c.query.version), includeSubprojects: true }],
+        limit,
+        offset,
+      };
+    },
+    select: () => SEARCH_SELECTION,
+    respond: (data, env, _flex, call) => {
+      // Read the Docs answers 404 for a project or version it does not have (here: that the caller cannot read either).
+      const [first] = data.searched as Node[];
+      if (first?.project.slug !== oneString(call.query.project) || first?.version.slug !== oneString(call.query.version))
+        throw new RestError(404, { detail: 'Not found.' });
+      return {
+        status: 200,
+        body: { ...searchLinks(env, '/search/', call, data.totalCount), results: (data.nodes as Node[]).map((n) => searchResult(n, 'v2')) },
+      };
+    },
   },
   {
     name: 'embed',

@@ -6,6 +6,7 @@ import { NO_FLEX } from '../flex.ts';
 import { type Node, selection, serialize } from '../resource.ts';
 import type { Route } from '../route.ts';
 import { oneString } from '../router.ts';
+import { parseSearchQuery, SEARCH_SELECTION, searchLinks, searchPage, searchResult } from '../search.ts';
 import { Build, EnvironmentVariable, Project, Redirect, RedirectWritten, Subproject, Version } from './resources.ts';
 
 const projectFilters = {
@@ -433,5 +434,34 @@ export const v3Routes: Route[] = [
       }
       return e;
     },
+  },
+  {
+    name: 'search',
+    method: 'GET',
+    path: '/search/',
+    summary:
+      "Full-text search of published docs by page, as Read the Docs' search API v3: q with project:<slug>[/<version>], subprojects:<slug>[/<version>] or user:@me; page and page_size. Public docs without a token; a token widens it",
+    auth: 'public',
+    status: 200,
+    envelope: 'object',
+    field: 'Query.searchPages',
+    args: { searchPages: { query: '$query', scopes: '$scopes', maintained: '$maintained', limit: '$limit', offset: '$offset' } },
+    variables: (c) => {
+      const q = oneString(c.query.q);
+      if (!q) throw new RestError(400, { q: ['This query parameter is required'] });
+      const parsed = parseSearchQuery(q);
+      const { limit, offset } = searchPage(c);
+      return { query: parsed.text, scopes: parsed.scopes, maintained: parsed.maintained, limit, offset };
+    },
+    select: () => SEARCH_SELECTION,
+    respond: (data, env, _flex, call) => ({
+      status: 200,
+      body: {
+        ...searchLinks(env, '/search/', call, data.totalCount),
+        results: (data.nodes as Node[]).map((n) => searchResult(n, 'v3')),
+        projects: (data.searched as Node[]).map((v) => ({ slug: v.project.slug, versions: [{ slug: v.version.slug }] })),
+        query: parseSearchQuery(oneString(call.query.q) ?? '').text,
+      },
+    }),
   },
 ];
