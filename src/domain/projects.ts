@@ -150,6 +150,7 @@ export interface UpdateProjectInput extends Omit<ImportProjectInput, 'repository
   singleVersion?: boolean | null;
   showVersionWarning?: boolean | null;
   versionSwitcher?: boolean | null;
+  docsSearch?: boolean | null;
   versioningScheme?: string | null;
   readthedocsYamlPath?: string | null;
   externalBuildsPrivacyLevel?: 'public' | 'private' | null;
@@ -188,6 +189,7 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   if (input.singleVersion != null) data.singleVersion = input.singleVersion;
   if (input.showVersionWarning != null) data.showVersionWarning = input.showVersionWarning;
   if (input.versionSwitcher != null) data.versionSwitcher = input.versionSwitcher;
+  if (input.docsSearch != null) data.docsSearch = input.docsSearch;
   if (input.versioningScheme != null) data.versioningScheme = input.versioningScheme;
   if (input.readthedocsYamlPath !== undefined) data.readthedocsYamlPath = input.readthedocsYamlPath?.trim() || null;
   if (input.description != null) data.description = input.description;

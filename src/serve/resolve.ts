@@ -19,6 +19,7 @@ export const projectSelect = {
   privacyLevel: true,
   defaultVersion: true,
   versionSwitcher: true,
+  docsSearch: true,
   mainLanguageProjectId: true,
   superprojects: servedProjectSelect.superprojects,
   mainLanguageProject: servedProjectSelect.mainLanguageProject,
@@ -59,7 +60,7 @@ async function servedProjects(prisma: PrismaClient, where: Prisma.Sql): Promise<
   const rows = await prisma.$queryRaw<{ row: string }[]>`
     SELECT json_build_object(
       'id', p.id, 'slug', p.slug, 'language', p.language, 'privacyLevel', p."privacyLevel"::text,
-      'defaultVersion', p."defaultVersion", 'versionSwitcher', p."versionSwitcher", 'mainLanguageProjectId', p."mainLanguageProjectId",
+      'defaultVersion', p."defaultVersion", 'versionSwitcher', p."versionSwitcher", 'docsSearch', p."docsSearch", 'mainLanguageProjectId', p."mainLanguageProjectId",
       'superprojects', COALESCE((
         SELECT json_agg(json_build_object('alias', r.alias, 'parent', json_build_object('slug', pp.slug, 'privacyLevel', pp."privacyLevel"::text)) ORDER BY r.id)
         FROM "ProjectRelationship" r JOIN "Project" pp ON pp.id = r."parentId" WHERE r."childId" = p.id), '[]'::json),

@@ -10,6 +10,7 @@ import { artifactPrefix, downloadKey } from '../builds/artifacts.ts';
 import { languageName } from '../domain/choices.ts';
 import { anonymousContext, contextFor, createContext, type Services } from '../domain/context.ts';
 import { UnauthenticatedError } from '../domain/errors.ts';
+import { searchPages } from '../domain/search.ts';
 import { SESSION_COOKIE, signedIn } from '../domain/sessions.ts';
 import { docsRoot, servedRoot } from '../domain/urls.ts';
 import { StorageKeyError } from '../storage/index.ts';
@@ -19,8 +20,9 @@ import { GRANT_PATH, issueGrant, readGrant } from './grants.ts';
 import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
 import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
 import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
+import { answerSearchPage, type BoxResult, isSearchPage, SEARCH_JS, searchTag } from './search-box.ts';
 import { Sender } from './send.ts';
-import { compareVersions, pageTags, STORAGE_SHIM, SWITCHER_JS, switcherTag } from './switcher.ts';
+import { compareVersions, injectTag, type PageTags, pageTags, STORAGE_SHIM, SWITCHER_JS, switcherTag } from './switcher.ts';
 
 export interface ServeDeps {
   /** The app's database, storage, settings and logger. */
@@ -67,6 +69,8 @@ interface Scope {
    * stylesheets and images the sandboxed page can load without the cookie.
    */
   granted?: () => string;
+  /** The grant the request came with (./grants.ts): its segment, and the docs root it follows. */
+  grant?: { root: string; segment: string };
 }
 
 const FORMATS = { pdf: 'pdf', htmlzip: 'zip', epub: 'epub' } as const;
@@ -135,10 +139,14 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
         return;
       }
     }
-    // The switcher script is the same for every project: no lookups.
-    if (site.rest.endsWith('/_/switcher.js') && /^(?:\/projects\/[^/]+)?\/_\/switcher\.js$/.test(site.rest)) {
+    // The switcher and search scripts are the same for every project: no lookups.
+    const script = /^(?:\/projects\/[^/]+)?\/_\/(switcher|search)\.js$/.exec(site.rest);
+    if (script) {
       compress(req, res, () => {
-        res.set('Cache-Control', 'public, max-age=86400').type('text/javascript; charset=utf-8').send(SWITCHER_JS);
+        res
+          .set('Cache-Control', 'public, max-age=86400')
+          .type('text/javascript; charset=utf-8')
+          .send(script[1] === 'search' ? SEARCH_JS : SWITCHER_JS);
       });
       return;
     }
@@ -212,6 +220,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       epoch,
       private: priv || grantedProject !== undefined,
       granted,
+      grant: site.grant === undefined ? undefined : { root: unparsed.base, segment: site.grant },
     };
     await serveUnder(scope, segments, raw, path.dir);
   };
@@ -271,7 +280,11 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const switcher = project.versionSwitcher
       ? switcherTag({ base: s.base, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
       : '';
-    const tag = switcher || !domain ? pageTags(domain ? '' : STORAGE_SHIM, switcher) : undefined;
+    const search = project.docsSearch ? searchTag(s.base, versionSlug) : '';
+    const tag = switcher || search || !domain ? pageTags(domain ? '' : STORAGE_SHIM, switcher, search) : undefined;
+    // Sphinx's search page, asked a question: answered with the server's results.
+    const q = project.docsSearch && isSearchPage(key) ? queryString(s.req.query.q)?.trim() : undefined;
+    if (q) return searchPage(s, project, version.slug, `${prefix}/${key}`, q, tag);
     // Public files sent to anonymous readers (no Authorization header) are the same for every such reader.
     const record = deps.fast && reader === anonymous && !isPrivate ? deps.fast.recorder(s.req, s.epoch, s.fresh) : undefined;
     if (await sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag, record })) return;
@@ -320,11 +333,59 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     if (segments[0] === 'versions' && segments.length === 2 && segments[1]!.endsWith('.json')) {
       return versionsJson(s, segments[1]!.slice(0, -'.json'.length));
     }
+    if (segments[0] === 'search.json' && segments.length === 1) return searchJson(s);
     if (segments[0] === 'downloads' && segments.length === 4) {
       const [language, versionSlug, format] = segments.slice(1) as [string, string, string];
       if (Object.hasOwn(FORMATS, format)) return download(s, language, versionSlug, format as DownloadFormat);
     }
     notFound(s.res, s.private);
+  };
+
+  /** A search of the site's project (and its subprojects) in `version`, as its reader may read them: BoxResults, 20 pages at most. */
+  const searchFor = async (s: Scope, q: string, version: string | undefined): Promise<{ count: number; results: BoxResult[] }> => {
+    const found = await searchPages(s.reader.ctx, {
+      query: q.slice(0, 200),
+      scopes: [{ project: s.top.slug, version: version || null, includeSubprojects: true }],
+      limit: 20,
+      offset: 0,
+    });
+    return {
+      count: found.total,
+      results: found.pages.map((p) => ({
+        title: p.pageTitle,
+        url: s.granted || !s.grant ? p.url : withGrantIn(p.url, s.grant),
+        blocks: p.blocks.map((b) => ({ id: b.anchor, title: b.title, highlight: b.contentHighlight ?? b.titleHighlight })),
+      })),
+    };
+  };
+
+  /** `<root>/_/search.json?q=&version=`: what the search box shows. */
+  const searchJson = async (s: Scope): Promise<void> => {
+    const q = queryString(s.req.query.q)?.trim() ?? '';
+    const body = q ? await searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
+    s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
+    // Sandboxed pages (DOCS_SANDBOX) ask from an opaque origin, as the version menu does.
+    if (!s.private || s.grant) s.res.set('Access-Control-Allow-Origin', '*');
+    compress(s.req, s.res, () => s.res.json(body));
+  };
+
+  /** Sphinx's search page with the server's results for `q` (./search-box.ts answerSearchPage), and the page's tags. */
+  const searchPage = async (s: Scope, project: ServedProjectRow, version: string, key: string, q: string, tag: PageTags | undefined): Promise<void> => {
+    const got = await services.storage.get(key);
+    if (!got || ('notModified' in got && got.notModified))
+      return missing(s, project, { path: '/search.html', filename: '/search.html', language: project.language, version }, null);
+    // A search page too large to rewrite here is sent as it is (its own client-side search runs).
+    if (got.size > MAX_SEARCH_PAGE_BYTES) {
+      got.body.destroy();
+      if (!(await sender.send(s.req, s.res, key, { cacheControl: cacheControl(key, s.private), tag }))) notFound(s.res, s.private);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of got.body) chunks.push(c as Buffer);
+    const { count, results } = await searchFor(s, q, version);
+    const html = Buffer.from(answerSearchPage(Buffer.concat(chunks).toString('utf8'), q, results, count));
+    s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'no-cache').type('html');
+    compress(s.req, s.res, () => s.res.send(tag ? injectTag(html, tag) : html));
   };
 
   const download = async (s: Scope, language: string, versionSlug: string, format: DownloadFormat): Promise<void> => {
@@ -357,7 +418,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
     // Sandboxed pages (DOCS_SANDBOX) fetch it from an opaque origin: public data answers any origin.
     // Under a grant too: the grant is in the URL, which is all a page needs to read it anyway.
-    if (!s.private || s.base.includes('/_/r/')) s.res.set('Access-Control-Allow-Origin', '*');
+    if (!s.private || s.grant) s.res.set('Access-Control-Allow-Origin', '*');
     const body = {
       project: project.slug,
       language: project.language,
@@ -467,6 +528,20 @@ function redirect(s: Scope, status: 301 | 302, location: string): void {
 }
 
 /** `priv`: the reader was answered about something private (a private project it may see). */
+/** Largest search.html answered with the server's results. */
+const MAX_SEARCH_PAGE_BYTES = 1024 * 1024;
+
+/** A query parameter's value when given once or more (its last), as express parses it. */
+const queryString = (v: unknown): string | undefined => (Array.isArray(v) ? queryString(v[v.length - 1]) : typeof v === 'string' ? v : undefined);
+
+/** `url` read under `grant` when it is a page of the grant's docs site: the grant's segment after its root. */
+function withGrantIn(url: string, grant: { root: string; segment: string }): string {
+  const u = new URL(url);
+  if (u.pathname !== grant.root && !u.pathname.startsWith(`${grant.root}/`)) return url;
+  u.pathname = `${grant.root}/_/r/${grant.segment}${u.pathname.slice(grant.root.length)}`;
+  return u.toString();
+}
+
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** A top-level navigation (or a client that does not say: curl, an old browser), not a page's subresource. */

@@ -83,8 +83,8 @@ export function switcherTag(t: SwitcherTag): string {
 
 /**
  * What is put into a served HTML page: `head` first in it, `body` before its `</body>`; `key` names
- * the pair, `mark` the kind (in the page's ETag: 's' the switcher, 'b' the storage shim, 'sb' both;
- * '' nothing, the stored bytes as they are).
+ * them, `mark` the kind (in the page's ETag: 's' the switcher, 'q' the search box, 'b' the storage
+ * shim, in that order; '' nothing, the stored bytes as they are).
  */
 export interface PageTags {
   head: string;
@@ -93,11 +93,12 @@ export interface PageTags {
   mark: string;
 }
 
-export const pageTags = (head: string, body: string): PageTags => ({
+/** The tags of a page: `head` (the storage shim), then before `</body>` the version menu and the search box, each '' when not put in. */
+export const pageTags = (head: string, switcher: string, search = ''): PageTags => ({
   head,
-  body,
-  key: `${head}\n${body}`,
-  mark: `${body ? 's' : ''}${head ? 'b' : ''}`,
+  body: switcher + search,
+  key: `${head}\n${switcher}\n${search}`,
+  mark: `${switcher ? 's' : ''}${search ? 'q' : ''}${head ? 'b' : ''}`,
 });
 
 /**

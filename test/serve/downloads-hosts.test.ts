@@ -206,10 +206,11 @@ describe('LECTERN_SERVE_X_ACCEL', () => {
     expect(shimmed.headers.etag).not.toBe(page.headers.etag);
   });
 
-  it('hands pages over when they get nothing put in: docs on their own hosts, switcher off', async () => {
+  it('hands pages over when they get nothing put in: docs on their own hosts, switcher and search box off', async () => {
     const hosted = await testApp({ LECTERN_SERVE_X_ACCEL: '/_lectern_files/', LECTERN_DOCS_DOMAIN: 'docs.test' });
     try {
       const p = await makeProject(hosted, { slug: 'accel', versionSwitcher: false });
+      await hosted.db.prisma.project.update({ where: { id: p.id }, data: { docsSearch: false } });
       const built = await publish(hosted, { project: p, version: 'latest', html: await sphinxBuild('sphinx', { overrides: { release: '1.0' } }) });
       const plain = await hosted.http.get('/en/latest/glossary.html').set('host', 'accel.docs.test');
       expect(plain.headers['x-accel-redirect']).toBe(`/_lectern_files/projects/accel/latest/${built.buildId}/html/glossary.html`);

@@ -308,10 +308,10 @@ describe('gzip copies', () => {
     expect((await raw(PAGE, { ...GZIP, 'if-none-match': plain.headers.etag! })).headers.etag).toBe(plain.headers.etag);
     expect((await raw(PAGE, { ...GZIP, 'if-none-match': gz.headers.etag! })).headers.etag).toBe(gz.headers.etag);
     expect((await raw(PAGE, { ...GZIP, 'if-none-match': '"something-else"' })).status).toBe(200);
-    // A tag of the page without the switcher and the sandbox's storage shim (-sb) names another representation.
-    expect(plain.headers.etag).toMatch(/-sb"$/);
-    for (const other of ['"', '-s"', '-b"']) {
-      const tag = plain.headers.etag!.replace(/-sb"$/, other);
+    // A tag of the page without the switcher, the search box and the sandbox's storage shim (-sqb) names another representation.
+    expect(plain.headers.etag).toMatch(/-sqb"$/);
+    for (const other of ['"', '-s"', '-b"', '-sb"', '-qb"']) {
+      const tag = plain.headers.etag!.replace(/-sqb"$/, other);
       expect([tag, (await raw(PAGE, { ...GZIP, 'if-none-match': tag })).status]).toEqual([tag, 200]);
     }
   });

@@ -52,6 +52,9 @@ export const Project = builder.prismaObject('Project', {
     singleVersion: t.boolean({ resolve: (p) => p.singleVersion || p.versioningScheme === 'single_version_without_translations' }),
     showVersionWarning: t.exposeBoolean('showVersionWarning'),
     versionSwitcher: t.exposeBoolean('versionSwitcher', { description: 'Whether served HTML pages carry the version and language menu.' }),
+    docsSearch: t.exposeBoolean('docsSearch', {
+      description: "Whether served HTML pages carry Lectern's search box, and a Sphinx search.html is answered with the server's results.",
+    }),
     analyticsCode: t.exposeString('analyticsCode', { nullable: true }),
     analyticsDisabled: t.exposeBoolean('analyticsDisabled'),
     readthedocsYamlPath: t.exposeString('readthedocsYamlPath', { nullable: true }),
@@ -196,6 +199,7 @@ export const UpdateProjectInput = builder.inputType('UpdateProjectInput', {
     singleVersion: t.boolean(),
     showVersionWarning: t.boolean(),
     versionSwitcher: t.boolean(),
+    docsSearch: t.boolean(),
     versioningScheme: t.string(),
     readthedocsYamlPath: t.string(),
     privacyLevel: t.field({ type: PrivacyLevelEnum }),

@@ -23,7 +23,7 @@ const ProjectQuery = graphql(`
     viewer { id username isAdmin } setupNeeded
     project(slug: $slug) {
       id slug name description homepage tags privacyLevel defaultBranch defaultVersion viewerIsMaintainer
-      documentationUrl versionSwitcher showVersionWarning singleVersion analyticsCode analyticsDisabled
+      documentationUrl versionSwitcher docsSearch showVersionWarning singleVersion analyticsCode analyticsDisabled
       externalBuildsPrivacyLevel readthedocsYamlPath versioningScheme
       language { code name }
       programmingLanguage { code name }
@@ -277,7 +277,7 @@ const UpdateProject = graphql(`
       __typename
       ... on MutationUpdateProjectSuccess {
         data {
-          id slug name description homepage tags privacyLevel defaultBranch defaultVersion documentationUrl versionSwitcher
+          id slug name description homepage tags privacyLevel defaultBranch defaultVersion documentationUrl versionSwitcher docsSearch
           showVersionWarning singleVersion analyticsCode analyticsDisabled externalBuildsPrivacyLevel readthedocsYamlPath versioningScheme
           language { code name } programmingLanguage { code name } repository { url type }
         }
@@ -332,6 +332,7 @@ function Settings({ project }: { project: ProjectData }) {
             analyticsCode: f.analyticsCode || null,
             analyticsDisabled: check(f, 'analyticsDisabled'),
             versionSwitcher: check(f, 'versionSwitcher'),
+            docsSearch: check(f, 'docsSearch'),
             showVersionWarning: check(f, 'showVersionWarning'),
             singleVersion: check(f, 'singleVersion'),
           };
@@ -373,6 +374,7 @@ function Settings({ project }: { project: ProjectData }) {
         <Field label="Analytics code" name="analyticsCode" defaultValue={project.analyticsCode ?? ''} />
         <Check label="Analytics disabled" name="analyticsDisabled" checked={project.analyticsDisabled} />
         <Check label="Version menu in pages" name="versionSwitcher" checked={project.versionSwitcher} />
+        <Check label="Search box in pages (and search.html answered by the server)" name="docsSearch" checked={project.docsSearch} />
         <Check label="Warn on old versions" name="showVersionWarning" checked={project.showVersionWarning} />
         <Check label="Single version" name="singleVersion" checked={project.singleVersion} />
       </ActionForm>

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Project" ADD COLUMN     "docsSearch" BOOLEAN NOT NULL DEFAULT true;
