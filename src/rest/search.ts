@@ -63,7 +63,7 @@ export function searchLinks(env: RestEnv, path: string, call: RouteCall, count: 
 
 /** What `searchPages` is asked for a page of results. */
 export const SEARCH_SELECTION =
-  'totalCount searched { project { slug } version { slug } } nodes { project { slug } version { slug documentationType } alias title titleHighlight url blocks { anchor title content titleHighlight contentHighlight } }';
+  'totalCount searched { project { slug } version { slug } } nodes { project { slug } version { slug documentationType } alias title titleHighlight url blocks { anchor role title content titleHighlight contentHighlight } }';
 
 /** A page result as Read the Docs serializes it (v2's PageSearchSerializer; v3 makes project and version objects). */
 export function searchResult(n: Node, api: 'v2' | 'v3'): Record<string, unknown> {
@@ -76,13 +76,25 @@ export function searchResult(n: Node, api: 'v2' | 'v3'): Record<string, unknown>
     path,
     domain: url.origin,
     highlights: { title: n.titleHighlight ? [n.titleHighlight] : [] },
-    blocks: (n.blocks as Node[]).map((b) => ({
-      type: 'section',
-      id: b.anchor,
-      title: b.title,
-      content: b.content,
-      highlights: { title: b.titleHighlight ? [b.titleHighlight] : [], content: b.contentHighlight ? [b.contentHighlight] : [] },
-    })),
+    blocks: (n.blocks as Node[]).map((b) =>
+      b.role
+        ? // A domain object, as Read the Docs' DomainSearchSerializer wrote it.
+          {
+            type: 'domain',
+            role: b.role,
+            name: b.title,
+            id: b.anchor,
+            content: b.content,
+            highlights: { name: b.titleHighlight ? [b.titleHighlight] : [], content: b.contentHighlight ? [b.contentHighlight] : [] },
+          }
+        : {
+            type: 'section',
+            id: b.anchor,
+            title: b.title,
+            content: b.content,
+            highlights: { title: b.titleHighlight ? [b.titleHighlight] : [], content: b.contentHighlight ? [b.contentHighlight] : [] },
+          },
+    ),
   };
   return api === 'v3'
     ? { ...page, project: { slug: n.project.slug, alias: n.alias ?? null }, version: { slug: n.version.slug } }

@@ -9,6 +9,7 @@ import { artifactPrefix } from '../builds/artifacts.ts';
 import type { PrismaClient } from '../db/database.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Storage } from '../storage/index.ts';
+import { parseInventory, roleName } from './inventory.ts';
 import { IGNORED_DIRS, IGNORED_PAGES, type IndexedPage, pageSections } from './sections.ts';
 
 /** PostgreSQL's text search configuration for a project language (stemming); `simple` where it has none. */
@@ -64,6 +65,10 @@ export interface IndexResult {
 }
 
 async function readText(storage: Storage, key: string): Promise<string | null> {
+  return (await readBytes(storage, key))?.toString('utf8') ?? null;
+}
+
+async function readBytes(storage: Storage, key: string): Promise<Buffer | null> {
   const got = await storage.get(key);
   if (!got || ('notModified' in got && got.notModified)) return null;
   if (got.size > MAX_PAGE_BYTES) {
@@ -72,7 +77,7 @@ async function readText(storage: Storage, key: string): Promise<string | null> {
   }
   const chunks: Buffer[] = [];
   for await (const c of got.body) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /** Replaces the version's sections with those of the build whose HTML is at `htmlPrefix`. */
@@ -91,7 +96,28 @@ export async function indexBuild(prisma: PrismaClient, storage: Storage, input: 
       skipped.push({ path, why: (e as Error).message });
     }
   }
-  const flat = rows.flatMap(({ path, page }) => page.sections.map((s, position) => ({ path, pageTitle: page.title, position, ...s })));
+  const flat = rows.flatMap(({ path, page }) => page.sections.map((s, position) => ({ path, pageTitle: page.title, position, role: '', ...s })));
+  // Sphinx's domain objects, each found by its name at the place that documents it.
+  try {
+    const inventory = await readBytes(storage, `${base}objects.inv`);
+    if (inventory) {
+      const titles = new Map(rows.map((r) => [r.path, r.page.title]));
+      parseInventory(inventory).forEach((o, i) => {
+        const described = o.display !== o.name ? ` ${o.display}` : '';
+        flat.push({
+          path: o.path,
+          pageTitle: titles.get(o.path) ?? '',
+          position: 100_000 + i,
+          role: o.role,
+          title: o.name,
+          anchor: o.anchor,
+          content: `${roleName(o.role)}${described}`,
+        });
+      });
+    }
+  } catch (e) {
+    skipped.push({ path: 'objects.inv', why: (e as Error).message });
+  }
   const config = searchConfig(input.language);
   await prisma.$transaction(async (tx) => {
     await tx.searchSection.deleteMany({ where: { versionId: input.versionId } });
@@ -99,13 +125,14 @@ export async function indexBuild(prisma: PrismaClient, storage: Storage, input: 
     for (let i = 0; i < flat.length; i += 1000) {
       const part = flat.slice(i, i + 1000);
       await tx.$executeRaw`
-        INSERT INTO "SearchSection" ("projectId", "versionId", "buildId", path, "pageTitle", title, anchor, content, position, config, document)
-        SELECT ${input.projectId}, ${input.versionId}, ${input.buildId}, s.path, s.page_title, s.title, s.anchor, s.content, s.position, ${config},
-          setweight(to_tsvector(${config}::regconfig, s.title), 'A') || setweight(to_tsvector(${config}::regconfig, s.page_title), 'B')
+        INSERT INTO "SearchSection" ("projectId", "versionId", "buildId", path, "pageTitle", title, anchor, content, position, role, config, document)
+        SELECT ${input.projectId}, ${input.versionId}, ${input.buildId}, s.path, s.page_title, s.title, s.anchor, s.content, s.position, s.role, ${config},
+          -- A dotted name's parts are words too (json.dumps: json, dumps), as a query's are read.
+          setweight(to_tsvector(${config}::regconfig, s.title || ' ' || translate(s.title, '.', ' ')), 'A') || setweight(to_tsvector(${config}::regconfig, s.page_title), 'B')
             || setweight(to_tsvector(${config}::regconfig, s.content), 'C')
         FROM unnest(${part.map((r) => r.path)}::text[], ${part.map((r) => r.pageTitle)}::text[], ${part.map((r) => r.title)}::text[],
-          ${part.map((r) => r.anchor)}::text[], ${part.map((r) => r.content)}::text[], ${part.map((r) => r.position)}::int[])
-          AS s(path, page_title, title, anchor, content, position)`;
+          ${part.map((r) => r.anchor)}::text[], ${part.map((r) => r.content)}::text[], ${part.map((r) => r.position)}::int[], ${part.map((r) => r.role)}::text[])
+          AS s(path, page_title, title, anchor, content, position, role)`;
     }
   });
   return { pages: rows.length, sections: flat.length, skipped };
@@ -128,6 +155,8 @@ export interface SectionHit {
   pageTitle: string;
   title: string;
   anchor: string;
+  /** '' for a section; a domain object's role (`py:function`). */
+  role: string;
   /** The matched text with `<span>` around the words found; the page's own text is HTML-escaped. */
   highlight: string;
   rank: number;
@@ -153,7 +182,7 @@ export async function searchSections(
   const q = Prisma.sql`to_tsquery(s.config::regconfig, ${tsquery})`;
   const [hits, count] = await Promise.all([
     prisma.$queryRaw<SectionHit[]>`
-      SELECT s."projectId", s."versionId", s.path, s."pageTitle", s.title, s.anchor,
+      SELECT s."projectId", s."versionId", s.path, s."pageTitle", s.title, s.anchor, s.role,
         ts_rank_cd(s.document, ${q})::float8 AS rank,
         ts_headline(s.config::regconfig, replace(replace(replace(s.content, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), ${q},
           'StartSel=<span>, StopSel=</span>, MaxWords=35, MinWords=15, MaxFragments=1') AS highlight
@@ -195,6 +224,8 @@ export async function reindexPublished(
 /** A matching section of a page (a page's `blocks`), its highlights null where that part did not match. */
 export interface BlockHit {
   anchor: string;
+  /** '' for a section; a domain object's role (`py:function`), whose name is `title`. */
+  role: string;
   title: string;
   content: string;
   titleHighlight: string | null;
@@ -255,8 +286,8 @@ export async function searchPages(
   }
   const keys = rows.map((r) => `${r.versionId}/${r.path}`);
   const blocks = await prisma.$queryRaw<(BlockHit & { key: string })[]>`
-    SELECT x.key, x.anchor, x.title, x.content, x."titleHighlight", x."contentHighlight" FROM (
-      SELECT s."versionId"::text || '/' || s.path AS key, s.anchor, s.title, s.content,
+    SELECT x.key, x.anchor, x.role, x.title, x.content, x."titleHighlight", x."contentHighlight" FROM (
+      SELECT s."versionId"::text || '/' || s.path AS key, s.anchor, s.role, s.title, s.content,
         row_number() OVER (PARTITION BY s."versionId", s.path ORDER BY ts_rank_cd(s.document, ${q}) DESC, s.position) AS n,
         CASE WHEN to_tsvector(s.config::regconfig, s.title) @@ ${q}
           THEN ts_headline(s.config::regconfig, ${escaped(Prisma.sql`s.title`)}, ${q}, 'HighlightAll=true, StartSel=<span>, StopSel=</span>') END AS "titleHighlight",

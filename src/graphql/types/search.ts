@@ -22,7 +22,12 @@ const SearchResult = builder.objectRef<SearchHit>('SearchResult').implement({
     }),
     path: t.exposeString('path', { description: "The page, relative to the version's root." }),
     pageTitle: t.exposeString('pageTitle'),
-    title: t.exposeString('title', { description: "The section's heading." }),
+    title: t.exposeString('title', { description: "The section's heading, or the domain object's name." }),
+    role: t.string({
+      nullable: true,
+      description: "A domain object's role (`py:function`, `std:label`, from Sphinx's objects.inv); null for a section.",
+      resolve: (h) => h.role || null,
+    }),
     anchor: t.exposeString('anchor', { description: 'The id of the section in the page; "" for its top.' }),
     url: t.exposeString('url', { description: 'Where to read it.' }),
     highlight: t.exposeString('highlight', {
@@ -65,7 +70,12 @@ const SearchBlock = builder.objectRef<BlockHit>('SearchBlock').implement({
   description: 'A matching section of a page found by `searchPages`.',
   fields: (t) => ({
     anchor: t.exposeString('anchor', { description: 'The id of the section in the page; "" for its top.' }),
-    title: t.exposeString('title'),
+    title: t.exposeString('title', { description: "The section's heading, or the domain object's name." }),
+    role: t.string({
+      nullable: true,
+      description: "A domain object's role (`py:function`, `std:label`…); null for a section.",
+      resolve: (b) => b.role || null,
+    }),
     content: t.exposeString('content', { description: "The section's text." }),
     titleHighlight: t.exposeString('titleHighlight', { nullable: true, description: 'The title as HTML with the words found in `<span>`, when it matched.' }),
     contentHighlight: t.exposeString('contentHighlight', { nullable: true, description: 'The matched part of the text, HTML, when the text matched.' }),

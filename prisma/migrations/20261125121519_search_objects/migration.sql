@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "SearchSection" ADD COLUMN     "role" TEXT NOT NULL DEFAULT '';
