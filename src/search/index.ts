@@ -135,6 +135,9 @@ export async function indexBuild(prisma: PrismaClient, storage: Storage, input: 
           AS s(path, page_title, title, anchor, content, position, role)`;
     }
   });
+  // The planner's statistics follow the new rows at once (autovacuum would, a minute later): with
+  // none, it reads every section of the version instead of asking the text index.
+  await prisma.$executeRaw`ANALYZE "SearchSection"`;
   return { pages: rows.length, sections: flat.length, skipped };
 }
 
@@ -167,28 +170,65 @@ export interface SectionHit {
  * query is read in each configuration the versions' projects were indexed with (`languages`), so
  * a Spanish project's stems match a Spanish reader's words, and the index serves each one.
  */
-export async function searchSections(
-  prisma: PrismaClient,
-  opts: { query: string; versionIds: number[]; languages: string[]; limit: number; offset: number },
-): Promise<{ hits: SectionHit[]; total: number }> {
+/**
+ * What a query matches, as SQL on a SearchSection `s`: `where` (the versions, and the words as
+ * prefixes in each configuration the versions' projects were indexed with, so the index serves
+ * each one), `q` (the prefix query in the row's configuration), and `rank`: the prefix match's
+ * cover density, plus twice that of the words as typed (a whole word beats a longer one it
+ * begins), plus 3 when the section is what the query names: the object (`re.sub`; `Session.mount`
+ * for `requests.Session.mount`) or the heading (`handling exceptions` for "8.3. Handling
+ * Exceptions"). Null when there is nothing to look for.
+ */
+function matching(opts: { query: string; versionIds: number[]; languages: string[] }) {
   const tsquery = toPrefixQuery(opts.query);
-  if (!tsquery || opts.versionIds.length === 0) return { hits: [], total: 0 };
+  if (!tsquery || opts.versionIds.length === 0) return null;
   const configs = [...new Set(opts.languages.map(searchConfig))];
+  const words = tsquery.replace(/:\*/g, '').replace(/ & /g, ' ');
+  const named = opts.query.trim().toLowerCase().slice(0, 200);
+  // The queries are constants of each configuration (made once when the statement is planned,
+  // not once per row), and each section is read with those of its own configuration; the GIN
+  // index finds the sections that match one of them.
+  const perConfig = (f: (c: string) => Prisma.Sql) =>
+    configs.length === 1
+      ? f(configs[0]!)
+      : Prisma.sql`(CASE s.config ${Prisma.join(
+          configs.map((c) => Prisma.sql`WHEN ${c} THEN ${f(c)}`),
+          ' ',
+        )} END)`;
+  const q = perConfig((c) => Prisma.sql`to_tsquery(${c}::regconfig, ${tsquery})`);
+  const w = perConfig((c) => Prisma.sql`plainto_tsquery(${c}::regconfig, ${words})`);
+  const n = perConfig((c) => Prisma.sql`strip(to_tsvector(${c}::regconfig, ${named}))`);
+  const from = Prisma.sql`"SearchSection" s`;
   const matches = Prisma.join(
     configs.map((c) => Prisma.sql`(s.config = ${c} AND s.document @@ to_tsquery(${c}::regconfig, ${tsquery}))`),
     ' OR ',
   );
   const where = Prisma.sql`s."versionId" = ANY(${opts.versionIds}::int[]) AND (${matches})`;
-  const q = Prisma.sql`to_tsquery(s.config::regconfig, ${tsquery})`;
+  // Cover densities normalized to [0, 1) (flag 32), so the bonus for naming the section outright
+  // (its object's name, or its heading's words as typed, numbering aside) outweighs a page that
+  // merely repeats the words.
+  const rank = Prisma.sql`(ts_rank_cd(s.document, ${q}, 32) + 2 * ts_rank_cd(s.document, ${w}, 32)
+    + CASE WHEN lower(s.title) = ${named} OR right(lower(s.title), ${named.length + 1}) = ${`.${named}`}
+      OR strip(to_tsvector(s.config::regconfig, regexp_replace(s.title, '^[0-9.]+\\s*', ''))) = ${n} THEN 3 ELSE 0 END)`;
+  return { tsquery, from, where, q, rank };
+}
+
+export async function searchSections(
+  prisma: PrismaClient,
+  opts: { query: string; versionIds: number[]; languages: string[]; limit: number; offset: number },
+): Promise<{ hits: SectionHit[]; total: number }> {
+  const m = matching(opts);
+  if (!m) return { hits: [], total: 0 };
+  const { from, where, q, rank } = m;
   const [hits, count] = await Promise.all([
     prisma.$queryRaw<SectionHit[]>`
       SELECT s."projectId", s."versionId", s.path, s."pageTitle", s.title, s.anchor, s.role,
-        ts_rank_cd(s.document, ${q})::float8 AS rank,
-        ts_headline(s.config::regconfig, replace(replace(replace(s.content, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), ${q},
+        ${rank}::float8 AS rank,
+        ts_headline(s.config::regconfig, ${escaped(around(Prisma.sql`s.content`, opts.query))}, ${q},
           'StartSel=<span>, StopSel=</span>, MaxWords=35, MinWords=15, MaxFragments=1') AS highlight
-      FROM "SearchSection" s WHERE ${where}
+      FROM ${from} WHERE ${where}
       ORDER BY rank DESC, s.path, s.position LIMIT ${opts.limit} OFFSET ${opts.offset}`,
-    prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM "SearchSection" s WHERE ${where}`,
+    prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM ${from} WHERE ${where}`,
   ]);
   return { hits, total: count[0]?.n ?? 0 };
 }
@@ -247,6 +287,15 @@ export interface PageHit {
 /** Sections shown per page, best first. */
 const BLOCKS_PER_PAGE = 3;
 
+/**
+ * The part of a section's text a snippet is made from: 1,200 characters from a little before the
+ * query's first word (ts_headline reads all it is given, and sections run to 20,000 characters).
+ */
+function around(column: Prisma.Sql, query: string): Prisma.Sql {
+  const first = query.toLowerCase().match(/[\p{L}\p{N}_]+/u)?.[0] ?? '';
+  return Prisma.sql`substr(${column}, greatest(1, strpos(lower(${column}), ${first}) - 200), 1200)`;
+}
+
 const escaped = (column: Prisma.Sql) => Prisma.sql`replace(replace(replace(${column}, '&', '&amp;'), '<', '&lt;'), '>', '&gt;')`;
 
 /**
@@ -257,15 +306,9 @@ export async function searchPages(
   prisma: PrismaClient,
   opts: { query: string; versionIds: number[]; languages: string[]; limit: number; offset: number },
 ): Promise<{ pages: PageHit[]; total: number }> {
-  const tsquery = toPrefixQuery(opts.query);
-  if (!tsquery || opts.versionIds.length === 0) return { pages: [], total: 0 };
-  const configs = [...new Set(opts.languages.map(searchConfig))];
-  const matches = Prisma.join(
-    configs.map((c) => Prisma.sql`(s.config = ${c} AND s.document @@ to_tsquery(${c}::regconfig, ${tsquery}))`),
-    ' OR ',
-  );
-  const where = Prisma.sql`s."versionId" = ANY(${opts.versionIds}::int[]) AND (${matches})`;
-  const q = Prisma.sql`to_tsquery(s.config::regconfig, ${tsquery})`;
+  const m = matching(opts);
+  if (!m) return { pages: [], total: 0 };
+  const { tsquery, from, where, rank } = m;
   const rows = await prisma.$queryRaw<(Omit<PageHit, 'blocks'> & { total: number })[]>`
     SELECT p."versionId", p."projectId", p.path, p."pageTitle", p.rank, p.total::int AS total,
       CASE WHEN to_tsvector(p.config::regconfig, p."pageTitle") @@ to_tsquery(p.config::regconfig, ${tsquery})
@@ -273,28 +316,33 @@ export async function searchPages(
           'HighlightAll=true, StartSel=<span>, StopSel=</span>') END AS "titleHighlight"
     FROM (
       SELECT s."versionId", max(s."projectId") AS "projectId", s.path, max(s."pageTitle") AS "pageTitle", max(s.config) AS config,
-        max(ts_rank_cd(s.document, ${q}))::float8 AS rank, count(*) OVER () AS total
-      FROM "SearchSection" s WHERE ${where}
+        max(${rank})::float8 AS rank, count(*) OVER () AS total
+      FROM ${from} WHERE ${where}
       GROUP BY s."versionId", s.path
       ORDER BY rank DESC, s.path LIMIT ${opts.limit} OFFSET ${opts.offset}
     ) p ORDER BY p.rank DESC, p.path`;
   if (rows.length === 0) {
     // Past the last page: the total still says how many there are.
     const [count] = await prisma.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM (SELECT 1 FROM "SearchSection" s WHERE ${where} GROUP BY s."versionId", s.path) x`;
+      SELECT count(*)::int AS n FROM (SELECT 1 FROM ${from} WHERE ${where} GROUP BY s."versionId", s.path) x`;
     return { pages: [], total: count?.n ?? 0 };
   }
   const keys = rows.map((r) => `${r.versionId}/${r.path}`);
+  // Highlights are made for the sections shown only (ts_headline reads the whole text).
+  const xq = Prisma.sql`to_tsquery(x.config::regconfig, ${tsquery})`;
   const blocks = await prisma.$queryRaw<(BlockHit & { key: string })[]>`
-    SELECT x.key, x.anchor, x.role, x.title, x.content, x."titleHighlight", x."contentHighlight" FROM (
-      SELECT s."versionId"::text || '/' || s.path AS key, s.anchor, s.role, s.title, s.content,
-        row_number() OVER (PARTITION BY s."versionId", s.path ORDER BY ts_rank_cd(s.document, ${q}) DESC, s.position) AS n,
-        CASE WHEN to_tsvector(s.config::regconfig, s.title) @@ ${q}
-          THEN ts_headline(s.config::regconfig, ${escaped(Prisma.sql`s.title`)}, ${q}, 'HighlightAll=true, StartSel=<span>, StopSel=</span>') END AS "titleHighlight",
-        CASE WHEN to_tsvector(s.config::regconfig, s.content) @@ ${q}
-          THEN ts_headline(s.config::regconfig, ${escaped(Prisma.sql`s.content`)}, ${q}, 'StartSel=<span>, StopSel=</span>, MaxWords=35, MinWords=15, MaxFragments=1') END AS "contentHighlight"
-      FROM "SearchSection" s WHERE ${where} AND s."versionId"::text || '/' || s.path = ANY(${keys}::text[])
+    SELECT x.key, x.anchor, x.role, x.title, x.content,
+      CASE WHEN to_tsvector(x.config::regconfig, x.title) @@ ${xq}
+        THEN ts_headline(x.config::regconfig, ${escaped(Prisma.sql`x.title`)}, ${xq}, 'HighlightAll=true, StartSel=<span>, StopSel=</span>') END AS "titleHighlight",
+      -- Null when the words are not in the text (the heading matched): the snippet then marks nothing.
+      nullif(ts_headline(x.config::regconfig, ${escaped(around(Prisma.sql`x.content`, opts.query))}, ${xq}, 'StartSel=<span>, StopSel=</span>, MaxWords=35, MinWords=15, MaxFragments=1'),
+        '') AS "contentHighlight"
+    FROM (
+      SELECT s."versionId"::text || '/' || s.path AS key, s.anchor, s.role, s.title, s.content, s.config,
+        row_number() OVER (PARTITION BY s."versionId", s.path ORDER BY ${rank} DESC, s.position) AS n
+      FROM ${from} WHERE ${where} AND s."versionId"::text || '/' || s.path = ANY(${keys}::text[])
     ) x WHERE x.n <= ${BLOCKS_PER_PAGE} ORDER BY x.key, x.n`;
+  for (const b of blocks) if (b.contentHighlight && !b.contentHighlight.includes('<span>')) b.contentHighlight = null;
   const byKey = new Map<string, BlockHit[]>();
   for (const { key, ...b } of blocks) (byKey.get(key) ?? byKey.set(key, []).get(key)!).push(b);
   return {

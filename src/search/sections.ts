@@ -18,7 +18,7 @@ export interface IndexedPage {
 }
 
 /** Pages never indexed: search pages, 404s and generated indexes (Read the Docs' `search.ignore` defaults, and Sphinx's). */
-export const IGNORED_PAGES = /(^|\/)(search\.html|search\/index\.html|404\.html|404\/index\.html|genindex\.html|py-modindex\.html)$/;
+export const IGNORED_PAGES = /(^|\/)(search\.html|search\/index\.html|404\.html|404\/index\.html|genindex(-[^/]*)?\.html|py-modindex\.html)$/;
 /** Directories of assets and sources, not pages. */
 export const IGNORED_DIRS = /(^|\/)(_static|_sources|_images|_downloads|_modules|assets|search)\//;
 

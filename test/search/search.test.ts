@@ -3,6 +3,9 @@
 // words (stemmed, as prefixes), headings first, highlighted with the page's text escaped, linked
 // to their anchors; private projects and versions never found by those who cannot read them; a new
 // build's sections replace the old ones; bad input answers an empty result or a named error.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reindexPublished } from '../../src/search/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
@@ -123,6 +126,29 @@ describe('search', () => {
     expect((await search('pangolin', { project: 'changing' })).totalCount).toBe(1);
     const versionId = (await t.db.prisma.version.findFirstOrThrow({ where: { project: { slug: 'changing' } } })).id;
     expect(new Set((await t.db.prisma.searchSection.findMany({ where: { versionId } })).map((s) => s.buildId)).size).toBe(1);
+  });
+
+  it('a reader searching while a build is published sees the old build or the new one, never a mix or nothing', async () => {
+    const p = await makeProject(t, { slug: 'swapping' });
+    await publish(t, { project: p, version: 'latest', html: page('<html><body><main><h1>Old</h1><p>The wombat.</p></main></body></html>') });
+    const many = mkdtempSync(path.join(os.tmpdir(), 'lectern-many-'));
+    for (let i = 0; i < 300; i++)
+      writeFileSync(path.join(many, `p${i}.html`), `<html><body><main><h1>Page ${i}</h1><p>A wombat, number ${i}.</p></main></body></html>`);
+    const seen = new Set<number>();
+    let publishing = true;
+    const readers = (async () => {
+      while (publishing) seen.add((await search('wombat', { project: 'swapping' })).totalCount);
+    })();
+    await publish(t, { project: p, version: 'latest', html: many });
+    publishing = false;
+    await readers;
+    seen.add((await search('wombat', { project: 'swapping' })).totalCount);
+    rmSync(many, { recursive: true, force: true });
+    expect(
+      [...seen].every((n) => n === 1 || n === 300),
+      JSON.stringify([...seen]),
+    ).toBe(true);
+    expect(seen.has(300)).toBe(true);
   });
 
   it('indexes again what is published (`lectern search reindex`), for installations that had builds before search', async () => {
