@@ -105,6 +105,17 @@ describe('search API v3', () => {
     expect((await v3({ q: 'x project:fixture', page: '100' })).body).toEqual(['Page number is too high.']);
   });
 
+  it('answers bad input with a 400 naming it or an empty result, never a server error', async () => {
+    for (const q of ['"unbalanced project:fixture', "'; DROP TABLE \"SearchSection\"; -- project:fixture", 'a & | ! :* <-> project:fixture', '((( project:fixture', 'project:no-such-project x']) {
+      const res = await v3({ q });
+      expect([q, res.status]).toEqual([q, 200]);
+    }
+    const long = await v3({ q: `${'x'.repeat(10_000)} project:fixture` });
+    expect(long.status).toBe(400);
+    expect(JSON.stringify(long.body)).toMatch(/query/);
+    expect((await v2({ q: 'y'.repeat(10_000), project: 'fixture', version: 'latest' })).status).toBe(400);
+  });
+
   it('answers cross-origin readers without credentials', async () => {
     const res = await v3({ q: 'install project:fixture' }).set('origin', 'https://docs.example.com');
     expect(res.headers['access-control-allow-origin']).toBe('*');
