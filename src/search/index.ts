@@ -135,9 +135,10 @@ export async function indexBuild(prisma: PrismaClient, storage: Storage, input: 
           AS s(path, page_title, title, anchor, content, position, role)`;
     }
   });
-  // The planner's statistics follow the new rows at once (autovacuum would, a minute later): with
-  // none, it reads every section of the version instead of asking the text index.
-  await prisma.$executeRaw`ANALYZE "SearchSection"`;
+  // After a large build the planner's statistics follow the new rows at once (autovacuum would, a
+  // minute later): without them it reads every section of the version instead of asking the text
+  // index. A small build changes too little to matter.
+  if (flat.length >= 1000) await prisma.$executeRaw`ANALYZE "SearchSection"`;
   return { pages: rows.length, sections: flat.length, skipped };
 }
 

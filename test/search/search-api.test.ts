@@ -106,7 +106,13 @@ describe('search API v3', () => {
   });
 
   it('answers bad input with a 400 naming it or an empty result, never a server error', async () => {
-    for (const q of ['"unbalanced project:fixture', "'; DROP TABLE \"SearchSection\"; -- project:fixture", 'a & | ! :* <-> project:fixture', '((( project:fixture', 'project:no-such-project x']) {
+    for (const q of [
+      '"unbalanced project:fixture',
+      '\'; DROP TABLE "SearchSection"; -- project:fixture',
+      'a & | ! :* <-> project:fixture',
+      '((( project:fixture',
+      'project:no-such-project x',
+    ]) {
       const res = await v3({ q });
       expect([q, res.status]).toEqual([q, 200]);
     }
