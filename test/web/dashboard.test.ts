@@ -201,6 +201,20 @@ describe('the dashboard, from the first run', () => {
     await check('09-users');
   });
 
+  it("passes axe on every other page: the project's tabs, a user's sign-in", async () => {
+    for (const tab of ['builds', 'variables', 'integrations', 'maintainers', 'related']) {
+      await page.goto(`${origin}/projects/handbook/${tab}`);
+      await page.locator('nav.tabs a[aria-current="page"]').waitFor();
+      await page.locator('.loading').waitFor({ state: 'detached' });
+      await check(`12-project-${tab}`);
+    }
+    const fresh = await browser.newPage();
+    await fresh.goto(`${origin}/sign-in`);
+    await fresh.getByRole('button', { name: 'Sign in' }).waitFor();
+    await check('13-sign-in', fresh);
+    await fresh.close();
+  });
+
   it('keeps its routes across a reload, reads on a phone, and sends a signed-out reader to sign in and back', async () => {
     await page.goto(`${origin}/projects/handbook/settings`);
     await page.reload();
