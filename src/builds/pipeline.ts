@@ -55,7 +55,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   const version = build.versionId ? await prisma.version.findUnique({ where: { id: build.versionId } }) : null;
   /** The version sync started after the clone: it runs beside the build, and ends before the build does. */
   let syncing: Promise<unknown> | null = null;
-  const finish = async (data: { success: boolean; error: string | null }) => {
+  const finish = async (data: { success: boolean; error: string | null; message?: string }) => {
     await syncing;
     await prisma.build.updateMany({
       // Only while the build is still this worker's: one whose lease was taken back belongs to another.
@@ -136,7 +136,12 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
 
   /** Runs a recorded command; a non-zero exit fails the step. */
   // Every command runs in the sandbox, git included; only there do the project's variables reach it.
-  const run = async (step: string, description: string, argv: string[], opts: { cwd?: string; network?: boolean; allowFailure?: boolean } = {}) => {
+  const run = async (
+    step: string,
+    description: string,
+    argv: string[],
+    opts: { cwd?: string; network?: boolean; allowFailure?: boolean; mayskip?: boolean } = {},
+  ) => {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new StepFailed(`The build ran longer than its time limit of ${project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S} s.`);
     const cwd = opts.cwd ?? checkout;
@@ -156,6 +161,10 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       (failed) => prisma.buildCommand.delete({ where: { id: failed.commandId } }),
     );
     if (signal.aborted) throw new Aborted();
+    // The project's own command asking not to build (Read the Docs' RTD_SKIP_BUILD_EXIT_CODE).
+    if (r.exitCode === 183 && opts.mayskip && !r.timedOut && !r.limit) {
+      throw new Skipped(`Skipped: \`${recorder.display(argv)}\` (${step}) exited with code 183, which asks not to build; the published docs are unchanged.`);
+    }
     if (r.exitCode !== 0 && !opts.allowFailure) {
       const why = r.timedOut
         ? `was killed at the build's time limit`
@@ -267,7 +276,24 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       throw e;
     }
     if (file) await run('Reading the configuration', 'cat', ['cat', '--', file]);
-    await prisma.build.update({ where: { id: build.id }, data: { config: config as object, readthedocsYamlPath: file } });
+    // The variables as this build is given them (ids and change times, never values).
+    const variablesStamp = variables
+      .map((v) => `${v.id}@${v.modifiedAt.getTime()}`)
+      .sort()
+      .join(',');
+    await prisma.build.update({ where: { id: build.id }, data: { config: config as object, readthedocsYamlPath: file, variablesStamp } });
+    // No wasted builds: the commit, configuration and variables the version already serves are not built again unless forced.
+    if (!build.force && version.publishedBuildId !== null) {
+      const served = await prisma.build.findUnique({
+        where: { id: version.publishedBuildId },
+        select: { id: true, commit: true, config: true, success: true, variablesStamp: true },
+      });
+      if (served?.success && served.commit === commit && served.variablesStamp === variablesStamp && canonicalJson(served.config) === canonicalJson(config)) {
+        throw new Skipped(
+          `Skipped: commit ${commit.slice(0, 12)} with this configuration and these environment variables is already built and published (build #${served.id}); trigger it with force to build it again.`,
+        );
+      }
+    }
     const submodules = config.submodules;
     if (submodules && (submodules.include === 'all' || (Array.isArray(submodules.include) && submodules.include.length > 0))) {
       const paths = submodules.include === 'all' ? [] : submodules.include;
@@ -281,7 +307,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const jobs = config.build?.jobs;
     /** The commands of one `build.jobs` entry, each in bash, in order (rtd-behavior §9.3). */
     const runJob = async (name: string, commands: string[] | null | undefined, network: boolean) => {
-      for (const command of commands ?? []) await run(`build.jobs.${name}`, `build.jobs.${name}`, ['bash', '-c', command], { network });
+      for (const command of commands ?? []) await run(`build.jobs.${name}`, `build.jobs.${name}`, ['bash', '-c', command], { network, mayskip: true });
     };
     await runJob('post_checkout', jobs?.post_checkout, true);
 
@@ -353,7 +379,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       out,
     ];
     if (custom) {
-      for (const command of custom) await run('Building', 'build.commands', ['bash', '-c', command]);
+      for (const command of custom) await run('Building', 'build.commands', ['bash', '-c', command], { mayskip: true });
     } else {
       await runJob('pre_build', jobs?.pre_build, false);
       if (jobs?.build.html) {
@@ -475,6 +501,10 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     if (formatErrors.length) deps.log.warn({ build: build.id, formatErrors }, 'some offline formats failed');
   } catch (e) {
     if (e instanceof Aborted) return;
+    if (e instanceof Skipped) {
+      await finish({ success: true, error: null, message: e.message });
+      return;
+    }
     if (e instanceof StepFailed) {
       await finish({ success: false, error: e.message });
       return;
@@ -488,6 +518,18 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
 }
 
 export class Aborted extends Error {}
+
+/** The build ends here, successful, publishing nothing: its message says why. */
+export class Skipped extends Error {}
+
+/** JSON with every object's keys in order: two configurations compare equal whatever order they were stored in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
 
 const MOVE_SINGLE =
   'dir=$1 ext=$2 target=$3; n=0; for f in "$dir"/*"$ext"; do if [ -e "$f" ] || [ -L "$f" ]; then n=$((n+1)); found=$f; fi; done; ' +

@@ -10,7 +10,7 @@ import { events } from './events.ts';
 type Tx = Prisma.TransactionClient;
 
 /** Creates a triggered build of the version inside `tx`; the caller announces it after commit. */
-export async function queueBuild(tx: Tx, version: { id: number; slug: string; projectId: number }, commit?: string | null) {
+export async function queueBuild(tx: Tx, version: { id: number; slug: string; projectId: number }, commit?: string | null, force = false) {
   // Builds of one version are queued one at a time: take the version's row lock before inserting.
   // Without it, two concurrent triggers each hold a key-share lock on the version (from the new
   // build's foreign key) and deadlock on setting lastBuildId, or both stay pending.
@@ -22,6 +22,7 @@ export async function queueBuild(tx: Tx, version: { id: number; slug: string; pr
       versionSlug: version.slug,
       state: 'triggered',
       commit: commit ?? null,
+      force,
     },
   });
   const now = new Date();
@@ -46,11 +47,11 @@ export function announceBuild(build: { id: number; projectId: number }): void {
 }
 
 /** Trigger a build of one version (any version, active or not, as the v3 API allows). */
-export async function triggerBuild(ctx: Context, projectSlug: string, versionSlug: string) {
+export async function triggerBuild(ctx: Context, projectSlug: string, versionSlug: string, force = false) {
   const project = await projectToChange(ctx, projectSlug);
   const version = await ctx.prisma.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: versionSlug } } });
   if (!version) throw new NotFoundError('Version');
-  const build = await ctx.prisma.$transaction((tx) => queueBuild(tx, version));
+  const build = await ctx.prisma.$transaction((tx) => queueBuild(tx, version, null, force));
   announceBuild(build);
   return { build, project, version };
 }

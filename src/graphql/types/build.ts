@@ -40,6 +40,11 @@ export const Build = builder.prismaObject('Build', {
     state: t.expose('state', { type: BuildStateEnum }),
     success: t.boolean({ nullable: true, description: 'Null until the build is finished.', resolve: (b) => (b.state === 'finished' ? b.success : null) }),
     error: t.exposeString('error', { nullable: true, description: 'Why the build failed; null unless it did.' }),
+    message: t.exposeString('message', {
+      nullable: true,
+      description:
+        'What a successful build has to say: that it was skipped (its commit and configuration already built and published, or a build.jobs step exited with 183), and why. Null otherwise.',
+    }),
     commit: t.exposeString('commit', { nullable: true }),
     type: t.exposeString('type'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -155,10 +160,11 @@ builder.mutationField('triggerBuild', (t) =>
   t.field({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
     type: TriggeredBuild,
-    description: 'Queues a build of a version; a pending older build of the same version is superseded.',
-    args: { project: t.arg.string({ required: true }), version: t.arg.string({ required: true }) },
+    description:
+      'Queues a build of a version; a pending older build of the same version is superseded. Unless `force`, a build whose commit and configuration are those of the build the version serves finishes at once, successful, saying it was skipped.',
+    args: { project: t.arg.string({ required: true }), version: t.arg.string({ required: true }), force: t.arg.boolean() },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => triggerBuild(ctx, args.project, args.version),
+    resolve: (_root, args, ctx) => triggerBuild(ctx, args.project, args.version, args.force ?? false),
   }),
 );
 

@@ -188,6 +188,8 @@ export const v3Routes: Route[] = [
     status: 202,
     envelope: 'object',
     field: 'Mutation.triggerBuild',
+    // Read the Docs' API builds whenever asked: a client's trigger is never skipped as unchanged.
+    args: { triggerBuild: { force: true } },
     select: () => `build { ${selection(Build, NO_FLEX)} } project { ${selection(Project, NO_FLEX)} } version { ${selection(Version, NO_FLEX)} }`,
     respond: (data: Node, env) => ({
       status: 202,

@@ -12,7 +12,7 @@ const BuildQuery = graphql(`
     project(slug: $slug) {
       id slug name viewerIsMaintainer
       build(id: $id) {
-        id state success versionSlug commit createdAt startedAt finishedAt duration error
+        id state success versionSlug commit createdAt startedAt finishedAt duration error message
         commands { id command description output exitCode startTime endTime runTime }
       }
     }
@@ -23,7 +23,7 @@ const Follow = graphql(`
   subscription FollowBuild($id: Int!) {
     buildUpdated(id: $id) {
       kind output outputOffset
-      build { id state success error duration finishedAt commit }
+      build { id state success error message duration finishedAt commit }
       command { id command description exitCode startTime endTime runTime }
     }
   }
@@ -123,6 +123,11 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
       {build.error && (
         <p className="error" role="alert">
           {build.error}
+        </p>
+      )}
+      {build.message && (
+        <p className="notice" role="status">
+          {build.message}
         </p>
       )}
       <h2>Commands</h2>

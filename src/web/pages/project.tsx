@@ -92,7 +92,8 @@ const UpdateVersion = graphql(`
 
 const TriggerBuild = graphql(`
   mutation TriggerBuild($project: String!, $version: String!) {
-    triggerBuild(project: $project, version: $version) {
+    # A person asking for a build gets one, even of a commit already built (variables may have changed).
+    triggerBuild(project: $project, version: $version, force: true) {
       __typename
       ... on MutationTriggerBuildSuccess { data { build { id state success createdAt } version { id lastBuild { id state success createdAt } } } }
       ... on Error { message }
