@@ -28,25 +28,27 @@ const MAX_QUERY = 1000;
 
 export async function search(ctx: Context, args: SearchArgs): Promise<{ hits: SearchHit[]; total: number }> {
   if (args.query.length > MAX_QUERY) throw ValidationError.field('query', `Ensure this field has no more than ${MAX_QUERY} characters.`);
-  const where = await scope(ctx, args);
-  const versions = await ctx.prisma.version.findMany({
-    where,
-    select: { id: true, slug: true, project: { select: { ...servedProjectSelect, id: true } } },
-  });
-  const { hits, total } = await searchSections(ctx.prisma, {
-    query: args.query,
-    versionIds: versions.map((v) => v.id),
-    languages: versions.map((v) => v.project.language),
-    limit: args.limit,
-    offset: args.offset,
-  });
+  const { asked, urlOf } = await searched(ctx, await scope(ctx, args), args);
+  const { hits, total } = await searchSections(ctx.prisma, asked);
+  return { total, hits: hits.map((h) => ({ ...h, url: `${urlOf(h.versionId)}${h.path}${h.anchor ? `#${h.anchor}` : ''}` })) };
+}
+
+/** What the search index is asked for the versions `where` finds, and the docs root of each of them, by version id. */
+async function searched(ctx: Context, where: Prisma.VersionWhereInput, args: { query: string; limit: number; offset: number }) {
+  const versions = await ctx.prisma.version.findMany({ where, select: { id: true, slug: true, project: { select: { ...servedProjectSelect, id: true } } } });
   const byId = new Map(versions.map((v) => [v.id, v]));
   return {
-    total,
-    hits: hits.map((h) => {
-      const v = byId.get(h.versionId)!;
-      return { ...h, url: `${documentationUrl(ctx.config, v.project, v.slug)}${h.path}${h.anchor ? `#${h.anchor}` : ''}` };
-    }),
+    asked: {
+      query: args.query,
+      versionIds: versions.map((v) => v.id),
+      languages: versions.map((v) => v.project.language),
+      limit: args.limit,
+      offset: args.offset,
+    },
+    urlOf: (versionId: number) => {
+      const v = byId.get(versionId)!;
+      return documentationUrl(ctx.config, v.project, v.slug);
+    },
   };
 }
 
@@ -109,27 +111,14 @@ export async function searchPages(
 ): Promise<{ pages: PageSearchHit[]; total: number; searched: SearchedVersion[] }> {
   if (args.query.length > MAX_QUERY) throw ValidationError.field('query', `Ensure this field has no more than ${MAX_QUERY} characters.`);
   if (args.scopes.length > MAX_SEARCHED) throw ValidationError.field('scopes', `Ensure this field has no more than ${MAX_SEARCHED} elements.`);
-  const searched = await searchedVersions(ctx, args.scopes, Boolean(args.maintained));
-  const versions = await ctx.prisma.version.findMany({
-    where: { id: { in: searched.map((s) => s.versionId) } },
-    select: { id: true, slug: true, project: { select: { ...servedProjectSelect, id: true } } },
-  });
-  const byId = new Map(versions.map((v) => [v.id, v]));
-  const { pages, total } = await searchPagesIn(ctx.prisma, {
-    query: args.query,
-    versionIds: versions.map((v) => v.id),
-    languages: versions.map((v) => v.project.language),
-    limit: args.limit,
-    offset: args.offset,
-  });
-  const aliases = new Map(searched.map((s) => [s.versionId, s.alias]));
+  const versions = await searchedVersions(ctx, args.scopes, Boolean(args.maintained));
+  const { asked, urlOf } = await searched(ctx, { id: { in: versions.map((s) => s.versionId) } }, args);
+  const { pages, total } = await searchPagesIn(ctx.prisma, asked);
+  const aliases = new Map(versions.map((s) => [s.versionId, s.alias]));
   return {
     total,
-    searched,
-    pages: pages.map((p) => {
-      const v = byId.get(p.versionId)!;
-      return { ...p, alias: aliases.get(p.versionId) ?? null, url: `${documentationUrl(ctx.config, v.project, v.slug)}${p.path}` };
-    }),
+    searched: versions,
+    pages: pages.map((p) => ({ ...p, alias: aliases.get(p.versionId) ?? null, url: `${urlOf(p.versionId)}${p.path}` })),
   };
 }
 

@@ -1,6 +1,8 @@
 // The whole app in-process, through the real HTTP stack (supertest), on a fresh database of the
 // project's kind, with a recorder of every SQL statement sent.
 
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import supertest from 'supertest';
 import { buildApp, type Handler } from '../../src/app.ts';
@@ -102,5 +104,26 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
       return { status: res.status, data: res.body.data, errors: res.body.errors };
     },
     close: () => database.drop(),
+  };
+}
+
+/**
+ * A test app listening on 127.0.0.1 with that address as its public URL, for a real browser (the
+ * session cookie speaks only for requests from the public URL's origin). `stop` closes both.
+ */
+export async function servedTestApp(env: Partial<Record<keyof Env, string>> = {}): Promise<{ t: TestApp; origin: string; stop: () => Promise<void> }> {
+  let app: TestApp | undefined;
+  const server = createServer((req, res) => (app ? app.handler(req, res) : res.writeHead(503).end()));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  app = await testApp({ LECTERN_PUBLIC_URL: origin, ...env });
+  const t = app;
+  return {
+    t,
+    origin,
+    stop: async () => {
+      await new Promise((r) => server.close(r));
+      await t.close();
+    },
   };
 }

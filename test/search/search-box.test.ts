@@ -3,24 +3,19 @@
 // a real Chromium on a sandboxed page; `<docs root>/_/search.json` answering as the page's reader
 // (a grant reads private docs); Sphinx's search.html answered with the server's results; hostile
 // page text shown as text; and a project that turns it off.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueGrant } from '../../src/serve/grants.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import { servedTestApp, type TestApp } from '../helpers/app.ts';
 import { launchChromium, makeProject, htmlPage as page, publish, removePages, sphinxBuild } from '../helpers/publish.ts';
 
 let t: TestApp;
-let server: Server;
+let stop: () => Promise<void>;
 let browser: Browser;
 let origin: string;
 
 beforeAll(async () => {
-  server = createServer((req, res) => t.handler(req, res)).listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  t = await testApp({ LECTERN_PUBLIC_URL: origin });
+  ({ t, origin, stop } = await servedTestApp());
   const fixture = await makeProject(t, { slug: 'fixture' });
   await publish(t, { project: fixture, version: 'latest', html: await sphinxBuild('sphinx') });
   const hostile = await makeProject(t, { slug: 'hostile' });
@@ -37,8 +32,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r(undefined)));
-  await t?.close();
+  await stop?.();
   removePages();
 });
 

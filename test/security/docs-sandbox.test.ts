@@ -8,16 +8,14 @@
 // pages and read them, register a service worker. Nothing of it works: on Lectern's origin every
 // docs answer is served sandboxed (an opaque origin of its own); on a docs host the page is another
 // site; and the cookie speaks only in a POST of JSON from Lectern's origin.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/domain/users.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import { servedTestApp, type TestApp } from '../helpers/app.ts';
 import { htmlPage, launchChromium, makeProject, publish, removePages } from '../helpers/publish.ts';
 
 let t: TestApp;
-let server: Server;
+let stop: () => Promise<void>;
 let browser: Browser;
 let origin: string;
 let victimProject: number;
@@ -52,10 +50,7 @@ const attack = (api: string) => `
 </script></body></html>`;
 
 beforeAll(async () => {
-  server = createServer((req, res) => t.handler(req, res)).listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  t = await testApp({ LECTERN_PUBLIC_URL: origin });
+  ({ t, origin, stop } = await servedTestApp());
   const { user: victim } = await createUser(t.db.prisma, 'victim', { password: 'victim-password-1' });
   const { user: attacker } = await createUser(t.db.prisma, 'attacker', { password: 'attacker-password-1' });
   victimProject = (await makeProject(t, { slug: 'victim-docs', maintainers: [victim.id] })).id;
@@ -65,8 +60,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => (server ? server.close(r) : r(undefined)));
-  await t?.close();
+  await stop?.();
   removePages();
 });
 
@@ -143,18 +137,14 @@ describe("a hostile project's page, opened by a signed-in reader, on the dashboa
 
 describe("a hostile project's page on its own docs host (LECTERN_DOCS_DOMAIN), opened by a signed-in reader", () => {
   let hosted: TestApp;
-  let hostedServer: Server;
+  let stopHosted: () => Promise<void>;
   let api: string;
   let docs: string;
 
   beforeAll(async () => {
-    hostedServer = createServer((req, res) => hosted.handler(req, res)).listen(0, '127.0.0.1');
-    await new Promise((r) => hostedServer.once('listening', r));
-    const port = (hostedServer.address() as AddressInfo).port;
-    api = `http://127.0.0.1:${port}`;
+    ({ t: hosted, origin: api, stop: stopHosted } = await servedTestApp({ LECTERN_DOCS_DOMAIN: 'docs.localhost' }));
     // Chromium resolves every *.localhost name to this machine: each project a site of its own.
-    docs = `http://evil.docs.localhost:${port}`;
-    hosted = await testApp({ LECTERN_PUBLIC_URL: api, LECTERN_DOCS_DOMAIN: 'docs.localhost' });
+    docs = api.replace('127.0.0.1', 'evil.docs.localhost');
     const { user: victim } = await createUser(hosted.db.prisma, 'victim', { password: 'victim-password-1' });
     const { user: attacker } = await createUser(hosted.db.prisma, 'attacker', { password: 'attacker-password-1' });
     await makeProject(hosted, { slug: 'victim-docs', maintainers: [victim.id] });
@@ -162,8 +152,7 @@ describe("a hostile project's page on its own docs host (LECTERN_DOCS_DOMAIN), o
     await publish(hosted, { project: evil, version: 'latest', html: htmlPage(attack(api)) });
   }, 60_000);
   afterAll(async () => {
-    await new Promise((r) => (hostedServer ? hostedServer.close(r) : r(undefined)));
-    await hosted?.close();
+    await stopHosted?.();
   });
 
   it("runs on its own origin, and none of its attempts on Lectern's act as the reader", async () => {

@@ -6,15 +6,13 @@
 // lasts: not another project, not after signing out, not when forged or altered.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext } from 'playwright-core';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/domain/users.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import { servedTestApp, type TestApp, testApp } from '../helpers/app.ts';
 import { launchChromium, makeProject, publish } from '../helpers/publish.ts';
 
 const dirs: string[] = [];
@@ -39,15 +37,12 @@ const SIGN_IN = 'mutation($u: String!, $p: String!) { signIn(username: $u, passw
 
 describe("on Lectern's origin", () => {
   let t: TestApp;
-  let server: Server;
+  let stop: () => Promise<void>;
   let browser: Browser;
   let origin: string;
 
   beforeAll(async () => {
-    server = createServer((req, res) => t.handler(req, res)).listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    t = await testApp({ LECTERN_PUBLIC_URL: origin });
+    ({ t, origin, stop } = await servedTestApp());
     const { user: alice } = await createUser(t.db.prisma, 'alice', { password: 'alice-password-1' });
     await createUser(t.db.prisma, 'bob', { password: 'bob-password-1' });
     const secret = await makeProject(t, { slug: 'secret', privacyLevel: 'private', maintainers: [alice.id] });
@@ -58,8 +53,7 @@ describe("on Lectern's origin", () => {
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
-    await new Promise((r) => (server ? server.close(r) : r(undefined)));
-    await t?.close();
+    await stop?.();
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 

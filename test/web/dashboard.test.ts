@@ -5,16 +5,14 @@
 // the REST API, revoke it and see it refused; add a user as admin. Every page is scanned with
 // axe-core (no serious or critical violation) and photographed under test-results/screenshots/.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
 import { DASHBOARD_DIR } from '../../src/dashboard.ts';
 import { firstRunSetupCode } from '../../src/domain/users.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import { servedTestApp, type TestApp } from '../helpers/app.ts';
 import { startTestWorker } from '../helpers/builds.ts';
 import { dbKind } from '../helpers/db.ts';
 import { type GitServer, startGitServer } from '../helpers/git.ts';
@@ -24,7 +22,7 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots', dbKind());
 
 let t: TestApp;
-let server: Server;
+let stop: () => Promise<void>;
 let git: GitServer;
 let worker: Worker;
 let browser: Browser;
@@ -48,10 +46,7 @@ const REPO = {
 
 beforeAll(async () => {
   if (!existsSync(path.join(DASHBOARD_DIR, 'index.html'))) throw new Error('the dashboard is not built: run `npm run web:build` (npm test runs it first)');
-  server = createServer((req, res) => t.handler(req, res)).listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  t = await testApp({ LECTERN_PUBLIC_URL: origin });
+  ({ t, origin, stop } = await servedTestApp());
   git = await startGitServer();
   repoUrl = git.repo('handbook', REPO).url;
   worker = await startTestWorker(t);
@@ -63,8 +58,7 @@ afterAll(async () => {
   await browser?.close();
   await worker?.stop(1000);
   await git?.close();
-  await new Promise((r) => (server ? server.close(r) : r(undefined)));
-  await t?.close();
+  await stop?.();
 });
 
 /** No serious or critical axe-core violation on the page as it is now; and its picture. */

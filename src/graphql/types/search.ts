@@ -9,9 +9,11 @@ import { pageComplexity, window } from './common.ts';
 import { Project } from './project.ts';
 import { Version } from './version.ts';
 
-const SearchResult = builder.objectRef<SearchHit>('SearchResult').implement({
-  description: 'A section of a published page that matches.',
-  fields: (t) => ({
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+
+/** The project and version of something found in a version (a section, a page, a version searched). */
+function inVersion<T extends { projectId: number; versionId: number }>(t: PothosSchemaTypes.ObjectFieldBuilder<Types, T>) {
+  return {
     project: t.prismaField({
       type: Project,
       resolve: (query, hit, _args, ctx) => ctx.prisma.project.findUniqueOrThrow({ ...query, where: { id: hit.projectId } }),
@@ -20,6 +22,13 @@ const SearchResult = builder.objectRef<SearchHit>('SearchResult').implement({
       type: Version,
       resolve: (query, hit, _args, ctx) => ctx.prisma.version.findUniqueOrThrow({ ...query, where: { id: hit.versionId } }),
     }),
+  };
+}
+
+const SearchResult = builder.objectRef<SearchHit>('SearchResult').implement({
+  description: 'A section of a published page that matches.',
+  fields: (t) => ({
+    ...inVersion(t),
     path: t.exposeString('path', { description: "The page, relative to the version's root." }),
     pageTitle: t.exposeString('pageTitle'),
     title: t.exposeString('title', { description: "The section's heading, or the domain object's name." }),
@@ -85,14 +94,7 @@ const SearchBlock = builder.objectRef<BlockHit>('SearchBlock').implement({
 const SearchPage = builder.objectRef<PageSearchHit>('SearchPage').implement({
   description: 'A published page with sections that match, and its best sections.',
   fields: (t) => ({
-    project: t.prismaField({
-      type: Project,
-      resolve: (query, hit, _args, ctx) => ctx.prisma.project.findUniqueOrThrow({ ...query, where: { id: hit.projectId } }),
-    }),
-    version: t.prismaField({
-      type: Version,
-      resolve: (query, hit, _args, ctx) => ctx.prisma.version.findUniqueOrThrow({ ...query, where: { id: hit.versionId } }),
-    }),
+    ...inVersion(t),
     alias: t.exposeString('alias', { nullable: true, description: "The project's alias under the superproject searched with `includeSubprojects`." }),
     path: t.exposeString('path', { description: "The page, relative to the version's root." }),
     title: t.exposeString('pageTitle'),
@@ -105,14 +107,7 @@ const SearchPage = builder.objectRef<PageSearchHit>('SearchPage').implement({
 
 const SearchedVersionRef = builder.objectRef<SearchedVersion>('SearchedVersion').implement({
   fields: (t) => ({
-    project: t.prismaField({
-      type: Project,
-      resolve: (query, s, _args, ctx) => ctx.prisma.project.findUniqueOrThrow({ ...query, where: { id: s.projectId } }),
-    }),
-    version: t.prismaField({
-      type: Version,
-      resolve: (query, s, _args, ctx) => ctx.prisma.version.findUniqueOrThrow({ ...query, where: { id: s.versionId } }),
-    }),
+    ...inVersion(t),
     alias: t.exposeString('alias', { nullable: true }),
   }),
 });
