@@ -32,5 +32,8 @@ export function readGrant(cipher: Cipher, segment: string, now = Date.now()): Gr
   return grant.expires * 1000 > now ? grant : null;
 }
 
-/** `<root>/_/r/<grant>` then the rest of a docs path: where the granted reader reads it. */
+/** `/_/r/<grant>` then the rest of a path below a docs root: where the granted reader reads it. */
 export const GRANT_PATH = /^\/_\/r\/([^/]+)(\/.*)?$/;
+
+/** The path below the docs root `root` that reads `rest` (a path below it) under `grant`. */
+export const underGrant = (root: string, grant: string, rest = '') => `${root}/_/r/${grant}${rest}`;

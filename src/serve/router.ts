@@ -16,13 +16,13 @@ import { docsRoot, servedRoot } from '../domain/urls.ts';
 import { StorageKeyError } from '../storage/index.ts';
 import type { Freshness } from './cache.ts';
 import type { FastPath } from './fast.ts';
-import { GRANT_PATH, issueGrant, readGrant } from './grants.ts';
+import { GRANT_PATH, issueGrant, readGrant, underGrant } from './grants.ts';
 import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
 import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
 import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
 import { answerSearchPage, type BoxResult, isSearchPage, SEARCH_JS, searchTag } from './search-box.ts';
 import { Sender } from './send.ts';
-import { compareVersions, injectTag, type PageTags, pageTags, STORAGE_SHIM, SWITCHER_JS, switcherTag } from './switcher.ts';
+import { compareVersions, escapeAttr, injectTag, type PageTags, pageTags, STORAGE_SHIM, SWITCHER_JS, switcherTag } from './switcher.ts';
 
 export interface ServeDeps {
   /** The app's database, storage, settings and logger. */
@@ -119,7 +119,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   /** The site with a grant's segment (`/_/r/<grant>` right after the docs root) taken apart. */
   const withGrant = (site: Site): Site => {
     const m = GRANT_PATH.exec(site.rest);
-    return m ? { ...site, base: `${site.base}/_/r/${m[1]}`, rest: m[2] ?? '', grant: m[1] } : site;
+    return m ? { ...site, base: underGrant(site.base, m[1]!), rest: m[2] ?? '', grant: m[1] } : site;
   };
 
   const handle = async (req: Request, res: Response, unparsed: Site): Promise<void> => {
@@ -164,7 +164,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
         res.setHeader('Referrer-Policy', 'no-referrer');
         if (!grant || !who) {
           // Expired, ended or forged: a reader following a link goes to the page itself (and is granted again there when signed in).
-          if (isNavigation(req)) return redirect(plainScope(req, res), 302, `${site.base.slice(0, -`/_/r/${site.grant}`.length)}${site.rest || '/'}`);
+          if (isNavigation(req)) return redirect(plainScope(req, res), 302, `${unparsed.base}${site.rest || '/'}`);
           return notFound(res, true);
         }
         reader = new Reader(contextFor(services, who.viewer));
@@ -189,7 +189,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     // A private project reads as a missing one: its existence is not revealed. A grant reads its own project's root only.
     if (!root || !(await reader.canSeeProject(root)) || (grantedProject !== undefined && root.id !== grantedProject))
       return notFound(res, grantedProject !== undefined);
-    const granted = sessionId === undefined ? undefined : () => `${site.base}/_/r/${issueGrant(services.cipher, sessionId, root.id)}${site.rest || '/'}`;
+    const granted = sessionId === undefined ? undefined : () => underGrant(site.base, issueGrant(services.cipher, sessionId, root.id), site.rest || '/');
     let priv = root.privacyLevel !== 'public';
     const path = parseDocPath(site.rest);
     if (!path) return notFound(res, priv);
@@ -341,6 +341,17 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     notFound(s.res, s.private);
   };
 
+  /**
+   * The docs site's JSON (the version menu's data, the search box's results). Sandboxed pages
+   * (DOCS_SANDBOX) ask from an opaque origin: public data answers any origin, and so does an answer
+   * under a grant, whose URL is all a page needs to read it anyway.
+   */
+  const sendJson = (s: Scope, body: unknown) => {
+    s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
+    if (!s.private || s.grant) s.res.set('Access-Control-Allow-Origin', '*');
+    compress(s.req, s.res, () => s.res.json(body));
+  };
+
   /** A search of the site's project (and its subprojects) in `version`, as its reader may read them: BoxResults, 20 pages at most. */
   const searchFor = async (s: Scope, q: string, version: string | undefined): Promise<{ count: number; results: BoxResult[] }> => {
     const found = await searchPages(s.reader.ctx, {
@@ -363,10 +374,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   const searchJson = async (s: Scope): Promise<void> => {
     const q = queryString(s.req.query.q)?.trim() ?? '';
     const body = q ? await searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
-    s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
-    // Sandboxed pages (DOCS_SANDBOX) ask from an opaque origin, as the version menu does.
-    if (!s.private || s.grant) s.res.set('Access-Control-Allow-Origin', '*');
-    compress(s.req, s.res, () => s.res.json(body));
+    sendJson(s, body);
   };
 
   /** Sphinx's search page with the server's results for `q` (./search-box.ts answerSearchPage), and the page's tags. */
@@ -415,10 +423,6 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     // Copied before sorting: the cached list is shared.
     const versions = [...(await resolve.listedVersions(project.id))].sort((a, b) => compareVersions(a.slug, b.slug));
     const family = project.privacyLevel === 'public' ? await resolve.publicFamily(project) : [project];
-    s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
-    // Sandboxed pages (DOCS_SANDBOX) fetch it from an opaque origin: public data answers any origin.
-    // Under a grant too: the grant is in the URL, which is all a page needs to read it anyway.
-    if (!s.private || s.grant) s.res.set('Access-Control-Allow-Origin', '*');
     const body = {
       project: project.slug,
       language: project.language,
@@ -431,7 +435,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
         url: `${rootFor(s, t)}/${t.language}/`,
       })),
     };
-    compress(s.req, s.res, () => s.res.json(body));
+    sendJson(s, body);
   };
 
   const userRedirect = (s: Scope, m: RedirectMatch): void => {
@@ -491,8 +495,10 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     if (!who) return void res.redirect(302, `/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
     const project = await resolve.projectByHostLabel(label);
     if (!project || !(await new Reader(contextFor(services, who.viewer)).canSeeProject(project))) return notFound(res, true);
-    const path = GRANT_PATH.test(target.pathname) ? target.pathname.replace(/^\/_\/r\/[^/]+/, '') || '/' : target.pathname;
-    res.redirect(302, `${target.origin}/_/r/${issueGrant(services.cipher, who.sessionId, project.id)}${path}${target.search}`);
+    // An address already under a grant (an expired one, say) is granted afresh.
+    const under = GRANT_PATH.exec(target.pathname);
+    const rest = under ? (under[2] ?? '') : target.pathname;
+    res.redirect(302, `${target.origin}${underGrant('', issueGrant(services.cipher, who.sessionId, project.id), rest || '/')}${target.search}`);
   };
 
   return (req, res, next) => {
@@ -538,11 +544,9 @@ const queryString = (v: unknown): string | undefined => (Array.isArray(v) ? quer
 function withGrantIn(url: string, grant: { root: string; segment: string }): string {
   const u = new URL(url);
   if (u.pathname !== grant.root && !u.pathname.startsWith(`${grant.root}/`)) return url;
-  u.pathname = `${grant.root}/_/r/${grant.segment}${u.pathname.slice(grant.root.length)}`;
+  u.pathname = underGrant(grant.root, grant.segment, u.pathname.slice(grant.root.length));
   return u.toString();
 }
-
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** A top-level navigation (or a client that does not say: curl, an old browser), not a page's subresource. */
 const isNavigation = (req: Request) => {
@@ -559,7 +563,7 @@ function notFound(res: Response, priv = false): void {
     .status(404)
     .set('Cache-Control', priv ? 'private, no-cache' : 'no-cache')
     .type('html')
-    .send(signIn ? NOT_FOUND_PAGE.replace('</p>', ` <a href="${escapeHtml(signIn)}">Sign in to read private documentation.</a></p>`) : NOT_FOUND_PAGE);
+    .send(signIn ? NOT_FOUND_PAGE.replace('</p>', ` <a href="${escapeAttr(signIn)}">Sign in to read private documentation.</a></p>`) : NOT_FOUND_PAGE);
 }
 
 /** HTML is revalidated on every view (a new build may have replaced it); other files are kept a while. */

@@ -7,6 +7,7 @@
 // highlights' `<span>`s are rebuilt from the escaped text.
 // Sphinx's own search.html, asked with ?q=, is answered with the server's results (answerSearchPage).
 import * as cheerio from 'cheerio';
+import { escapeAttr } from './switcher.ts';
 
 /** Bumped when the script changes. */
 export const SEARCH_REVISION = '1';
@@ -132,8 +133,6 @@ export const SEARCH_JS = `/* Lectern search box */
   document.body.appendChild(dialog);
 })();
 `;
-
-const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** The script tag for a page under the docs root `base` (as requested), in `version`. */
 export function searchTag(base: string, version: string): string {

@@ -62,7 +62,8 @@ export const SWITCHER_JS = `/* Lectern version and language switcher */
 `;
 
 /** Made for every page sent: most values need no escaping, and are then returned as they are. */
-const escapeAttr = (s: string) => (/[&"<>]/.test(s) ? s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;') : s);
+/** Text as an HTML attribute value (or element text): `&`, `"`, `<` and `>` escaped. */
+export const escapeAttr = (s: string) => (/[&"<>]/.test(s) ? s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;') : s);
 
 export interface SwitcherTag {
   /** URL path of the docs root the page was reached by ('' on a project's own host). */
