@@ -9,6 +9,7 @@ import { artifactPrefix } from '../builds/artifacts.ts';
 import type { PrismaClient } from '../db/database.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Storage } from '../storage/index.ts';
+import { readObject } from '../storage/storage.ts';
 import { parseInventory, roleName } from './inventory.ts';
 import { IGNORED_DIRS, IGNORED_PAGES, type IndexedPage, pageSections } from './sections.ts';
 
@@ -69,15 +70,9 @@ async function readText(storage: Storage, key: string): Promise<string | null> {
 }
 
 async function readBytes(storage: Storage, key: string): Promise<Buffer | null> {
-  const got = await storage.get(key);
-  if (!got || ('notModified' in got && got.notModified)) return null;
-  if (got.size > MAX_PAGE_BYTES) {
-    got.body.destroy();
-    throw new Error(`larger than ${MAX_PAGE_BYTES} bytes`);
-  }
-  const chunks: Buffer[] = [];
-  for await (const c of got.body) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
+  const bytes = await readObject(storage, key, MAX_PAGE_BYTES);
+  if (bytes === 'too large') throw new Error(`larger than ${MAX_PAGE_BYTES} bytes`);
+  return bytes;
 }
 
 /** Replaces the version's sections with those of the build whose HTML is at `htmlPrefix`. */

@@ -14,6 +14,7 @@ import { searchPages } from '../domain/search.ts';
 import { SESSION_COOKIE, signedIn } from '../domain/sessions.ts';
 import { docsRoot, servedRoot } from '../domain/urls.ts';
 import { StorageKeyError } from '../storage/index.ts';
+import { readObject } from '../storage/storage.ts';
 import type { Freshness } from './cache.ts';
 import type { FastPath } from './fast.ts';
 import { GRANT_PATH, issueGrant, readGrant, underGrant } from './grants.ts';
@@ -379,19 +380,15 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
   /** Sphinx's search page with the server's results for `q` (./search-box.ts answerSearchPage), and the page's tags. */
   const searchPage = async (s: Scope, project: ServedProjectRow, version: string, key: string, q: string, tag: PageTags | undefined): Promise<void> => {
-    const got = await services.storage.get(key);
-    if (!got || ('notModified' in got && got.notModified))
-      return missing(s, project, { path: '/search.html', filename: '/search.html', language: project.language, version }, null);
+    const page = await readObject(services.storage, key, MAX_SEARCH_PAGE_BYTES);
+    if (page === null) return missing(s, project, { path: '/search.html', filename: '/search.html', language: project.language, version }, null);
     // A search page too large to rewrite here is sent as it is (its own client-side search runs).
-    if (got.size > MAX_SEARCH_PAGE_BYTES) {
-      got.body.destroy();
+    if (page === 'too large') {
       if (!(await sender.send(s.req, s.res, key, { cacheControl: cacheControl(key, s.private), tag }))) notFound(s.res, s.private);
       return;
     }
-    const chunks: Buffer[] = [];
-    for await (const c of got.body) chunks.push(c as Buffer);
     const { count, results } = await searchFor(s, q, version);
-    const html = Buffer.from(answerSearchPage(Buffer.concat(chunks).toString('utf8'), q, results, count));
+    const html = Buffer.from(answerSearchPage(page.toString('utf8'), q, results, count));
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'no-cache').type('html');
     compress(s.req, s.res, () => s.res.send(tag ? injectTag(html, tag) : html));
   };

@@ -25,7 +25,7 @@ import { LRUCache } from 'lru-cache';
 import mime from 'mime-types';
 import { FileStorage } from '../storage/file.ts';
 import type { ByteRange, ObjectInfo, Storage } from '../storage/index.ts';
-import { contentTypeFor, parseEtags } from '../storage/storage.ts';
+import { contentTypeFor, parseEtags, readAll } from '../storage/storage.ts';
 import { contentRangeOf, rangeOf, unsatisfiedRangeOf } from './range.ts';
 import { injectTag, type PageTags } from './switcher.ts';
 
@@ -590,10 +590,4 @@ function notModifiedSince(header: string | undefined, lastModified: Date): boole
   if (!header) return false;
   const since = Date.parse(header);
   return !Number.isNaN(since) && Math.floor(lastModified.getTime() / 1000) <= Math.floor(since / 1000);
-}
-
-async function readAll(body: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-  return Buffer.concat(chunks);
 }

@@ -244,3 +244,21 @@ export async function uploadDirectory(
     await close();
   }
 }
+
+/** A stream's bytes, read to its end. */
+export async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+/** The bytes of the object at `key` when it has at most `maxBytes` ('too large', unread, when it has more); null when there is none. */
+export async function readObject(storage: Storage, key: string, maxBytes: number): Promise<Buffer | 'too large' | null> {
+  const got = await storage.get(key);
+  if (!got || ('notModified' in got && got.notModified)) return null;
+  if (got.size > maxBytes) {
+    got.body.destroy();
+    return 'too large';
+  }
+  return readAll(got.body);
+}
