@@ -45,8 +45,13 @@ export function searchPage(call: RouteCall): { page: number; size: number; limit
   return { page, size, limit: size, offset: (page - 1) * size };
 }
 
+/** A page of search results as both APIs answer it: `{count, next, previous, results}` (`/search/` below `env.api`). */
+export function searchPageBody(data: Node, env: RestEnv, call: RouteCall, api: 'v2' | 'v3') {
+  return { ...searchLinks(env, '/search/', call, data.totalCount), results: (data.nodes as Node[]).map((n) => searchResult(n, api)) };
+}
+
 /** `{count, next, previous}` of a search page: next and previous are this URL with another page (none for page 1). */
-export function searchLinks(env: RestEnv, path: string, call: RouteCall, count: number): { count: number; next: string | null; previous: string | null } {
+function searchLinks(env: RestEnv, path: string, call: RouteCall, count: number): { count: number; next: string | null; previous: string | null } {
   const { page, size } = searchPage(call);
   const pages = Math.ceil(Math.max(1, count) / size);
   const current = Math.min(page, pages);

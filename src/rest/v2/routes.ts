@@ -9,7 +9,7 @@ import { NO_FLEX } from '../flex.ts';
 import { type Node, selection, serialize } from '../resource.ts';
 import type { Route } from '../route.ts';
 import { oneString, restRouter } from '../router.ts';
-import { SEARCH_SELECTION, searchLinks, searchPage, searchResult } from '../search.ts';
+import { SEARCH_SELECTION, searchPage, searchPageBody } from '../search.ts';
 import { Build, Project, Version } from './resources.ts';
 
 /** Read the Docs returns every active version at once; Lectern's lists stop at 100 (decisions §1). */
@@ -161,7 +161,7 @@ export const v2Routes: Route[] = [
         throw new RestError(404, { detail: 'Not found.' });
       return {
         status: 200,
-        body: { ...searchLinks(env, '/search/', call, data.totalCount), results: (data.nodes as Node[]).map((n) => searchResult(n, 'v2')) },
+        body: searchPageBody(data, env, call, 'v2'),
       };
     },
   },

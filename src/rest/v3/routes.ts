@@ -6,7 +6,7 @@ import { NO_FLEX } from '../flex.ts';
 import { type Node, selection, serialize } from '../resource.ts';
 import type { Route } from '../route.ts';
 import { oneString } from '../router.ts';
-import { parseSearchQuery, SEARCH_SELECTION, searchLinks, searchPage, searchResult } from '../search.ts';
+import { parseSearchQuery, SEARCH_SELECTION, searchPage, searchPageBody } from '../search.ts';
 import { Build, EnvironmentVariable, Project, Redirect, RedirectWritten, Subproject, Version } from './resources.ts';
 
 const projectFilters = {
@@ -459,8 +459,7 @@ export const v3Routes: Route[] = [
     respond: (data, env, _flex, call) => ({
       status: 200,
       body: {
-        ...searchLinks(env, '/search/', call, data.totalCount),
-        results: (data.nodes as Node[]).map((n) => searchResult(n, 'v3')),
+        ...searchPageBody(data, env, call, 'v3'),
         projects: (data.searched as Node[]).map((v) => ({ slug: v.project.slug, versions: [{ slug: v.version.slug }] })),
         query: parseSearchQuery(oneString(call.query.q) ?? '').text,
       },
