@@ -13,6 +13,7 @@ import { type Database, dbOwner } from './db/database.ts';
 import { DatabaseThrottle } from './db/throttle.ts';
 import type { SessionHandle, Viewer } from './domain/context.ts';
 import { endSession, SESSION_COOKIE, sessionViewer, startSession } from './domain/sessions.ts';
+import { uploadsDir } from './domain/uploads.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
 import { type Context, createContext, type Services } from './graphql/context.ts';
 import { LecternError, toGraphQLError } from './graphql/errors.ts';
@@ -30,6 +31,7 @@ import { FastPath, type TrustProxy } from './serve/fast.ts';
 import { docsDomainOf } from './serve/paths.ts';
 import { serveRouter } from './serve/router.ts';
 import { openStorage, type Storage } from './storage/index.ts';
+import { graphqlMultipart } from './uploads/multipart.ts';
 import { webhookRouter } from './webhooks/router.ts';
 
 export interface AppDeps {
@@ -281,11 +283,13 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
 
   // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
   // parsed here (so malformed JSON gets our 400); every other body yoga accepts
-  // (`application/graphql`, form posts, multipart) is read here as bytes under the same limit,
+  // (`application/graphql`, form posts) is read here as bytes under the same limit,
   // since yoga would otherwise read the stream itself, unbounded.
   const limit = config.maxBodyBytes;
   app.use(
     yoga.graphqlEndpoint,
+    // Multipart (uploads) is read first, each file written to disk as it comes (uploads/multipart.ts).
+    graphqlMultipart({ dir: uploadsDir(config.dataDir), maxBytes: config.build.uploadMaxBytes, maxFieldBytes: limit }),
     express.json({ limit, type: ['application/json', 'application/*+json'] }),
     express.raw({ limit, type: () => true }),
     yoga as unknown as express.RequestHandler,
@@ -313,6 +317,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
       throttle,
       maxBodyBytes: config.maxBodyBytes,
       maxLimit: config.apiMaxLimit,
+      uploads: { dir: uploadsDir(config.dataDir), maxBytes: config.build.uploadMaxBytes },
     }),
   );
 
@@ -329,14 +334,15 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     const status = typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) log.error({ err }, 'unhandled error');
     const message =
-      status === 413
+      status === 413 && err?.type === 'entity.too.large'
         ? `Request body larger than ${config.maxBodyBytes} bytes.`
         : status === 400 && err?.type === 'entity.parse.failed'
           ? 'Malformed JSON in request body.'
           : status === 500
             ? 'Internal server error.'
             : String(err?.message ?? 'Bad request.');
-    res.status(status).json({ errors: [{ message, extensions: { code: status === 500 ? 'INTERNAL' : 'BAD_REQUEST', http: { status } } }] });
+    const code = status === 500 ? 'INTERNAL' : status === 401 ? 'UNAUTHENTICATED' : status === 413 ? 'TOO_LARGE' : 'BAD_REQUEST';
+    res.status(status).json({ errors: [{ message, extensions: { code, http: { status } } }] });
   };
   app.use(onError);
 

@@ -1,4 +1,4 @@
-// The `lectern` command: serve, migrate, and user/token management.
+// The `lectern` command: serve, migrate, user/token management, and uploads of built docs.
 // @see ../shared/spec/decisions.md §3
 
 import { createServer, type Server } from 'node:http';
@@ -16,6 +16,7 @@ import { createLogger, type Logger } from './log.ts';
 import { reindexPublished } from './search/index.ts';
 import { Cipher, loadSecretKey } from './secrets.ts';
 import { fileStorageDir, openStorage, type Storage } from './storage/index.ts';
+import { UploadFailed, upload } from './uploads/client.ts';
 
 const USAGE = `usage: lectern <command>
 
@@ -29,6 +30,10 @@ const USAGE = `usage: lectern <command>
                                       set a user's password (read from stdin unless --password is given)
   token create <username>             print a new API token for a user
   search reindex [project]            index again what every published version (of one project) serves
+  upload --url URL <project> <version> <dir|archive>
+                                      publish built docs (a directory, .zip, .tar.gz or .tar) as a version
+                                      of a project on a Lectern server; the token is read from
+                                      LECTERN_TOKEN (or --token T); needs no database
 
 Configuration is read from the environment (see README.md).`;
 
@@ -162,6 +167,8 @@ export async function main(argv: string[]): Promise<number> {
         admin: { type: 'boolean' },
         password: { type: 'string' },
         'password-stdin': { type: 'boolean' },
+        url: { type: 'string' },
+        token: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -174,6 +181,30 @@ export async function main(argv: string[]): Promise<number> {
   if (values.help || !command) {
     console.log(USAGE);
     return command || values.help ? 0 : 2;
+  }
+  // Uploading talks to a server over HTTP: no configuration or database of its own.
+  if (command === 'upload') {
+    const [, project, version, source] = positionals;
+    const token = values.token ?? process.env.LECTERN_TOKEN;
+    if (!values.url || !project || !version || !source || positionals.length !== 4) {
+      throw new UsageError('usage: lectern upload --url URL [--token T] <project> <version> <dir|archive>   (the token from LECTERN_TOKEN by default)');
+    }
+    if (!token) throw new UsageError('lectern upload: give an API token in LECTERN_TOKEN (or --token)');
+    try {
+      const build = await upload({ url: values.url, token, project, version, source });
+      if (!build.success) {
+        console.error(`lectern: build #${build.id} failed: ${build.error}`);
+        return 1;
+      }
+      console.log(`build #${build.id}: ${build.message}`);
+      return 0;
+    } catch (e) {
+      if (e instanceof UploadFailed) {
+        console.error(`lectern: ${e.message}`);
+        return 1;
+      }
+      throw e;
+    }
   }
   const config = loadConfig();
   switch (command) {

@@ -82,6 +82,10 @@ const schema = z.object({
   LECTERN_BUILD_MAX_PROCESSES: intFrom(512, 16, 100_000),
   /** First of the user ids builds run as when Lectern runs as root (build N runs as base + N mod 100000). */
   LECTERN_BUILD_UID_BASE: intFrom(1_500_000_000, 1000, 4_000_000_000),
+  /** Largest archive of built docs one upload may send (bytes); what it expands to is LECTERN_BUILD_MAX_PUBLISH_*'s. */
+  LECTERN_UPLOAD_MAX_BYTES: intFrom(2 * 1024 ** 3, 1024, 1024 ** 4),
+  /** How many times its own size an uploaded archive may expand to (zip bombs). */
+  LECTERN_UPLOAD_MAX_RATIO: intFrom(100, 2, 100_000),
   /** Longest one SQL statement may run (ms) on either database; 0: no limit. */
   LECTERN_DB_STATEMENT_TIMEOUT_MS: intFrom(10_000, 0, 3_600_000),
 });
@@ -148,6 +152,9 @@ export interface BuildLimits {
   maxMemoryBytes: number;
   maxProcesses: number;
   uidBase: number;
+  /** Uploaded archives of built docs: their size, and how far they may expand. */
+  uploadMaxBytes: number;
+  uploadMaxRatio: number;
 }
 
 export const DEFAULT_BUILD_LIMITS: BuildLimits = buildLimits(schema.parse({}));
@@ -163,6 +170,8 @@ function buildLimits(e: z.infer<typeof schema>): BuildLimits {
     maxMemoryBytes: e.LECTERN_BUILD_MAX_MEMORY_BYTES,
     maxProcesses: e.LECTERN_BUILD_MAX_PROCESSES,
     uidBase: e.LECTERN_BUILD_UID_BASE,
+    uploadMaxBytes: e.LECTERN_UPLOAD_MAX_BYTES,
+    uploadMaxRatio: e.LECTERN_UPLOAD_MAX_RATIO,
   };
 }
 

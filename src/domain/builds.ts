@@ -4,7 +4,7 @@
 import type { Prisma } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
-import { ConflictError, NotFoundError } from './errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
 import { events } from './events.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -51,6 +51,8 @@ export async function triggerBuild(ctx: Context, projectSlug: string, versionSlu
   const project = await projectToChange(ctx, projectSlug);
   const version = await ctx.prisma.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug: versionSlug } } });
   if (!version) throw new NotFoundError('Version');
+  if (project.uploadOnly)
+    throw ValidationError.field('project', 'This project is upload-only: its versions come from uploads of built docs, and it is never built.');
   const build = await ctx.prisma.$transaction((tx) => queueBuild(tx, version, null, force));
   announceBuild(build);
   return { build, project, version };

@@ -25,6 +25,8 @@ export interface ImportProjectInput {
   defaultBranch?: string | null;
   description?: string | null;
   privacyLevel?: 'public' | 'private' | null;
+  /** No repository: versions come from uploads of built docs (domain/uploads.ts), and nothing is built. */
+  uploadOnly?: boolean | null;
 }
 
 export const VERSIONING_SCHEMES = new Set([
@@ -69,7 +71,9 @@ export async function importProject(ctx: Context, input: ImportProjectInput, que
   const viewer = signedIn(ctx);
   const c = new Collector();
   c.add('name', checkString(input.name, { max: 63, required: true }));
-  checkRepository(c, input.repository, true);
+  const uploadOnly = input.uploadOnly ?? false;
+  if (uploadOnly && input.repository) c.add('repository', 'An upload-only project has no repository: leave it out.');
+  else checkRepository(c, input.repository, !uploadOnly);
   c.add('homepage', checkUrl(input.homepage));
   c.add('language', checkChoice(input.language, LANGUAGES));
   c.add('programmingLanguage', checkChoice(input.programmingLanguage, PROGRAMMING_LANGUAGES));
@@ -97,8 +101,9 @@ export async function importProject(ctx: Context, input: ImportProjectInput, que
         data: {
           name,
           slug,
-          repositoryUrl: input.repository!.url!.trim(),
+          repositoryUrl: uploadOnly ? '' : input.repository!.url!.trim(),
           repositoryType: 'git',
+          uploadOnly,
           homepage: input.homepage || null,
           language: input.language ?? 'en',
           programmingLanguage: input.programmingLanguage ?? 'words',
@@ -109,6 +114,7 @@ export async function importProject(ctx: Context, input: ImportProjectInput, que
           users: { connect: { id: viewer.id } },
         },
       });
+      if (uploadOnly) return { project: later ? await tx.project.findUniqueOrThrow({ ...query, where: { id: created.id } }) : created, build: null };
       const latest = await tx.version.create({
         data: {
           projectId: created.id,
@@ -124,8 +130,10 @@ export async function importProject(ctx: Context, input: ImportProjectInput, que
       const build = await queueBuild(tx, latest);
       return { project: later ? await tx.project.findUniqueOrThrow({ ...query, where: { id: created.id } }) : created, build };
     });
-    announceBuild(build);
-    events.emit('servedChanged', { projectId: build.projectId });
+    if (build) {
+      announceBuild(build);
+      events.emit('servedChanged', { projectId: build.projectId });
+    }
     return project as Project;
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') throw exists();

@@ -146,7 +146,7 @@ export async function syncProjectVersions(ctx: Pick<Services, 'prisma' | 'config
  * `trigger_sync_versions` answers (rtd-behavior §1.4, §7.4). True means queued, not done.
  */
 export async function queueProjectVersionSync(ctx: Pick<Services, 'prisma'>, projectId: number): Promise<boolean> {
-  const hasLatest = await ctx.prisma.version.count({ where: { projectId, slug: 'latest' } });
+  const hasLatest = await ctx.prisma.version.count({ where: { projectId, slug: 'latest', project: { uploadOnly: false } } });
   if (!hasLatest) return false;
   await queueVersionSync(ctx.prisma, projectId);
   return true;

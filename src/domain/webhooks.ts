@@ -176,6 +176,7 @@ interface Seen {
 async function pipeline(s: Services, req: WebhookRequest, seen: Seen): Promise<WebhookResponse> {
   const project = await s.prisma.project.findUnique({ where: { slug: req.projectSlug } });
   if (!project) return detail(404, PROJECT_NOT_FOUND);
+  if (project.uploadOnly) return detail(400, 'This project is upload-only: it has no repository to build from.');
   // rtd-behavior §7.2 step 2 (406 for a disabled project) has no counterpart: Lectern has no
   // disabled projects.
 

@@ -3,6 +3,7 @@
 // errors, so a write's refusal by scope-auth is a member of its result union like any other error
 // it answers with; then scope-auth, before prisma loads anything.
 // @see https://pothos-graphql.dev/docs/guide/app-layout
+
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin, { ComplexityErrorKind, type FieldComplexityValue } from '@pothos/plugin-complexity';
 import ErrorsPlugin from '@pothos/plugin-errors';
@@ -12,6 +13,7 @@ import type { GraphQLField } from 'graphql';
 import { isMaintainer, maintainsProject } from '../domain/access.ts';
 import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
+import type { UploadedFile } from '../uploads/spool.ts';
 import type { Context } from './context.ts';
 import { ForbiddenError, LecternError, QueryTooCostlyError, UnauthenticatedError } from './errors.ts';
 
@@ -94,6 +96,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
+    Upload: { Input: UploadedFile; Output: never };
   };
   DefaultFieldNullability: false;
 }>({

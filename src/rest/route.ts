@@ -41,6 +41,11 @@ export interface Route {
   /** GraphQL input type the JSON body is read as. */
   input?: string;
   /**
+   * The variable (an `Upload`) the request's body is: the body is not read as JSON but written to
+   * disk as it arrives, once the caller is known to be a maintainer (an archive of built docs).
+   */
+  upload?: string;
+  /**
    * The GraphQL coordinate the route runs, from the root type to the field that answers:
    * `Query.project.versions`, `Mutation.updateVersion`. Its operation is built from the schema
    * (operation.ts); a mutation answers with its union's success member or one of its errors.

@@ -3,10 +3,13 @@
 // fields/omit/expand, filters and pagination into one GraphQL operation, runs it through yoga and
 // writes the JSON. One router serves both APIs: v3 (tokens, flex fields, sorted keys) and, with
 // its options, v2 (anonymous public reads, plain representations). It never touches the database.
+
 import express, { type Request, type Response } from 'express';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import type { Yoga } from '../app.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from '../domain/choices.ts';
+import { spoolRequestBody } from '../uploads/multipart.ts';
+import type { UploadedFile } from '../uploads/spool.ts';
 import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
 import { AuthenticationFailed, operation, routeDocument, type Session, session } from './execute.ts';
 import { type FlexParams, NO_FLEX, parseFlex, permit, RecursiveExpansionError } from './flex.ts';
@@ -46,6 +49,8 @@ export interface RouterOptions {
   formatSuffixes?: boolean;
   /** The body of GET on the API root, given the API's absolute URL. */
   root?: (api: string) => unknown;
+  /** Where an upload route's body is written while it is handled, and its largest size (LECTERN_UPLOAD_MAX_BYTES). */
+  uploads?: { dir: string; maxBytes: number };
 }
 
 const DEFAULT_LIMIT = 10;
@@ -211,7 +216,12 @@ export function restRouter(opts: RouterOptions): express.Router {
   // `request.data` lazily (rtd-behavior §1.3). `strict: false`: a JSON string or number is valid
   // JSON, and the serializer, not the parser, says it is not a dictionary.
   const parseJson = express.json({ limit: opts.maxBodyBytes, type: () => true, strict: false });
+  const isUpload = (req: Request) => {
+    const slashed = req.path.endsWith('/') ? req.path : `${req.path}/`;
+    return compiled.some((c) => c.route.upload && c.route.method === req.method && c.regex.test(slashed));
+  };
   router.use((req, res, next) => {
+    if (isUpload(req)) return next();
     parseJson(req, res, (err?: unknown) => {
       if (err) bodyErrors.set(req, err);
       next();
@@ -360,6 +370,20 @@ export function restRouter(opts: RouterOptions): express.Router {
       await refuse(bodyError);
     }
     if (route.filters) call.filter = readFilters(route, call.query);
+    // An upload's body is read only now, from a maintainer: nobody else can make Lectern store a byte.
+    const uploaded: Record<string, UploadedFile> = {};
+    if (route.upload) {
+      await permission();
+      if (!opts.uploads) throw notFound();
+      try {
+        const file = await spoolRequestBody(req, opts.uploads.dir, opts.uploads.maxBytes);
+        uploaded[route.upload] = file;
+      } catch (e) {
+        const status = (e as { status?: unknown }).status;
+        if (status === 400 || status === 413) throw detail(status, (e as Error).message);
+        throw e;
+      }
+    }
 
     const limit = intParam(call.query.limit, DEFAULT_LIMIT, 1, opts.maxLimit);
     // Any offset past the last row is an empty page; GraphQL's Int stops at 2^31 - 1.
@@ -370,11 +394,17 @@ export function restRouter(opts: RouterOptions): express.Router {
     const document = routeDocument(opts.yoga, route, sel);
     const { root: rootType, path: resultPath } = coordinateOf(route);
     const declared = variablesOf(document);
-    const all: Record<string, unknown> = { ...typed, limit, offset, filter: call.filter, ...route.variables?.(call) };
+    const all: Record<string, unknown> = { ...typed, limit, offset, filter: call.filter, ...route.variables?.(call), ...uploaded };
     const variables = Object.fromEntries(Object.entries(all).filter(([k]) => declared.has(k)));
 
     const routeError = (e: RestError) => (route.error ? route.error(e, call) : e);
-    const result = await s.run(document, variables);
+    let result: Awaited<ReturnType<Session['run']>>;
+    try {
+      result = await s.run(document, variables);
+    } finally {
+      // The spooled upload is gone before the answer is sent.
+      await Promise.all(Object.values(uploaded).map((f) => f.remove().catch(() => {})));
+    }
     if (result.errors?.length) throw routeError(fromGraphQLErrors(result.errors, route.bareErrors ?? false));
     let data = dig(result.data, resultPath) as Node | null | undefined;
     if (rootType === 'Mutation' && data) {

@@ -45,6 +45,7 @@ const EXPECTED: Record<string, { other: number; maintainer: number; anonymous?: 
   'projects-versions-builds-list': { other: 200, maintainer: 200 },
   'projects-versions-builds-detail': { other: 200, maintainer: 200 },
   'projects-versions-builds-create': { other: 403, maintainer: 202 },
+  'projects-versions-upload': { other: 403, maintainer: 201 },
   'projects-builds-list': { other: 200, maintainer: 200 },
   'projects-builds-detail': { other: 200, maintainer: 200 },
   'projects-subprojects-list': { other: 200, maintainer: 200 },
@@ -210,7 +211,7 @@ describe.each([
       const variables = await p.environmentVariable.findMany({ where: { projectId: 1 }, orderBy: { id: 'asc' } });
       expect(variables.map((v) => v.name)).toEqual(['SECOND', 'NEWENVVAR']);
       expect(cipher.decrypt(variables[1]!.valueEncrypted)).toBe(POSTED_SECRET);
-      expect(await p.build.count({ where: { projectId: 1 } })).toBe(2); // the world's and the triggered one
+      expect(await p.build.count({ where: { projectId: 1 } })).toBe(3); // the world's, the triggered one and the upload's
     });
   }
 });

@@ -1,11 +1,13 @@
 // Shared by the REST v3 matrix, agreement, bad-input and throttle tests: the RTD fixture world
 // (test/rest/world.ts) plus a second, uniquely valued environment variable, every route's path
 // with its parameters filled from that world, a valid body for each write, and the callers.
+
 import type supertest from 'supertest';
 import type { Route } from '../../src/rest/route.ts';
 import { v3Routes } from '../../src/rest/v3/routes.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
+import { tarGz } from '../helpers/archives.ts';
 import { makeWorld } from './world.ts';
 
 export const cipher = new Cipher(TEST_SECRET_KEY);
@@ -67,7 +69,11 @@ export function pathFor(route: Route, params: Record<string, string> = {}): stri
   });
 }
 
+/** What an upload route is sent: a .tar.gz of one page. */
+export const UPLOAD_BODY = await tarGz([{ name: 'index.html', body: '<html><body><h1>matrix upload</h1></body></html>' }]);
+
 export function bodyFor(route: Route): unknown {
+  if (route.upload) return UPLOAD_BODY;
   if (!route.input) return undefined;
   if (!(route.input in VALID_BODIES)) throw new Error(`route ${route.name}: no valid body for ${route.input}; add one to VALID_BODIES`);
   return VALID_BODIES[route.input];
@@ -86,7 +92,8 @@ export function send(t: TestApp, method: string, path: string, caller: Caller | 
   let req = t.http[m](path.startsWith('/api/') ? path : v3(path));
   const auth = caller === undefined ? undefined : caller in AUTHORIZATION ? AUTHORIZATION[caller as Caller] : caller;
   if (auth) req = req.set('authorization', auth);
-  if (body !== undefined) req = req.set('content-type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
+  if (Buffer.isBuffer(body)) req = req.set('content-type', 'application/gzip').send(body);
+  else if (body !== undefined) req = req.set('content-type', 'application/json').send(typeof body === 'string' ? body : JSON.stringify(body));
   return req;
 }
 

@@ -6,6 +6,7 @@ import { Repeater } from 'graphql-yoga';
 import { announceProgress, type BuildProgress, followBuild } from '../../builds/record.ts';
 import { visibleBuilds, visibleProjects } from '../../domain/access.ts';
 import { cancelBuild, triggerBuild } from '../../domain/builds.ts';
+import { uploadDocs } from '../../domain/uploads.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
@@ -34,6 +35,16 @@ export const BuildCommand = builder.prismaObject('BuildCommand', {
 
 const FINAL_STATES = ['finished'] as const;
 
+const BuildUpload = builder.objectRef<{ uploadedBy: string; archiveBytes: number; files: number; bytes: number }>('BuildUpload').implement({
+  description: 'An upload of built docs.',
+  fields: (t) => ({
+    uploadedBy: t.exposeString('uploadedBy', { description: 'The username of who uploaded it, as it was then.' }),
+    archiveBytes: t.exposeFloat('archiveBytes', { description: 'Size of the archive sent.' }),
+    files: t.exposeInt('files', { description: 'Files the archive held.' }),
+    bytes: t.exposeFloat('bytes', { description: 'Bytes the files held, unpacked.' }),
+  }),
+});
+
 export const Build = builder.prismaObject('Build', {
   fields: (t) => ({
     id: t.exposeInt('id'),
@@ -53,6 +64,15 @@ export const Build = builder.prismaObject('Build', {
     duration: t.exposeInt('duration', { nullable: true, description: 'Seconds from start to finish.' }),
     config: t.expose('config', { type: 'JSON', nullable: true, description: 'The normalized build configuration.' }),
     versionSlug: t.exposeString('versionSlug', { nullable: true }),
+    upload: t.field({
+      type: BuildUpload,
+      nullable: true,
+      description: 'When the build is an upload of built docs (uploadDocs): who sent it and what it held. Null for a build from the repository.',
+      resolve: (b) =>
+        b.uploadedBy === null
+          ? null
+          : { uploadedBy: b.uploadedBy, archiveBytes: Number(b.uploadArchiveBytes ?? 0), files: b.uploadFiles ?? 0, bytes: Number(b.uploadBytes ?? 0) },
+    }),
     project: t.relation('project'),
     version: t.relation('version', { nullable: true }),
     commands: t.relation('commands', { query: { orderBy: { id: 'asc' } } }),
@@ -165,6 +185,22 @@ builder.mutationField('triggerBuild', (t) =>
     args: { project: t.arg.string({ required: true }), version: t.arg.string({ required: true }), force: t.arg.boolean() },
     errors: writeErrors,
     resolve: (_root, args, ctx) => triggerBuild(ctx, args.project, args.version, args.force ?? false),
+  }),
+);
+
+builder.mutationField('uploadDocs', (t) =>
+  t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
+    type: Build,
+    description:
+      "Publishes built docs as a version: a .zip, .tar.gz or .tar of the HTML (or of Read the Docs' output layout: html/, and one file each in pdf/, epub/, htmlzip/), sent as a multipart request. The version is made from the name if missing. The answer is the upload's build, finished. An archive with anything but regular files and directories inside the root, a name twice or not UTF-8, or beyond the limits is refused (VALIDATION on `archive`) and nothing changes.",
+    args: {
+      project: t.arg.string({ required: true }),
+      version: t.arg.string({ required: true, description: 'The version name (a branch or tag name, `latest`); its slug is made from it.' }),
+      archive: t.arg({ type: 'Upload', required: true }),
+    },
+    errors: writeErrors,
+    resolve: (query, _root, args, ctx) => uploadDocs(ctx, { project: args.project, version: args.version, archive: args.archive }, rowQuery(query)),
   }),
 );
 

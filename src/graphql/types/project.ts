@@ -52,6 +52,7 @@ export const Project = builder.prismaObject('Project', {
     singleVersion: t.boolean({ resolve: (p) => p.singleVersion || p.versioningScheme === 'single_version_without_translations' }),
     showVersionWarning: t.exposeBoolean('showVersionWarning'),
     versionSwitcher: t.exposeBoolean('versionSwitcher', { description: 'Whether served HTML pages carry the version and language menu.' }),
+    uploadOnly: t.exposeBoolean('uploadOnly', { description: 'No repository: versions come from uploads of built docs, and nothing is built.' }),
     docsSearch: t.exposeBoolean('docsSearch', {
       description: "Whether served HTML pages carry Lectern's search box, and a Sphinx search.html is answered with the server's results.",
     }),
@@ -187,6 +188,9 @@ export const ImportProjectInput = builder.inputType('ImportProjectInput', {
   fields: (t) => ({
     ...projectInputFields(t),
     privacyLevel: t.field({ type: PrivacyLevelEnum }),
+    uploadOnly: t.boolean({
+      description: 'No repository (leave `repository` out): the versions come from uploads of built docs (uploadDocs), and nothing is built.',
+    }),
   }),
 });
 

@@ -1,5 +1,7 @@
-// Scalars: DateTime (ISO 8601 in UTC) and JSON (a build's normalized config).
+// Scalars: DateTime (ISO 8601 in UTC), JSON (a build's normalized config) and Upload (a file part
+// of a multipart request).
 import { GraphQLError, Kind, type ValueNode } from 'graphql';
+import { UploadedFile } from '../../uploads/spool.ts';
 import { builder } from '../builder.ts';
 
 builder.scalarType('DateTime', {
@@ -36,4 +38,19 @@ builder.scalarType('JSON', {
   serialize: (value) => value,
   parseValue: (value) => value,
   parseLiteral: literal,
+});
+
+builder.scalarType('Upload', {
+  description:
+    'A file sent as a part of a multipart request (https://github.com/jaydenseric/graphql-multipart-request-spec), its variable mapped to the part. Never a value written in the query or its JSON variables.',
+  serialize: () => {
+    throw new GraphQLError('Upload is an input only');
+  },
+  parseValue: (value) => {
+    if (value instanceof UploadedFile) return value;
+    throw new GraphQLError('Upload must be a file sent as a part of a multipart request (the GraphQL multipart request spec).');
+  },
+  parseLiteral: () => {
+    throw new GraphQLError('Upload must be a file sent as a part of a multipart request, not a literal.');
+  },
 });

@@ -202,6 +202,37 @@ export const v3Routes: Route[] = [
     }),
   },
   {
+    name: 'projects-versions-upload',
+    method: 'POST',
+    path: '/projects/{project}/versions/{version}/upload/',
+    summary:
+      "Upload built docs as a version (201): the body is a .zip, .tar.gz or .tar of the HTML, or of Read the Docs' output layout (html/, pdf/, epub/, htmlzip/), sent whole or as a form's file part; the version is made if missing. Lectern's own route.",
+    auth: 'maintainer',
+    status: 201,
+    envelope: 'object',
+    resource: Build,
+    field: 'Mutation.uploadDocs',
+    args: { uploadDocs: { archive: '$archive' } },
+    upload: 'archive',
+    select: () => `versionSlug message version { documentationUrl } upload { uploadedBy archiveBytes files bytes } ${selection(Build, NO_FLEX)}`,
+    // The build as Read the Docs' serializer writes it, and what an upload adds: its message, its
+    // sizes and where the docs are now served.
+    respond: (data: Node, env) => ({
+      status: 201,
+      body: {
+        ...(serialize(Build, data, env, NO_FLEX) as object),
+        message: data.message,
+        upload: data.upload && {
+          uploaded_by: data.upload.uploadedBy,
+          archive_bytes: data.upload.archiveBytes,
+          files: data.upload.files,
+          bytes: data.upload.bytes,
+        },
+        docs_url: data.version?.documentationUrl ?? null,
+      },
+    }),
+  },
+  {
     name: 'projects-builds-list',
     method: 'GET',
     path: '/projects/{project}/builds/',

@@ -1,0 +1,147 @@
+// Uploading built docs as a version of a project: what teams that build their docs in CI do instead
+// of letting Lectern build them. An upload is a build like any other (a Build row, with the
+// uploader, the sizes and a message), published through the same step as a build's output
+// (builds/publish.ts: all files stored, then one switch, then indexed for search), so it is served
+// and listed exactly like built docs.
+//
+// The archive is unpacked and checked (uploads/archive.ts) before anything is written to the
+// database or storage: a refused archive changes nothing.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { publishBuild } from '../builds/publish.ts';
+import { Recorder } from '../builds/record.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { ArchiveRefused, docsLayout, extractArchive } from '../uploads/archive.ts';
+import type { UploadedFile } from '../uploads/spool.ts';
+import { projectToChange } from './access.ts';
+import type { Context } from './context.ts';
+import { ValidationError } from './errors.ts';
+import { events } from './events.ts';
+import { versionSlug } from './slug.ts';
+import { Collector, checkString } from './validate.ts';
+
+/** Where uploads are spooled and unpacked while they are handled: below the data directory. */
+export function uploadsDir(dataDir: string): string {
+  return path.join(dataDir, 'tmp', 'uploads');
+}
+
+/** The documentation tool an unpacked site was made with, as far as its files say. */
+async function doctypeOf(htmlDir: string): Promise<string> {
+  const has = (p: string) =>
+    fs.stat(path.join(htmlDir, p)).then(
+      () => true,
+      () => false,
+    );
+  if ((await has('objects.inv')) || (await has('_static/documentation_options.js'))) return 'sphinx';
+  if (await has('search/search_index.json')) return 'mkdocs';
+  return 'generic';
+}
+
+export interface UploadDocsInput {
+  project: string;
+  /** The version's name; its slug is made from it as from a branch's, and it is created if missing. */
+  version: string;
+  archive: UploadedFile;
+}
+
+/**
+ * Publishes an uploaded archive as a version of a project (maintainers only). Returns the upload's
+ * build, finished: successful, or failed when publishing failed after the checks.
+ * @throws ValidationError on `archive` for an archive the rules refuse (nothing is changed then), on
+ *   `version` for a name that makes no slug.
+ */
+export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDocsInput, query: Q) {
+  const project = await projectToChange(ctx, input.project);
+  const c = new Collector();
+  c.add('version', checkString(input.version, { max: 255, required: true }));
+  if (/[\u0000-\u001f\u007f]/.test(input.version)) c.add('version', 'The name holds a control character.');
+  c.throwIfAny();
+  const name = input.version.trim();
+  const slug = versionSlug(name);
+
+  const { config, prisma, storage } = ctx;
+  const limits = config.build;
+  const work = await fs.mkdtemp(path.join(await ensure(uploadsDir(config.dataDir)), 'unpacked-'));
+  try {
+    let unpacked: Awaited<ReturnType<typeof extractArchive>>;
+    let layout: Awaited<ReturnType<typeof docsLayout>>;
+    try {
+      unpacked = await extractArchive(input.archive.path, work, {
+        maxBytes: limits.maxPublishBytes,
+        maxFiles: limits.maxPublishFiles,
+        maxRatio: limits.uploadMaxRatio,
+      });
+      layout = await docsLayout(work);
+    } catch (e) {
+      if (e instanceof ArchiveRefused) throw ValidationError.field('archive', e.message);
+      throw e;
+    }
+    const documentationType = await doctypeOf(layout.htmlDir);
+    const started = new Date();
+
+    // The version (made if missing) and its build, in one transaction; the build is not queued.
+    const { version, build } = await prisma.$transaction(async (tx) => {
+      const version =
+        (await tx.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug } } })) ??
+        (await tx.version.create({
+          data: { projectId: project.id, slug, verboseName: name, type: 'unknown', active: true, privacyLevel: project.privacyLevel },
+        }));
+      await tx.$queryRaw`SELECT id FROM "Version" WHERE id = ${version.id} FOR UPDATE`;
+      const build = await tx.build.create({
+        data: {
+          projectId: project.id,
+          versionId: version.id,
+          versionSlug: version.slug,
+          state: 'building',
+          startedAt: started,
+          uploadedBy: ctx.viewer!.username,
+          uploadArchiveBytes: BigInt(input.archive.size),
+          uploadFiles: unpacked.files,
+          uploadBytes: BigInt(unpacked.bytes),
+        },
+      });
+      await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id, ...(version.active ? {} : { active: true }) } });
+      return { version, build };
+    });
+    events.emit('buildQueued', { buildId: build.id, projectId: project.id });
+
+    const finish = async (data: Prisma.BuildUpdateInput) => {
+      await prisma.build.update({
+        where: { id: build.id },
+        data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started.getTime()) / 1000) },
+      });
+      await Recorder.announce(prisma, build.id);
+    };
+    try {
+      const published = await publishBuild(prisma, storage, {
+        projectSlug: project.slug,
+        version,
+        buildId: build.id,
+        htmlDir: layout.htmlDir,
+        downloads: layout.downloads,
+        documentationType,
+        outputDir: work,
+        limits: { maxBytes: limits.maxPublishBytes, maxFiles: limits.maxPublishFiles },
+      });
+      if (published.cleanupError) ctx.log.warn({ err: published.cleanupError, build: build.id }, 'could not delete the files of a replaced build');
+      if (published.indexError) ctx.log.error({ err: published.indexError, build: build.id }, 'could not index the uploaded docs for search');
+      const formats = Object.keys(layout.downloads);
+      await finish({
+        success: true,
+        error: null,
+        message: `Uploaded by ${ctx.viewer!.username}: ${unpacked.files} files, ${unpacked.bytes} bytes, from a ${unpacked.format} archive of ${input.archive.size} bytes${formats.length ? ` (with ${formats.join(', ')})` : ''}.${published.published ? '' : ' A newer build of this version was published meanwhile; this upload is not served.'}`,
+      });
+    } catch (e) {
+      ctx.log.error({ err: e, build: build.id }, 'could not publish an upload');
+      await finish({ success: false, error: `Publishing the upload failed: ${(e as Error).message}` });
+    }
+    return prisma.build.findUniqueOrThrow({ ...query, where: { id: build.id } });
+  } finally {
+    await fs.rm(work, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+async function ensure(dir: string): Promise<string> {
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
