@@ -126,6 +126,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
       publicUrl: config.publicUrl,
       syncVersions: (projectId, url) => syncProjectVersions({ prisma: db.prisma, config }, projectId, url),
       limits: config.build,
+      notify: config,
     },
     { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl, leaseSeconds: config.buildLeaseSeconds },
   );

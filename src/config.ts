@@ -86,6 +86,13 @@ const schema = z.object({
   LECTERN_UPLOAD_MAX_BYTES: intFrom(2 * 1024 ** 3, 1024, 1024 ** 4),
   /** How many times its own size an uploaded archive may expand to (zip bombs). */
   LECTERN_UPLOAD_MAX_RATIO: intFrom(100, 2, 100_000),
+  /** Loopback, private or reserved ranges (CIDR, comma-separated) outgoing webhooks may reach; none by default. */
+  LECTERN_WEBHOOK_ALLOW: z
+    .string()
+    .refine((v) => list(v).every(isCidr), 'must be comma-separated CIDR ranges')
+    .optional(),
+  /** How long a webhook receiver has to answer (seconds). */
+  LECTERN_WEBHOOK_TIMEOUT_SECONDS: intFrom(10, 1, 120),
   /** Longest one SQL statement may run (ms) on either database; 0: no limit. */
   LECTERN_DB_STATEMENT_TIMEOUT_MS: intFrom(10_000, 0, 3_600_000),
 });
@@ -136,6 +143,8 @@ export interface Config {
   /** Proxies (addresses or CIDR ranges) whose X-Forwarded-* headers are believed (empty: none). */
   trustedProxies: string[];
   build: BuildLimits;
+  /** Outgoing webhooks: the private ranges they may reach, and how long a receiver has to answer. */
+  webhooks: { allow: string[]; timeoutSeconds: number };
   /** Longest one SQL statement may run, ms (0: no limit). */
   dbStatementTimeoutMs: number;
 }
@@ -219,6 +228,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     corsOrigins: list(e.LECTERN_CORS_ORIGINS ?? ''),
     trustedProxies: list(e.LECTERN_TRUSTED_PROXIES ?? ''),
     build: buildLimits(e),
+    webhooks: { allow: list(e.LECTERN_WEBHOOK_ALLOW ?? ''), timeoutSeconds: e.LECTERN_WEBHOOK_TIMEOUT_SECONDS },
     dbStatementTimeoutMs: e.LECTERN_DB_STATEMENT_TIMEOUT_MS,
   };
 }

@@ -4,6 +4,7 @@
 // lines of its output. The pipeline reaches the rest of Lectern only through the database and
 // storage.
 // @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/rtd-behavior.md §9.3
+
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, lstat, mkdir, rm } from 'node:fs/promises';
@@ -14,6 +15,8 @@ import type { PrismaClient } from '../db/database.ts';
 import { forbiddenVariableName } from '../domain/environment-variables.ts';
 import type { Build, Project, Version } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
+import { finishedEvent, queueBuildEvent } from '../notifications/queue.ts';
+import type { SendDeps } from '../notifications/send.ts';
 import type { Cipher } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
 import { type BuildConfig, BuildConfigError, loadBuildConfig } from './config.ts';
@@ -35,6 +38,8 @@ export interface PipelineDeps {
   syncVersions?: (projectId: number, repositoryUrl: string) => Promise<unknown>;
   /** Bounds and network of builds (LECTERN_BUILD_*); defaults when absent. */
   limits?: BuildLimits;
+  /** Webhook notifications are sent by the worker with these settings (none without them). */
+  notify?: SendDeps['config'];
 }
 
 const DEFAULT_TIME_LIMIT_S = 900;
@@ -57,11 +62,16 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   let syncing: Promise<unknown> | null = null;
   const finish = async (data: { success: boolean; error: string | null; message?: string }) => {
     await syncing;
-    await prisma.build.updateMany({
+    const { count } = await prisma.build.updateMany({
       // Only while the build is still this worker's: one whose lease was taken back belongs to another.
       where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
       data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started) / 1000), leaseExpiresAt: null },
     });
+    // build:passed or build:failed for the project's webhooks (sent by workers, never waited for).
+    if (count === 1)
+      await queueBuildEvent(prisma, build, finishedEvent(data.success)).catch((e: unknown) =>
+        deps.log.error({ err: e, build: build.id }, 'could not queue notifications'),
+      );
     await Recorder.announce(prisma, build.id); // live logs end now, not at their next poll
   };
   if (!version) return finish({ success: false, error: 'The version of this build was deleted before it started.' });

@@ -9,6 +9,18 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { events } from '../domain/events.ts';
+import {
+  type ClaimedDelivery,
+  claimDelivery,
+  DEFAULT_DELIVERY_RETRY,
+  deliveryQueued,
+  nextDeliveryDueMs,
+  queueFinishedEvents,
+  reapExpiredDeliveries,
+  recordAttempt,
+  releaseDelivery,
+} from '../notifications/queue.ts';
+import { sendDelivery } from '../notifications/send.ts';
 import { Aborted, type PipelineDeps, runBuild } from './pipeline.ts';
 import { claimBuild, heartbeat, reapExpired, releaseBuild } from './queue.ts';
 import { PgListener } from './record.ts';
@@ -37,7 +49,12 @@ export interface WorkerOptions {
   pollMs?: number;
   /** Version syncs run with `deps.syncVersions` (none without it). */
   versionSync?: { concurrency?: number; retry?: Partial<RetryPolicy> };
+  /** Webhook notifications are sent with `deps.notify` (none without it). */
+  notifications?: { concurrency?: number; retry?: Partial<RetryPolicy> };
 }
+
+/** Notifications one worker sends at once: each waits on a receiver, at most LECTERN_WEBHOOK_TIMEOUT_SECONDS. */
+const DEFAULT_DELIVERY_CONCURRENCY = 4;
 
 /** Syncs one worker runs at once: each is one `git ls-remote` and one transaction. */
 const DEFAULT_SYNC_CONCURRENCY = 2;
@@ -51,6 +68,10 @@ export class Worker {
   readonly #syncing = new Map<number, Promise<void>>();
   readonly #syncConcurrency: number;
   readonly #retry: RetryPolicy;
+  /** Webhook notifications being sent, by delivery id. */
+  readonly #delivering = new Map<number, Promise<void>>();
+  readonly #deliveryConcurrency: number;
+  readonly #deliveryRetry: RetryPolicy;
   #stopping = false;
   #wake: (() => void) | null = null;
   #listener: PgListener | null = null;
@@ -65,6 +86,8 @@ export class Worker {
     this.#leaseSeconds = opts.leaseSeconds ?? 60;
     this.#syncConcurrency = deps.syncVersions ? (opts.versionSync?.concurrency ?? DEFAULT_SYNC_CONCURRENCY) : 0;
     this.#retry = { ...DEFAULT_SYNC_RETRY, ...opts.versionSync?.retry };
+    this.#deliveryConcurrency = deps.notify ? (opts.notifications?.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY) : 0;
+    this.#deliveryRetry = { ...DEFAULT_DELIVERY_RETRY, ...opts.notifications?.retry };
   }
 
   get running(): number[] {
@@ -80,6 +103,7 @@ export class Worker {
     const onQueued = () => this.#wake?.();
     events.on('buildQueued', onQueued);
     versionSyncQueued.on('queued', onQueued);
+    deliveryQueued.on('queued', onQueued);
     if (this.opts.databaseUrl) {
       // It comes back by itself when the database does; builds queued meanwhile are looked for then.
       this.#listener = new PgListener(this.opts.databaseUrl, NOTIFY_CHANNEL, { log: this.deps.log, onNotify: onQueued, onReconnect: onQueued });
@@ -88,6 +112,7 @@ export class Worker {
     this.#loop = this.#run().finally(() => {
       events.off('buildQueued', onQueued);
       versionSyncQueued.off('queued', onQueued);
+      deliveryQueued.off('queued', onQueued);
     });
   }
 
@@ -106,6 +131,11 @@ export class Worker {
           lastReap = Date.now();
           const { retried, failed } = await reapExpired(this.deps.prisma);
           if (retried.length || failed.length) this.deps.log.warn({ retried, failed }, 'builds whose worker stopped');
+          await queueFinishedEvents(this.deps.prisma, failed);
+          if (this.#deliveryConcurrency > 0) {
+            const lost = await reapExpiredDeliveries(this.deps.prisma, this.#deliveryRetry.maxAttempts);
+            if (lost) this.deps.log.warn({ deliveries: lost }, 'notifications whose worker stopped');
+          }
           if (this.#syncConcurrency > 0) {
             const syncs = await reapExpiredVersionSyncs(this.deps.prisma, this.#retry.maxAttempts);
             if (syncs.length) this.deps.log.warn({ syncs }, 'version syncs whose worker stopped');
@@ -125,6 +155,15 @@ export class Worker {
             break;
           }
           this.#startSync(job);
+        }
+        while (!this.#stopping && this.#delivering.size < this.#deliveryConcurrency) {
+          const job = await claimDelivery(this.deps.prisma, this.id, this.#deliveryLeaseSeconds);
+          if (!job) {
+            const due = await nextDeliveryDueMs(this.deps.prisma);
+            if (due !== null && due < poll) setTimeout(wake, due + 5).unref();
+            break;
+          }
+          this.#startDelivery(job);
         }
       } catch (e) {
         this.deps.log.error({ err: e }, 'build worker loop');
@@ -152,7 +191,7 @@ export class Worker {
         // Whatever went wrong fails this build, logged, and nothing else: the worker goes on.
         this.deps.log.error({ err: e, build: build.id }, 'build failed to run');
         if (e instanceof Aborted) return;
-        await this.deps.prisma.build
+        const ended = await this.deps.prisma.build
           .updateMany({
             where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
             data: {
@@ -163,7 +202,8 @@ export class Worker {
               leaseExpiresAt: null,
             },
           })
-          .catch(() => {});
+          .catch(() => null);
+        if (ended?.count) await queueFinishedEvents(this.deps.prisma, [build.id]).catch(() => {});
       })
       .finally(() => {
         clearInterval(beat);
@@ -172,6 +212,35 @@ export class Worker {
         this.#wake?.();
       });
     this.#running.set(build.id, { controller, done });
+  }
+
+  /** A delivery's lease outlasts its request's timeout. */
+  get #deliveryLeaseSeconds(): number {
+    return Math.max(this.#leaseSeconds, (this.deps.notify?.webhooks.timeoutSeconds ?? 10) + 30);
+  }
+
+  #startDelivery(job: ClaimedDelivery): void {
+    const { prisma, cipher, log } = this.deps;
+    const retry = this.#deliveryRetry;
+    const done = sendDelivery({ prisma, cipher, config: this.deps.notify! }, job)
+      .then(async (o) => {
+        const delay = retryDelaySeconds(job.attempts, retry);
+        const state = await recordAttempt(prisma, job.id, this.id, o, delay, o.terminal ? 0 : retry.maxAttempts);
+        // The URL is not logged: a receiver's URL may itself be a secret (Slack's are).
+        const fields = { delivery: job.id, webhook: job.webhookId, event: job.event, build: job.buildId, attempt: job.attempts, status: o.statusCode, state };
+        if (o.error)
+          log.warn(
+            { ...fields, error: o.error, ...(state === 'queued' ? { retryInSeconds: Math.round(delay * 10) / 10 } : {}) },
+            'webhook notification failed',
+          );
+        else log.info(fields, 'webhook notification delivered');
+      })
+      .catch((e: unknown) => log.error({ err: e, delivery: job.id }, 'webhook notification could not be recorded'))
+      .finally(() => {
+        this.#delivering.delete(job.id);
+        this.#wake?.();
+      });
+    this.#delivering.set(job.id, done);
   }
 
   #startSync(job: ClaimedVersionSync): void {
@@ -216,7 +285,7 @@ export class Worker {
     this.#wake?.();
     await this.#loop;
     const all = [...this.#running.entries()];
-    const finished = Promise.all([...all.map(([, r]) => r.done), ...this.#syncing.values()]);
+    const finished = Promise.all([...all.map(([, r]) => r.done), ...this.#syncing.values(), ...this.#delivering.values()]);
     const timedOut = await Promise.race([finished.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref())]);
     if (timedOut) {
       for (const [id, r] of this.#running) {
@@ -227,6 +296,7 @@ export class Worker {
       // A sync cannot be interrupted (it is one ls-remote and one transaction); given back, it runs
       // again elsewhere, which is harmless: a sync is idempotent.
       for (const id of this.#syncing.keys()) await releaseVersionSync(this.deps.prisma, id, this.id);
+      for (const id of this.#delivering.keys()) await releaseDelivery(this.deps.prisma, id, this.id);
     }
     await this.#listener?.close();
   }

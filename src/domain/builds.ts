@@ -1,7 +1,9 @@
 // Queueing a build: the Build row is the queue entry (state `triggered`). A newer build of a
 // version supersedes its pending older ones, which end `finished`, unsuccessful, with a message.
 // @see ../../../shared/spec/decisions.md §4, rtd-behavior §5.6
+
 import type { Prisma } from '../generated/prisma/client.ts';
+import { queueBuildEvent } from '../notifications/queue.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
@@ -37,6 +39,7 @@ export async function queueBuild(tx: Tx, version: { id: number; slug: string; pr
     },
   });
   await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id } });
+  await queueBuildEvent(tx, build, 'build:triggered');
   // Wakes workers in other processes (delivered when the transaction commits).
   await tx.$executeRaw`SELECT pg_notify('lectern_builds', ${String(build.id)})`;
   return build;

@@ -61,7 +61,17 @@ export class ConflictError extends LecternError {
 }
 
 /** Read the Docs' model names, so `No Project matches the given query.` reads the same. */
-export type ModelName = 'Project' | 'Version' | 'Build' | 'ProjectRelationship' | 'Redirect' | 'EnvironmentVariable' | 'Integration' | 'User' | 'ApiToken';
+export type ModelName =
+  | 'Project'
+  | 'Version'
+  | 'Build'
+  | 'ProjectRelationship'
+  | 'Redirect'
+  | 'EnvironmentVariable'
+  | 'Integration'
+  | 'User'
+  | 'ApiToken'
+  | 'Webhook';
 
 export class NotFoundError extends LecternError {
   readonly model: ModelName;

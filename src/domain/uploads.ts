@@ -6,11 +6,13 @@
 //
 // The archive is unpacked and checked (uploads/archive.ts) before anything is written to the
 // database or storage: a refused archive changes nothing.
+
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { publishBuild } from '../builds/publish.ts';
 import { Recorder } from '../builds/record.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
+import { finishedEvent, queueBuildEvent } from '../notifications/queue.ts';
 import { ArchiveRefused, docsLayout, extractArchive } from '../uploads/archive.ts';
 import type { UploadedFile } from '../uploads/spool.ts';
 import { projectToChange } from './access.ts';
@@ -101,6 +103,7 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
         },
       });
       await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id, ...(version.active ? {} : { active: true }) } });
+      await queueBuildEvent(tx, build, 'build:triggered');
       return { version, build };
     });
     events.emit('buildQueued', { buildId: build.id, projectId: project.id });
@@ -111,6 +114,7 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
         data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started.getTime()) / 1000) },
       });
       await Recorder.announce(prisma, build.id);
+      await queueBuildEvent(prisma, build, finishedEvent(data.success === true));
     };
     try {
       const published = await publishBuild(prisma, storage, {

@@ -13,6 +13,7 @@ import './types/subproject.ts';
 import './types/redirect.ts';
 import './types/environment-variable.ts';
 import './types/integration.ts';
+import './types/webhook.ts';
 import './types/embed.ts';
 import './types/search.ts';
 

@@ -104,6 +104,18 @@ export function Field(props: {
   );
 }
 
+export function Check({ label, name, checked }: { label: string; name: string; checked: boolean }) {
+  return (
+    <div className="field check">
+      <input id={`f-${name}`} type="checkbox" name={name} defaultChecked={checked} />
+      <label htmlFor={`f-${name}`}>{label}</label>
+    </div>
+  );
+}
+
+/** Whether a checkbox of a submitted form was ticked. */
+export const check = (f: Record<string, string>, name: string) => f[name] === 'on';
+
 export function Select(props: { label: string; name: string; options: readonly string[]; defaultValue?: string }) {
   const id = `f-${props.name}`;
   return (

@@ -1,13 +1,16 @@
 // Running real builds in tests: a build worker on the test app's database and storage, fixture
 // repositories for the kinds of documentation Lectern builds, and waiting for a build to end.
-import { Worker } from '../../src/builds/worker.ts';
+import { Worker, type WorkerOptions } from '../../src/builds/worker.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { createLogger } from '../../src/log.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { fileStorageDir } from '../../src/storage/index.ts';
 import { TEST_SECRET_KEY, type TestApp } from './app.ts';
 
-export async function startTestWorker(t: TestApp, opts: { concurrency?: number; leaseSeconds?: number } = {}): Promise<Worker> {
+export async function startTestWorker(
+  t: TestApp,
+  opts: { concurrency?: number; leaseSeconds?: number; notifications?: WorkerOptions['notifications'] } = {},
+): Promise<Worker> {
   const worker = new Worker(
     {
       prisma: t.db.prisma,
@@ -19,8 +22,9 @@ export async function startTestWorker(t: TestApp, opts: { concurrency?: number; 
       publicUrl: t.config.publicUrl,
       syncVersions: (projectId, url) => syncProjectVersions(t.services, projectId, url),
       limits: t.config.build,
+      notify: t.config,
     },
-    { concurrency: opts.concurrency ?? 1, databaseUrl: t.databaseUrl, leaseSeconds: opts.leaseSeconds },
+    { concurrency: opts.concurrency ?? 1, databaseUrl: t.databaseUrl, leaseSeconds: opts.leaseSeconds, notifications: opts.notifications },
   );
   await worker.start();
   return worker;

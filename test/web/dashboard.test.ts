@@ -195,8 +195,21 @@ describe('the dashboard, from the first run', () => {
     await check('09-users');
   });
 
+  it('adds a webhook: its secret is shown once, and it is listed with its events', async () => {
+    await page.goto(`${origin}/projects/handbook/notifications`);
+    await page.getByLabel('URL').fill('https://hooks.example.com/lectern');
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    expect(await page.getByTestId('secret').textContent()).toMatch(/^[0-9a-f]{48}$/);
+    await page.getByRole('heading', { name: 'https://hooks.example.com/lectern' }).waitFor();
+    expect(await page.getByText('Build passed, Build failed, default JSON payload').count()).toBe(1);
+    await check('11-webhooks');
+    await page.reload();
+    await page.getByRole('heading', { name: 'https://hooks.example.com/lectern' }).waitFor();
+    expect(await page.getByTestId('secret').count()).toBe(0);
+  });
+
   it("passes axe on every other page: the project's tabs, a user's sign-in", async () => {
-    for (const tab of ['builds', 'variables', 'integrations', 'maintainers', 'related']) {
+    for (const tab of ['builds', 'variables', 'integrations', 'notifications', 'maintainers', 'related']) {
       await page.goto(`${origin}/projects/handbook/${tab}`);
       await page.locator('nav.tabs a[aria-current="page"]').waitFor();
       await page.locator('.loading').waitFor({ state: 'detached' });

@@ -1,11 +1,28 @@
 // A project: its versions (the page's one operation: the project with its versions and their last
-// builds), builds, settings, redirects, environment variables, integrations, maintainers,
+// builds), builds, settings, redirects, environment variables, integrations, notifications, maintainers,
 // subprojects and translations, each a tab with a URL of its own.
 import { useState } from 'react';
 import { useClient, useMutation, useQuery } from 'urql';
 import { Link, useLocation } from 'wouter';
 import { graphql } from '../graphql.ts';
-import { ActButton, ActionForm, Failure, Field, Loading, NotFound, type Problem, ProblemText, problemOf, Select, StateBadge, useEditor, when } from '../ui.tsx';
+import {
+  ActButton,
+  ActionForm,
+  Check,
+  check,
+  Failure,
+  Field,
+  Loading,
+  NotFound,
+  type Problem,
+  ProblemText,
+  problemOf,
+  Select,
+  StateBadge,
+  useEditor,
+  when,
+} from '../ui.tsx';
+import { Webhooks } from './webhooks.tsx';
 
 const TABS = [
   ['versions', 'Versions'],
@@ -14,6 +31,7 @@ const TABS = [
   ['redirects', 'Redirects'],
   ['variables', 'Environment variables'],
   ['integrations', 'Integrations'],
+  ['notifications', 'Notifications'],
   ['maintainers', 'Maintainers'],
   ['related', 'Subprojects and translations'],
 ] as const;
@@ -71,6 +89,7 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
       {tab === 'redirects' && <Redirects slug={slug} />}
       {tab === 'variables' && <Variables slug={slug} />}
       {tab === 'integrations' && <Integrations slug={slug} />}
+      {tab === 'notifications' && <Webhooks slug={slug} />}
       {tab === 'maintainers' && <Maintainers slug={slug} />}
       {tab === 'related' && <Related slug={slug} />}
     </section>
@@ -299,8 +318,6 @@ const DeleteProject = graphql(`
   }
 `);
 
-const check = (f: Record<string, string>, name: string) => f[name] === 'on';
-
 function Settings({ project }: { project: ProjectData }) {
   const client = useClient();
   const [, navigate] = useLocation();
@@ -400,15 +417,6 @@ function Settings({ project }: { project: ProjectData }) {
         </form>
       </section>
     </>
-  );
-}
-
-function Check({ label, name, checked }: { label: string; name: string; checked: boolean }) {
-  return (
-    <div className="field check">
-      <input id={`f-${name}`} type="checkbox" name={name} defaultChecked={checked} />
-      <label htmlFor={`f-${name}`}>{label}</label>
-    </div>
   );
 }
 

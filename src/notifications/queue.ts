@@ -1,0 +1,134 @@
+// Outgoing webhook notifications as jobs in the database, as builds and version syncs are: a build
+// event writes one NotificationDelivery row per subscribed webhook (in the transaction that made
+// the event, so an event is never lost nor sent for something rolled back); workers claim due rows
+// with FOR UPDATE SKIP LOCKED, POST them (./send.ts), and record the outcome. A receiver that fails
+// or does not answer is tried again later, with capped and jittered exponential backoff
+// (version-sync-queue.ts retryDelaySeconds), until the attempts run out. A build never waits for a
+// delivery, and a delivery never fails a build.
+import { EventEmitter } from 'node:events';
+import type { RetryPolicy } from '../builds/version-sync-queue.ts';
+import type { PrismaClient } from '../db/database.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+
+export const WEBHOOK_EVENTS = ['build:triggered', 'build:passed', 'build:failed'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** Seven attempts over about ten minutes: a receiver's restart or a short outage, not a day. */
+export const DEFAULT_DELIVERY_RETRY: RetryPolicy = { baseSeconds: 5, capSeconds: 300, maxAttempts: 7 };
+
+type Db = PrismaClient | Prisma.TransactionClient;
+
+/**
+ * In-process wake-up for workers (the embedded database has no NOTIFY). Inside a transaction it may
+ * come before the commit; the caller's own announcement after it (announceBuild) wakes them again.
+ */
+export const deliveryQueued = new EventEmitter<{ queued: [] }>();
+deliveryQueued.setMaxListeners(100);
+
+/**
+ * Queues the event for every webhook of the build's project subscribed to it: one statement, and
+ * a NOTIFY that wakes workers in other processes when it commits.
+ */
+export async function queueBuildEvent(db: Db, build: { id: number; projectId: number }, event: WebhookEvent): Promise<number> {
+  const n = await db.$executeRaw`
+    INSERT INTO "NotificationDelivery" ("webhookId", "event", "buildId")
+    SELECT w."id", ${event}, ${build.id} FROM "Webhook" w
+    WHERE w."projectId" = ${build.projectId} AND ${event} = ANY(w."events")`;
+  if (n > 0) {
+    await db.$executeRaw`SELECT pg_notify('lectern_builds', 'notification')`;
+    deliveryQueued.emit('queued');
+  }
+  return n;
+}
+
+/** The event a finished build sends. */
+export function finishedEvent(success: boolean | null): WebhookEvent {
+  return success ? 'build:passed' : 'build:failed';
+}
+
+/** Queues `build:passed`/`build:failed` for builds that have just finished (by id). */
+export async function queueFinishedEvents(db: Db, buildIds: number[]): Promise<void> {
+  if (!buildIds.length) return;
+  const builds = await db.build.findMany({ where: { id: { in: buildIds }, state: 'finished' }, select: { id: true, projectId: true, success: true } });
+  for (const b of builds) await queueBuildEvent(db, b, finishedEvent(b.success));
+}
+
+export interface ClaimedDelivery {
+  id: number;
+  webhookId: number;
+  event: WebhookEvent;
+  buildId: number;
+  /** This attempt's number: 1 for the first. */
+  attempts: number;
+}
+
+export async function claimDelivery(db: PrismaClient, workerId: string, leaseSeconds: number): Promise<ClaimedDelivery | null> {
+  const rows = await db.$queryRaw<ClaimedDelivery[]>`
+    UPDATE "NotificationDelivery" SET
+      "state" = 'running', "workerId" = ${workerId},
+      "leaseExpiresAt" = now() + make_interval(secs => ${leaseSeconds}::double precision),
+      "attempts" = "attempts" + 1
+    WHERE "id" = (
+      SELECT "id" FROM "NotificationDelivery"
+      WHERE "state" = 'queued' AND "runAt" <= now()
+      ORDER BY "runAt", "id"
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED
+    )
+    RETURNING "id", "webhookId", "event", "buildId", "attempts"`;
+  return rows[0] ?? null;
+}
+
+export interface Outcome {
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** Records an attempt: delivered on a 2xx; else queued again after `delaySeconds` while attempts remain, else failed. */
+export async function recordAttempt(
+  db: PrismaClient,
+  id: number,
+  workerId: string,
+  outcome: Outcome,
+  delaySeconds: number,
+  maxAttempts: number,
+): Promise<string | null> {
+  const ok = outcome.error === null && outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
+  const rows = await db.$queryRaw<{ state: string }[]>`
+    UPDATE "NotificationDelivery" SET
+      "state" = CASE WHEN ${ok} THEN 'delivered'::"OutgoingState" WHEN "attempts" < ${maxAttempts} THEN 'queued'::"OutgoingState" ELSE 'failed'::"OutgoingState" END,
+      "runAt" = CASE WHEN ${ok} THEN "runAt" ELSE now() + make_interval(secs => ${delaySeconds}::double precision) END,
+      "statusCode" = ${outcome.statusCode}, "error" = ${outcome.error}, "durationMs" = ${outcome.durationMs},
+      "lastAttemptAt" = now(), "workerId" = NULL, "leaseExpiresAt" = NULL
+    WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running'
+    RETURNING "state"::text AS "state"`;
+  return rows[0]?.state ?? null;
+}
+
+/** Deliveries whose worker died mid-attempt: due again (the attempt counted), or failed when none remain. */
+export async function reapExpiredDeliveries(db: PrismaClient, maxAttempts: number): Promise<number> {
+  return db.$executeRaw`
+    UPDATE "NotificationDelivery" SET
+      "state" = CASE WHEN "attempts" < ${maxAttempts} THEN 'queued'::"OutgoingState" ELSE 'failed'::"OutgoingState" END,
+      "error" = 'The worker sending this notification stopped before it ended (its lease expired).',
+      "runAt" = now(), "workerId" = NULL, "leaseExpiresAt" = NULL
+    WHERE "state" = 'running' AND "leaseExpiresAt" < now()`;
+}
+
+/** Gives a running delivery back, due now, its attempt not counted (graceful shutdown). */
+export async function releaseDelivery(db: PrismaClient, id: number, workerId: string): Promise<void> {
+  await db.$executeRaw`
+    UPDATE "NotificationDelivery" SET "state" = 'queued', "attempts" = GREATEST("attempts" - 1, 0), "runAt" = now(),
+      "workerId" = NULL, "leaseExpiresAt" = NULL
+    WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running'`;
+}
+
+/** Milliseconds until the next waiting delivery is due (0 when one is due now); null when none waits. */
+export async function nextDeliveryDueMs(db: PrismaClient): Promise<number | null> {
+  const rows = await db.$queryRaw<{ ms: number | null }[]>`
+    SELECT (EXTRACT(EPOCH FROM (min("runAt") - now()::timestamp(3))) * 1000)::float8 AS "ms"
+    FROM "NotificationDelivery" WHERE "state" = 'queued'`;
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? null : Math.max(0, ms);
+}

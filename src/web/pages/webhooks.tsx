@@ -1,0 +1,159 @@
+// A project's outgoing webhooks (build notifications): each with its events and the outcomes of its
+// recent deliveries; add one (the secret is shown once), or delete it.
+import { useState } from 'react';
+import { graphql } from '../graphql.ts';
+import { ActButton, ActionForm, Check, check, Field, ProblemText, problemOf, useEditor, when } from '../ui.tsx';
+
+const WebhooksQuery = graphql(`
+  query ProjectWebhooks($slug: String!) {
+    project(slug: $slug) {
+      id
+      webhooks {
+        id url events payload createdAt
+        deliveries(limit: 10) { id event buildId state attempts statusCode error durationMs lastAttemptAt nextAttemptAt }
+      }
+    }
+  }
+`);
+const CreateWebhook = graphql(`
+  mutation CreateWebhook($project: String!, $input: WebhookInput!) {
+    createWebhook(project: $project, input: $input) {
+      __typename
+      ... on MutationCreateWebhookSuccess { data { secret webhook { id } } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const DeleteWebhook = graphql(`
+  mutation DeleteWebhook($project: String!, $id: Int!) {
+    deleteWebhook(project: $project, id: $id) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+const EVENTS = [
+  ['BUILD_TRIGGERED', 'Build triggered'],
+  ['BUILD_PASSED', 'Build passed'],
+  ['BUILD_FAILED', 'Build failed'],
+] as const;
+
+export function Webhooks({ slug }: { slug: string }) {
+  const { data, client, problem, setProblem, reload, pending } = useEditor(WebhooksQuery, { slug });
+  const [secret, setSecret] = useState<string | null>(null);
+  if (!data) return pending('webhooks');
+  const hooks = data?.project?.webhooks ?? [];
+  return (
+    <>
+      <p>
+        Lectern POSTs build events to these URLs, signed in <code>X-Hub-Signature</code> (the HMAC-SHA256 of the body with the webhook's secret, in hex).
+      </p>
+      <ProblemText problem={problem} />
+      {secret && (
+        <div className="notice" role="status">
+          <p>The webhook's secret, shown only now:</p>
+          <p>
+            <code data-testid="secret">{secret}</code>
+          </p>
+        </div>
+      )}
+      {hooks.length === 0 && <p>No webhooks.</p>}
+      {hooks.map((h) => (
+        <section key={h.id} className="card">
+          <h2>
+            <code>{h.url}</code>
+          </h2>
+          <p>
+            {h.events.map((e) => EVENTS.find(([v]) => v === e)?.[1] ?? e).join(', ')}
+            {h.payload ? ', custom payload' : ', default JSON payload'} <span className="muted">added {when(h.createdAt)}</span>{' '}
+            <ActButton
+              danger
+              act={async () => {
+                const r = await client.mutation(DeleteWebhook, { project: slug, id: h.id }).toPromise();
+                return problemOf(r.data?.deleteWebhook, r.error);
+              }}
+              report={setProblem}
+              done={reload}
+            >
+              Delete
+            </ActButton>
+          </p>
+          {h.deliveries.length === 0 ? (
+            <p className="muted">Nothing sent yet.</p>
+          ) : (
+            <table className="list">
+              <caption>Recent deliveries</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Event</th>
+                  <th scope="col">Build</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Answer</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last attempt</th>
+                </tr>
+              </thead>
+              <tbody>
+                {h.deliveries.map((d) => (
+                  <tr key={d.id}>
+                    <td>{EVENTS.find(([v]) => v === d.event)?.[1] ?? d.event}</td>
+                    <td>#{d.buildId}</td>
+                    <td>
+                      <span className={`badge badge-${d.state === 'delivered' ? 'passed' : d.state === 'failed' ? 'failed' : d.state}`}>{d.state}</span>
+                      {d.nextAttemptAt && <small> next try {when(d.nextAttemptAt)}</small>}
+                    </td>
+                    <td>
+                      {d.statusCode ?? '—'}
+                      {d.error && <small className="error"> {d.error}</small>}
+                    </td>
+                    <td>{d.attempts}</td>
+                    <td>
+                      {when(d.lastAttemptAt)}
+                      {d.durationMs !== null && <small> ({d.durationMs} ms)</small>}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      ))}
+      <h2>Add a webhook</h2>
+      <ActionForm
+        label="Add webhook"
+        reset
+        act={async (f) => {
+          const events = EVENTS.filter(([v]) => check(f, v)).map(([v]) => v);
+          const input = { url: f.url, events, payload: f.payload || null, secret: f.secret || null };
+          const r = await client.mutation(CreateWebhook, { project: slug, input }).toPromise();
+          const a = r.data?.createWebhook;
+          const p = problemOf(a, r.error);
+          if (!p && a?.__typename === 'MutationCreateWebhookSuccess') {
+            setSecret(a.data.secret);
+            reload();
+          }
+          return p;
+        }}
+      >
+        <Field label="URL" name="url" type="url" required />
+        {EVENTS.map(([v, label]) => (
+          <Check key={v} label={label} name={v} checked={v !== 'BUILD_TRIGGERED'} />
+        ))}
+        <div className="field">
+          <label htmlFor="f-payload">Payload template (optional)</label>
+          <textarea id="f-payload" name="payload" rows={4} placeholder='{"text": "{{ project.name }} {{ version.slug }}: {{ event }} {{ build.url }}"}' />
+          <small>
+            Read the Docs' variables: <code>{'{{ event }}'}</code>, <code>{'{{ build.id }}'}</code>, <code>{'{{ build.url }}'}</code>,{' '}
+            <code>{'{{ build.docs_url }}'}</code>, <code>{'{{ build.commit }}'}</code>, <code>{'{{ project.slug }}'}</code>, <code>{'{{ project.name }}'}</code>
+            , <code>{'{{ project.url }}'}</code>, <code>{'{{ version.slug }}'}</code>, <code>{'{{ version.name }}'}</code>. Empty: a JSON body describing the
+            build.
+          </small>
+        </div>
+        <Field label="Secret (optional: generated when empty)" name="secret" type="password" autoComplete="off" />
+      </ActionForm>
+    </>
+  );
+}
