@@ -127,6 +127,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
       syncVersions: (projectId, url) => syncProjectVersions({ prisma: db.prisma, config }, projectId, url),
       limits: config.build,
       notify: config,
+      previewRetentionDays: config.previewRetentionDays,
     },
     { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl, leaseSeconds: config.buildLeaseSeconds },
   );

@@ -91,6 +91,8 @@ const schema = z.object({
     .string()
     .refine((v) => list(v).every(isCidr), 'must be comma-separated CIDR ranges')
     .optional(),
+  /** Days a pull request's preview is kept after the pull request closes (Read the Docs: 90). */
+  LECTERN_PREVIEW_RETENTION_DAYS: intFrom(90, 0, 3650),
   /** How long a webhook receiver has to answer (seconds). */
   LECTERN_WEBHOOK_TIMEOUT_SECONDS: intFrom(10, 1, 120),
   /** Longest one SQL statement may run (ms) on either database; 0: no limit. */
@@ -145,6 +147,8 @@ export interface Config {
   build: BuildLimits;
   /** Outgoing webhooks: the private ranges they may reach, and how long a receiver has to answer. */
   webhooks: { allow: string[]; timeoutSeconds: number };
+  /** Days a closed pull request's preview is kept. */
+  previewRetentionDays: number;
   /** Longest one SQL statement may run, ms (0: no limit). */
   dbStatementTimeoutMs: number;
 }
@@ -229,6 +233,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustedProxies: list(e.LECTERN_TRUSTED_PROXIES ?? ''),
     build: buildLimits(e),
     webhooks: { allow: list(e.LECTERN_WEBHOOK_ALLOW ?? ''), timeoutSeconds: e.LECTERN_WEBHOOK_TIMEOUT_SECONDS },
+    previewRetentionDays: e.LECTERN_PREVIEW_RETENTION_DAYS,
     dbStatementTimeoutMs: e.LECTERN_DB_STATEMENT_TIMEOUT_MS,
   };
 }

@@ -40,6 +40,8 @@ export interface PipelineDeps {
   limits?: BuildLimits;
   /** Webhook notifications are sent by the worker with these settings (none without them). */
   notify?: SendDeps['config'];
+  /** Closed pull requests' previews are removed this many days after they closed (not at all without it). */
+  previewRetentionDays?: number;
 }
 
 const DEFAULT_TIME_LIMIT_S = 900;
@@ -82,7 +84,11 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   // rule are left out of the build, and the log says so.
   const ignored: [name: string, why: string][] = [];
   const env: Record<string, string> = {};
+  // A pull request's preview builds code anyone who can open a pull request wrote: it gets the
+  // project's public variables only, as on Read the Docs.
+  const preview = version.type === 'external';
   for (const v of variables) {
+    if (preview && !v.public) continue;
     const why = forbiddenVariableName(v.name);
     if (why) ignored.push([v.name, why]);
     else env[v.name] = deps.cipher.decrypt(v.valueEncrypted);
@@ -256,6 +262,13 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     if (isTagCommit && version.identifier) {
       await run('Cloning', 'git fetch', ['git', 'fetch', '--depth', '1', 'origin', version.identifier], { network: true });
       await run('Cloning', 'git checkout', ['git', 'checkout', '--force', version.identifier]);
+    }
+    // A pull request's preview: its head, from the ref the forge keeps for it (pull/<n>/head,
+    // merge-requests/<n>/head), as Read the Docs fetches it.
+    const external = version.type === 'external' ? (version.externalSource as { ref?: unknown } | null) : null;
+    if (external && typeof external.ref === 'string' && /^(pull|merge-requests)\/\d+\/head$/.test(external.ref)) {
+      await run('Cloning', 'git fetch', ['git', 'fetch', '--depth', '1', 'origin', external.ref], { network: true });
+      await run('Cloning', 'git checkout', ['git', 'checkout', '--force', 'FETCH_HEAD']);
     }
     const head = await retryingSandboxSetup(async () => {
       const attempt = await recorder.run('git rev-parse', ['git', 'rev-parse', 'HEAD'], {

@@ -22,6 +22,7 @@ import {
 } from '../notifications/queue.ts';
 import { sendDelivery } from '../notifications/send.ts';
 import { Aborted, type PipelineDeps, runBuild } from './pipeline.ts';
+import { removeClosedPreviews } from './previews.ts';
 import { claimBuild, heartbeat, reapExpired, releaseBuild } from './queue.ts';
 import { PgListener } from './record.ts';
 import {
@@ -132,6 +133,10 @@ export class Worker {
           const { retried, failed } = await reapExpired(this.deps.prisma);
           if (retried.length || failed.length) this.deps.log.warn({ retried, failed }, 'builds whose worker stopped');
           await queueFinishedEvents(this.deps.prisma, failed);
+          if (this.deps.previewRetentionDays !== undefined) {
+            const removed = await removeClosedPreviews(this.deps.prisma, this.deps.storage, this.deps.previewRetentionDays);
+            if (removed.length) this.deps.log.info({ removed }, "closed pull requests' previews removed");
+          }
           if (this.#deliveryConcurrency > 0) {
             const lost = await reapExpiredDeliveries(this.deps.prisma, this.#deliveryRetry.maxAttempts);
             if (lost) this.deps.log.warn({ deliveries: lost }, 'notifications whose worker stopped');

@@ -36,16 +36,17 @@ export const projectRule: Rule<Prisma.ProjectWhereInput, { id: number; privacyLe
 type VersionRow = { projectId: number; privacyLevel: string; type: string; project: { privacyLevel: string } };
 
 /**
- * A version in the API: of a project the caller can see, public or maintained by the caller, and
- * internal (a branch or tag; pull request previews are not versions of the project's docs).
+ * A version in the API: of a project the caller can see, public or maintained by the caller. A pull
+ * request's preview (type external) is one too, private or public as the project's
+ * externalBuildsPrivacyLevel made it; lists leave previews out unless asked for them (`type:
+ * external`), and version menus never offer them (offeredVersions).
  */
 export const versionRule: Rule<Prisma.VersionWhereInput, VersionRow> = {
   where: (viewer) => ({
-    type: { not: 'external' },
     project: projectRule.where(viewer),
     OR: [{ privacyLevel: 'public' }, ...(viewer ? [{ project: maintainedBy(viewer) }] : [])],
   }),
-  allows: (caller, v) => v.type !== 'external' && (v.privacyLevel === 'public' && v.project.privacyLevel === 'public' ? true : maintains(caller, v.projectId)),
+  allows: (caller, v) => (v.privacyLevel === 'public' && v.project.privacyLevel === 'public' ? true : maintains(caller, v.projectId)),
 };
 
 /**
@@ -63,7 +64,7 @@ export const readableVersionRule: Rule<Prisma.VersionWhereInput, VersionRow & { 
  * them all; version menus leave out the hidden ones.
  */
 export function offeredVersions(o: { includeHidden: boolean }): Prisma.VersionWhereInput {
-  return { AND: [readableVersionRule.where(null), ...(o.includeHidden ? [] : [{ hidden: false }])] };
+  return { AND: [readableVersionRule.where(null), { type: { not: 'external' } }, ...(o.includeHidden ? [] : [{ hidden: false }])] };
 }
 
 /**

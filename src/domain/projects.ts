@@ -159,6 +159,7 @@ export interface UpdateProjectInput extends Omit<ImportProjectInput, 'repository
   showVersionWarning?: boolean | null;
   versionSwitcher?: boolean | null;
   docsSearch?: boolean | null;
+  externalBuildsEnabled?: boolean | null;
   versioningScheme?: string | null;
   readthedocsYamlPath?: string | null;
   externalBuildsPrivacyLevel?: 'public' | 'private' | null;
@@ -198,6 +199,7 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   if (input.showVersionWarning != null) data.showVersionWarning = input.showVersionWarning;
   if (input.versionSwitcher != null) data.versionSwitcher = input.versionSwitcher;
   if (input.docsSearch != null) data.docsSearch = input.docsSearch;
+  if (input.externalBuildsEnabled != null) data.externalBuildsEnabled = input.externalBuildsEnabled;
   if (input.versioningScheme != null) data.versioningScheme = input.versioningScheme;
   if (input.readthedocsYamlPath !== undefined) data.readthedocsYamlPath = input.readthedocsYamlPath?.trim() || null;
   if (input.description != null) data.description = input.description;

@@ -5,6 +5,7 @@
 // @see ../../../shared/reference/rtd-behavior.md §7, §5.2, §5.6
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IntegrationProvider, Project, Version } from '../generated/prisma/client.ts';
+import type { ExternalSource } from '../notifications/send.ts';
 import { isMaintainer } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import { authenticate, contextFor, type Services } from './context.ts';
@@ -223,9 +224,9 @@ async function pipeline(s: Services, req: WebhookRequest, seen: Seen): Promise<W
 
   switch (provider) {
     case 'github':
-      return github(s, project, req, payload);
+      return github(s, project, integration.id, req, payload);
     case 'gitlab':
-      return gitlab(s, project, payload);
+      return gitlab(s, project, integration.id, payload);
     case 'bitbucket':
       return bitbucket(s, project, req, payload);
     case 'generic':
@@ -259,7 +260,7 @@ function parseRef(ref: unknown): Ref {
   throw new Refused(400, 'Parameter "ref" must be refs/heads/<branch> or refs/tags/<tag>');
 }
 
-async function github(s: Services, project: Project, req: WebhookRequest, payload: Record<string, unknown>): Promise<WebhookResponse> {
+async function github(s: Services, project: Project, integrationId: number, req: WebhookRequest, payload: Record<string, unknown>): Promise<WebhookResponse> {
   const event = req.header('x-github-event') || 'push';
   await followDefaultBranch(s, project, str(obj(payload.repository)?.default_branch));
   if (event === 'ping') return detail(200, 'Webhook configured correctly', event);
@@ -268,16 +269,108 @@ async function github(s: Services, project: Project, req: WebhookRequest, payloa
     if (payload.created === true || payload.deleted === true) return sync(s, project, event);
     return build(s, project, [parseRef(payload.ref)], event);
   }
-  // pull_request builds need external (pull-request) versions, which Lectern does not build.
+  if (event === 'pull_request' && project.externalBuildsEnabled) {
+    const action = str(payload.action);
+    if (action !== 'opened' && action !== 'synchronize' && action !== 'reopened' && action !== 'closed') return detail(200, UNHANDLED, event);
+    const pr = obj(payload.pull_request);
+    const number = need(payload.number, 'number');
+    const source: ExternalSource = {
+      provider: 'github',
+      integrationId,
+      repository: repositoryName(need(obj(payload.repository)?.full_name, 'full_name')),
+      number: Number(number),
+      url: str(pr?.html_url) ?? null,
+      ref: `pull/${number}/head`,
+    };
+    if (action === 'closed') return closePreview(s, project, source, event);
+    return buildPreview(s, project, source, String(need(obj(pr?.head)?.sha, 'sha')), event);
+  }
   return detail(200, UNHANDLED, event);
 }
 
-async function gitlab(s: Services, project: Project, payload: Record<string, unknown>): Promise<WebhookResponse> {
+/** GitHub's `owner/name`: it goes into the statuses API's path, so nothing but a name. */
+function repositoryName(v: string | number): string {
+  const name = String(v);
+  if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(name) || name.split('/').some((p) => /^\.+$/.test(p)))
+    throw new Refused(400, 'Invalid payload. full_name is required.');
+  return name;
+}
+
+/** GitLab's numeric project id. */
+function projectId(v: string | number): number {
+  const id = Number(v);
+  if (!Number.isSafeInteger(id) || id <= 0) throw new Refused(400, 'Invalid payload. id is required.');
+  return id;
+}
+
+/** A value a pull request's payload must have, as Read the Docs' ParseError names it. */
+function need(v: unknown, key: string): string | number {
+  if ((typeof v === 'string' && v !== '') || (typeof v === 'number' && Number.isSafeInteger(v))) return v;
+  throw new Refused(400, `Invalid payload. ${key} is required.`);
+}
+
+/**
+ * Builds a pull request's head as its external version (Read the Docs' get_or_create_external_version
+ * and trigger_build): named by the number, private or public as the project's
+ * externalBuildsPrivacyLevel says, open again if it was closed.
+ */
+async function buildPreview(s: Services, project: Project, source: ExternalSource, commit: string, event: string): Promise<WebhookResponse> {
+  if (!Number.isSafeInteger(source.number) || source.number <= 0) throw new Refused(400, 'Invalid payload. number is required.');
+  if (!/^[0-9a-f]{7,64}$/i.test(commit)) throw new Refused(400, 'Invalid payload. sha is required.');
+  const slug = String(source.number);
+  const build = await s.prisma.$transaction(async (tx) => {
+    const existing = await tx.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug } } });
+    if (existing && existing.type !== 'external') throw new Refused(400, `The project has a version named ${slug} that is not a pull request's preview.`);
+    const data = {
+      identifier: commit,
+      active: true,
+      privacyLevel: project.externalBuildsPrivacyLevel,
+      externalState: 'open',
+      externalClosedAt: null,
+      externalSource: source as unknown as object,
+    };
+    const version = existing
+      ? await tx.version.update({ where: { id: existing.id }, data })
+      : await tx.version.create({ data: { ...data, projectId: project.id, slug, verboseName: slug, type: 'external' } });
+    return queueBuild(tx, version, commit);
+  });
+  announceBuild(build);
+  return answer(200, { build_triggered: true, project: project.slug, versions: [slug] }, event);
+}
+
+/** Marks a pull request's preview closed: it is removed with its files LECTERN_PREVIEW_RETENTION_DAYS later. */
+async function closePreview(s: Services, project: Project, source: ExternalSource, event: string): Promise<WebhookResponse> {
+  const slug = String(source.number);
+  const { count } = await s.prisma.version.updateMany({
+    where: { projectId: project.id, slug, type: 'external', externalState: 'open' },
+    data: { externalState: 'closed', externalClosedAt: new Date() },
+  });
+  return answer(200, { closed: count > 0, project: project.slug, versions: count > 0 ? [slug] : [] }, event);
+}
+
+async function gitlab(s: Services, project: Project, integrationId: number, payload: Record<string, unknown>): Promise<WebhookResponse> {
   const event = str(payload.object_kind) ?? 'push';
   await followDefaultBranch(s, project, str(obj(payload.project)?.default_branch));
   if (event === 'push' || event === 'tag_push') {
     if (payload.before === ZERO_SHA || payload.after === ZERO_SHA) return sync(s, project, event);
     return build(s, project, [parseRef(payload.ref)], event);
+  }
+  if (event === 'merge_request' && project.externalBuildsEnabled) {
+    const mr = obj(payload.object_attributes);
+    const action = str(mr?.action);
+    const open = action === 'open' || action === 'reopen' || action === 'update';
+    if (!open && action !== 'close' && action !== 'merge') return detail(200, UNHANDLED, event);
+    const number = need(mr?.iid, 'iid');
+    const source: ExternalSource = {
+      provider: 'gitlab',
+      integrationId,
+      repository: String(projectId(need(obj(payload.project)?.id, 'id'))),
+      number: Number(number),
+      url: str(mr?.url) ?? null,
+      ref: `merge-requests/${number}/head`,
+    };
+    if (!open) return closePreview(s, project, source, event);
+    return buildPreview(s, project, source, String(need(obj(mr?.last_commit)?.id, 'id')), event);
   }
   return detail(200, UNHANDLED, event);
 }

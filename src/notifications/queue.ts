@@ -30,10 +30,19 @@ deliveryQueued.setMaxListeners(100);
  * a NOTIFY that wakes workers in other processes when it commits.
  */
 export async function queueBuildEvent(db: Db, build: { id: number; projectId: number }, event: WebhookEvent): Promise<number> {
-  const n = await db.$executeRaw`
-    INSERT INTO "NotificationDelivery" ("webhookId", "event", "buildId")
-    SELECT w."id", ${event}, ${build.id} FROM "Webhook" w
+  const hooks = await db.$executeRaw`
+    INSERT INTO "NotificationDelivery" ("kind", "webhookId", "event", "buildId")
+    SELECT 'webhook', w."id", ${event}, ${build.id} FROM "Webhook" w
     WHERE w."projectId" = ${build.projectId} AND ${event} = ANY(w."events")`;
+  // A pull request's preview reports to its forge, through the integration its event came in by,
+  // when that integration has a token: pending when queued, then success or failure.
+  const statuses = await db.$executeRaw`
+    INSERT INTO "NotificationDelivery" ("kind", "integrationId", "event", "buildId")
+    SELECT 'status', i."id", ${event}, b."id" FROM "Build" b
+    JOIN "Version" v ON v."id" = b."versionId"
+    JOIN "Integration" i ON i."projectId" = b."projectId" AND i."id" = (v."externalSource"->>'integrationId')::int
+    WHERE b."id" = ${build.id} AND v."type" = 'external' AND i."tokenEncrypted" IS NOT NULL`;
+  const n = hooks + statuses;
   if (n > 0) {
     await db.$executeRaw`SELECT pg_notify('lectern_builds', 'notification')`;
     deliveryQueued.emit('queued');
@@ -55,7 +64,9 @@ export async function queueFinishedEvents(db: Db, buildIds: number[]): Promise<v
 
 export interface ClaimedDelivery {
   id: number;
-  webhookId: number;
+  kind: 'webhook' | 'status';
+  webhookId: number | null;
+  integrationId: number | null;
   event: WebhookEvent;
   buildId: number;
   /** This attempt's number: 1 for the first. */
@@ -75,7 +86,7 @@ export async function claimDelivery(db: PrismaClient, workerId: string, leaseSec
       LIMIT 1
       FOR UPDATE SKIP LOCKED
     )
-    RETURNING "id", "webhookId", "event", "buildId", "attempts"`;
+    RETURNING "id", "kind", "webhookId", "integrationId", "event", "buildId", "attempts"`;
   return rows[0] ?? null;
 }
 

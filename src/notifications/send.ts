@@ -168,8 +168,11 @@ const MAX_ERROR = 1000;
 
 /** Sends one delivery and says how it went; never throws for the receiver's failures. */
 export async function sendDelivery(deps: SendDeps, job: ClaimedDelivery): Promise<Outcome & { terminal?: boolean }> {
-  const started = Date.now();
-  const webhook = await deps.prisma.webhook.findUnique({ where: { id: job.webhookId } });
+  return job.kind === 'status' ? sendStatus(deps, job) : sendWebhook(deps, job);
+}
+
+/** The build an event is about, with what payloads and statuses say of it. */
+async function eventContext(deps: SendDeps, job: ClaimedDelivery) {
   const build = await deps.prisma.build.findUnique({
     where: { id: job.buildId },
     select: {
@@ -177,11 +180,11 @@ export async function sendDelivery(deps: SendDeps, job: ClaimedDelivery): Promis
       commit: true,
       createdAt: true,
       versionSlug: true,
-      version: { select: { slug: true, verboseName: true } },
+      version: { select: { slug: true, verboseName: true, externalSource: true } },
       project: { select: { ...servedProjectSelect, name: true } },
     },
   });
-  if (!webhook || !build) return { statusCode: null, error: 'The webhook or the build no longer exists.', durationMs: 0, terminal: true };
+  if (!build) return null;
   const versionSlug = build.version?.slug ?? build.versionSlug ?? '';
   const { publicUrl } = deps.config;
   const context: PayloadContext = {
@@ -195,13 +198,77 @@ export async function sendDelivery(deps: SendDeps, job: ClaimedDelivery): Promis
       project: `${publicUrl}/projects/${build.project.slug}`,
     },
   };
+  return { build, context };
+}
+
+async function sendWebhook(deps: SendDeps, job: ClaimedDelivery): Promise<Outcome & { terminal?: boolean }> {
+  const webhook = job.webhookId === null ? null : await deps.prisma.webhook.findUnique({ where: { id: job.webhookId } });
+  const found = await eventContext(deps, job);
+  if (!webhook || !found) return { statusCode: null, error: 'The webhook or the build no longer exists.', durationMs: 0, terminal: true };
+  const { context } = found;
   const body = webhook.payload ? renderTemplate(webhook.payload, context) : defaultPayload(context);
-  const secret = deps.cipher.decrypt(webhook.secretEncrypted);
-  const signature = sign(secret, body);
+  const signature = sign(deps.cipher.decrypt(webhook.secretEncrypted), body);
+  return post(deps, webhook.url, body, {
+    'x-rtd-event': job.event,
+    'x-lectern-delivery': String(job.id),
+    'x-hub-signature': signature,
+    'x-hub-signature-256': `sha256=${signature}`,
+  });
+}
+
+/** The forges' public APIs, when an integration names no other. */
+export const FORGE_API = { github: 'https://api.github.com', gitlab: 'https://gitlab.com/api/v4' } as const;
+
+export interface ExternalSource {
+  provider: 'github' | 'gitlab';
+  integrationId: number;
+  /** GitHub's `owner/name`, GitLab's project id. */
+  repository: string;
+  number: number;
+  /** The pull request's page. */
+  url: string | null;
+  /** What the build fetches: `pull/<n>/head`, `merge-requests/<n>/head`. */
+  ref: string;
+}
+
+/**
+ * A commit status on a pull request's head, as Read the Docs reports it: pending while it builds
+ * (linking the build), then success (linking the preview) or failure (linking the build).
+ */
+async function sendStatus(deps: SendDeps, job: ClaimedDelivery): Promise<Outcome & { terminal?: boolean }> {
+  const integration = job.integrationId === null ? null : await deps.prisma.integration.findUnique({ where: { id: job.integrationId } });
+  const found = await eventContext(deps, job);
+  const source = found?.build.version?.externalSource as ExternalSource | null | undefined;
+  if (!integration?.tokenEncrypted || !found || !source || !found.build.commit) {
+    return { statusCode: null, error: 'The integration, its token, the build or its commit no longer exists.', durationMs: 0, terminal: true };
+  }
+  const { build, context } = found;
+  const token = deps.cipher.decrypt(integration.tokenEncrypted);
+  const state = job.event === 'build:triggered' ? 'pending' : job.event === 'build:passed' ? 'success' : 'failure';
+  const description = { pending: 'The documentation is building.', success: 'The documentation preview is ready.', failure: 'The documentation build failed.' }[
+    state
+  ];
+  const target = state === 'success' ? context.urls.docs : context.urls.build;
+  const name = `docs/lectern:${context.project.slug}`;
+  const sha = encodeURIComponent(build.commit!);
+  if (integration.provider === 'gitlab') {
+    const base = (integration.apiUrl ?? FORGE_API.gitlab).replace(/\/+$/, '');
+    const body = JSON.stringify({ state: state === 'failure' ? 'failed' : state, target_url: target, description, name });
+    return post(deps, `${base}/projects/${encodeURIComponent(source.repository)}/statuses/${sha}`, body, { 'private-token': token });
+  }
+  const base = (integration.apiUrl ?? FORGE_API.github).replace(/\/+$/, '');
+  const repo = source.repository.split('/').map(encodeURIComponent).join('/');
+  const body = JSON.stringify({ state, target_url: target, description, context: name });
+  return post(deps, `${base}/repos/${repo}/statuses/${sha}`, body, { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json' });
+}
+
+/** POSTs JSON to a URL notifications may reach; the outcome, never an exception. */
+async function post(deps: SendDeps, target: string, body: string, headers: Record<string, string>): Promise<Outcome> {
+  const started = Date.now();
   const allow = deps.config.webhooks.allow;
-  const problem = checkWebhookUrl(webhook.url, allow);
+  const problem = checkWebhookUrl(target, allow);
   if (problem) return { statusCode: null, error: `Refused: ${problem}`, durationMs: 0 };
-  const url = new URL(webhook.url);
+  const url = new URL(target);
   const timeoutMs = deps.config.webhooks.timeoutSeconds * 1000;
   return new Promise((resolve) => {
     let settled = false;
@@ -219,11 +286,8 @@ export async function sendDelivery(deps: SendDeps, job: ClaimedDelivery): Promis
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
-          'user-agent': `Lectern (${new URL(publicUrl).host})`,
-          'x-rtd-event': job.event,
-          'x-lectern-delivery': String(job.id),
-          'x-hub-signature': signature,
-          'x-hub-signature-256': `sha256=${signature}`,
+          'user-agent': `Lectern (${new URL(deps.config.publicUrl).host})`,
+          ...headers,
         },
       },
       (res) => {

@@ -91,7 +91,9 @@ export function docsHostLabel(domain: string | undefined, host: string): string 
   if (!domain) return null;
   const h = host.toLowerCase();
   if (!h.endsWith(`.${domain}`)) return null;
-  const label = h.slice(0, -(domain.length + 1));
+  // `<project>--<number>` is a pull request's preview host (Read the Docs' external version domain):
+  // the project's docs. No project slug holds `--` (slugs collapse runs of `-`).
+  const label = h.slice(0, -(domain.length + 1)).replace(/--\d+$/, '');
   return /^[a-z0-9][a-z0-9-]*$/.test(label) ? label : null;
 }
 

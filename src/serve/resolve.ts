@@ -46,6 +46,7 @@ const versionSelect = {
   hasPdf: true,
   hasEpub: true,
   hasHtmlzip: true,
+  externalSource: true,
 } satisfies Prisma.VersionSelect;
 
 export type ServedVersionRow = Prisma.VersionGetPayload<{ select: typeof versionSelect }>;

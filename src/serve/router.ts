@@ -23,7 +23,7 @@ import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redir
 import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
 import { answerSearchPage, type BoxResult, isSearchPage, SEARCH_JS, searchTag } from './search-box.ts';
 import { Sender } from './send.ts';
-import { compareVersions, escapeAttr, injectTag, type PageTags, pageTags, STORAGE_SHIM, SWITCHER_JS, switcherTag } from './switcher.ts';
+import { compareVersions, escapeAttr, injectTag, type PageTags, pageTags, previewBanner, STORAGE_SHIM, SWITCHER_JS, switcherTag } from './switcher.ts';
 
 export interface ServeDeps {
   /** The app's database, storage, settings and logger. */
@@ -282,7 +282,8 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       ? switcherTag({ base: s.base, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
       : '';
     const search = project.docsSearch ? searchTag(s.base, versionSlug) : '';
-    const tag = switcher || search || !domain ? pageTags(domain ? '' : STORAGE_SHIM, switcher, search) : undefined;
+    const banner = version.type === 'external' ? previewBanner(version.externalSource as { number?: unknown; url?: unknown } | null) : '';
+    const tag = switcher || search || banner || !domain ? pageTags(domain ? '' : STORAGE_SHIM, switcher, search, banner) : undefined;
     // Sphinx's search page, asked a question: answered with the server's results.
     const q = project.docsSearch && isSearchPage(key) ? queryString(s.req.query.q)?.trim() : undefined;
     if (q) return searchPage(s, project, version.slug, `${prefix}/${key}`, q, tag);

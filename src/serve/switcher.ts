@@ -94,13 +94,32 @@ export interface PageTags {
   mark: string;
 }
 
-/** The tags of a page: `head` (the storage shim), then before `</body>` the version menu and the search box, each '' when not put in. */
-export const pageTags = (head: string, switcher: string, search = ''): PageTags => ({
+/**
+ * The tags of a page: `head` (the storage shim), then before `</body>` the version menu, the search
+ * box and a pull request preview's banner, each '' when not put in.
+ */
+export const pageTags = (head: string, switcher: string, search = '', banner = ''): PageTags => ({
   head,
-  body: switcher + search,
-  key: `${head}\n${switcher}\n${search}`,
-  mark: `${switcher ? 's' : ''}${search ? 'q' : ''}${head ? 'b' : ''}`,
+  body: switcher + search + banner,
+  key: `${head}\n${switcher}\n${search}\n${banner}`,
+  mark: `${switcher ? 's' : ''}${search ? 'q' : ''}${head ? 'b' : ''}${banner ? 'p' : ''}`,
 });
+
+/**
+ * The banner of a pull request's preview (an external version): fixed at the foot of every page,
+ * saying what it is and linking the pull request. Plain HTML with inline styles, no script.
+ */
+export function previewBanner(source: { number?: unknown; url?: unknown } | null): string {
+  const number = typeof source?.number === 'number' ? source.number : null;
+  if (number === null) return '';
+  const url = typeof source?.url === 'string' && /^https?:\/\//.test(source.url) ? source.url : null;
+  const link = url ? ` <a href="${escapeAttr(url)}" style="color:inherit;text-decoration:underline">View the pull request</a>.` : '';
+  return (
+    `<div role="note" aria-label="Pull request preview" data-lectern-preview="${number}" style="position:fixed;left:0;right:0;bottom:0;z-index:2147483647;` +
+    `margin:0;padding:.5em 1em;background:#fff3cd;color:#5c4400;border-top:1px solid #e0c36b;font:14px/1.4 system-ui,sans-serif">` +
+    `This page is a preview of pull request #${number}, not a published version of these docs.${link}</div>`
+  );
+}
 
 /**
  * The page with `tags.body` before its last `</body>` (at the end when there is none) and

@@ -88,7 +88,15 @@ describe('createIntegration', () => {
     it('is never shown again: no Integration field holds it, and lists and deletes leave it out', async () => {
       const { secret, integration } = await created('docs', 'bitbucket');
       const type = await t.gql(`{ __type(name: "Integration") { fields { name } } }`, {}, alice);
-      expect(type.data.__type.fields.map((f: { name: string }) => f.name).sort()).toEqual(['createdAt', 'id', 'project', 'provider', 'webhookUrl']);
+      expect(type.data.__type.fields.map((f: { name: string }) => f.name).sort()).toEqual([
+        'apiUrl',
+        'createdAt',
+        'hasToken',
+        'id',
+        'project',
+        'provider',
+        'webhookUrl',
+      ]);
       const asked = await t.gql(`{ project(slug: "docs") { integrations { id secret } } }`, {}, alice);
       expect(asked.data).toBeUndefined();
       expect(asked.errors?.[0]?.message).toMatch(/^Cannot query field "secret" on type "Integration"/);

@@ -23,6 +23,7 @@ export async function startTestWorker(
       syncVersions: (projectId, url) => syncProjectVersions(t.services, projectId, url),
       limits: t.config.build,
       notify: t.config,
+      previewRetentionDays: t.config.previewRetentionDays,
     },
     { concurrency: opts.concurrency ?? 1, databaseUrl: t.databaseUrl, leaseSeconds: opts.leaseSeconds, notifications: opts.notifications },
   );

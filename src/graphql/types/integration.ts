@@ -1,6 +1,6 @@
 // Incoming webhooks (GitHub, GitLab, Bitbucket, generic). The secret is returned once, by the
 // mutation that creates it; maintainers only.
-import { createIntegration, deleteIntegration } from '../../domain/integrations.ts';
+import { createIntegration, deleteIntegration, setIntegrationToken } from '../../domain/integrations.ts';
 import { builder } from '../builder.ts';
 import { IntegrationProviderEnum, rowQuery } from './common.ts';
 import { writeErrors } from './errors.ts';
@@ -11,6 +11,12 @@ export const Integration = builder.prismaObject('Integration', {
     id: t.exposeInt('id'),
     provider: t.expose('provider', { type: IntegrationProviderEnum }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    hasToken: t.boolean({
+      description: "Whether a token for the forge's API is set (commit statuses on pull requests' previews); the token itself is never shown.",
+      select: { tokenEncrypted: true },
+      resolve: (i) => i.tokenEncrypted !== null,
+    }),
+    apiUrl: t.exposeString('apiUrl', { nullable: true, description: "The forge API's base URL; null: api.github.com or gitlab.com/api/v4." }),
     project: t.relation('project'),
     webhookUrl: t.string({
       select: { project: { select: { slug: true } } },
@@ -48,6 +54,27 @@ builder.mutationFields((t) => ({
     args: { project: t.arg.string({ required: true }), provider: t.arg({ type: IntegrationProviderEnum, required: true }) },
     errors: writeErrors,
     resolve: (_root, args, ctx) => createIntegration(ctx, args.project, args.provider),
+  }),
+  setIntegrationToken: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
+    type: Integration,
+    description:
+      "Sets the token (null removes it) Lectern reports commit statuses with on pull requests' previews (GitHub: a token with the statuses permission; GitLab: a token with the api scope), and the API's base URL when not the provider's public one. The token is stored encrypted and never shown.",
+    args: {
+      project: t.arg.string({ required: true }),
+      id: t.arg.int({ required: true }),
+      token: t.arg.string({ required: false }),
+      apiUrl: t.arg.string({ required: false }),
+    },
+    errors: writeErrors,
+    resolve: (query, _root, args, ctx) =>
+      setIntegrationToken(
+        ctx,
+        args.project,
+        args.id,
+        { token: args.token ?? null, apiUrl: args.apiUrl === undefined ? undefined : args.apiUrl },
+        rowQuery(query),
+      ),
   }),
   deleteIntegration: t.prismaField({
     authScopes: (_root, args) => ({ maintainerOfProject: args.project }),

@@ -52,6 +52,10 @@ export const Project = builder.prismaObject('Project', {
     singleVersion: t.boolean({ resolve: (p) => p.singleVersion || p.versioningScheme === 'single_version_without_translations' }),
     showVersionWarning: t.exposeBoolean('showVersionWarning'),
     versionSwitcher: t.exposeBoolean('versionSwitcher', { description: 'Whether served HTML pages carry the version and language menu.' }),
+    externalBuildsEnabled: t.exposeBoolean('externalBuildsEnabled', {
+      description:
+        "Pull requests (GitHub's pull_request, GitLab's merge_request events on an integration) are built as previews: external versions named by their number, private or public as externalBuildsPrivacyLevel says, removed LECTERN_PREVIEW_RETENTION_DAYS after they close.",
+    }),
     uploadOnly: t.exposeBoolean('uploadOnly', { description: 'No repository: versions come from uploads of built docs, and nothing is built.' }),
     docsSearch: t.exposeBoolean('docsSearch', {
       description: "Whether served HTML pages carry Lectern's search box, and a Sphinx search.html is answered with the server's results.",
@@ -204,6 +208,7 @@ export const UpdateProjectInput = builder.inputType('UpdateProjectInput', {
     showVersionWarning: t.boolean(),
     versionSwitcher: t.boolean(),
     docsSearch: t.boolean(),
+    externalBuildsEnabled: t.boolean({ description: 'Build pull requests as previews (GitHub and GitLab integrations). Off by default.' }),
     versioningScheme: t.string(),
     readthedocsYamlPath: t.string(),
     privacyLevel: t.field({ type: PrivacyLevelEnum }),

@@ -27,6 +27,22 @@ const DownloadsRef = builder.objectRef<Downloads>('Downloads').implement({
 
 const projectUrlFields = { project: { select: { ...servedProjectSelect, repositoryUrl: true, defaultBranch: true } } } as const;
 
+const PullRequestRef = builder
+  .objectRef<{ number: number; url: string | null; provider: string; open: boolean; closedAt: Date | null }>('PullRequest')
+  .implement({
+    fields: (t) => ({
+      number: t.exposeInt('number'),
+      url: t.exposeString('url', { nullable: true }),
+      provider: t.exposeString('provider', { description: 'github or gitlab.' }),
+      open: t.exposeBoolean('open'),
+      closedAt: t.expose('closedAt', {
+        type: 'DateTime',
+        nullable: true,
+        description: 'When it closed: the preview is removed LECTERN_PREVIEW_RETENTION_DAYS later.',
+      }),
+    }),
+  });
+
 export const Version = builder.prismaObject('Version', {
   fields: (t) => ({
     id: t.exposeInt('id'),
@@ -77,6 +93,17 @@ export const Version = builder.prismaObject('Version', {
         return { pdf: v.hasPdf ? url('pdf') : null, htmlzip: v.hasHtmlzip ? url('htmlzip') : null, epub: v.hasEpub ? url('epub') : null };
       },
     }),
+    pullRequest: t.field({
+      type: PullRequestRef,
+      nullable: true,
+      description: "A pull request's preview (type external): which pull request, and whether it is still open. Null for other versions.",
+      select: { type: true, externalState: true, externalClosedAt: true, externalSource: true },
+      resolve: (v) => {
+        const src = v.externalSource as { number?: number; url?: string | null; provider?: string } | null;
+        if (v.type !== 'external' || !src || typeof src.number !== 'number') return null;
+        return { number: src.number, url: src.url ?? null, provider: src.provider ?? '', open: v.externalState !== 'closed', closedAt: v.externalClosedAt };
+      },
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     modifiedAt: t.expose('modifiedAt', { type: 'DateTime' }),
   }),
@@ -110,7 +137,8 @@ function versionWhere(f: {
     f.active != null ? { active: f.active } : {},
     f.built != null ? { built: f.built } : {},
     f.hidden != null ? { hidden: f.hidden } : {},
-    f.type ? { type: f.type as Prisma.VersionWhereInput['type'] } : {},
+    // Pull requests' previews are listed only when asked for (type: external), as on Read the Docs.
+    f.type ? { type: f.type as Prisma.VersionWhereInput['type'] } : { type: { not: 'external' as const } },
     f.slug ? { slug: { contains: f.slug, mode: 'insensitive' } } : {},
     f.verboseName ? { verboseName: { contains: f.verboseName, mode: 'insensitive' } } : {},
     f.projectSlug ? { project: { slug: f.projectSlug } } : {},

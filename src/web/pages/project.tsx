@@ -42,7 +42,7 @@ const ProjectQuery = graphql(`
     project(slug: $slug) {
       id slug name description homepage tags privacyLevel defaultBranch defaultVersion viewerIsMaintainer
       documentationUrl versionSwitcher docsSearch showVersionWarning singleVersion analyticsCode analyticsDisabled
-      externalBuildsPrivacyLevel readthedocsYamlPath versioningScheme
+      externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
       language { code name }
       programmingLanguage { code name }
       repository { url type }
@@ -298,7 +298,7 @@ const UpdateProject = graphql(`
       ... on MutationUpdateProjectSuccess {
         data {
           id slug name description homepage tags privacyLevel defaultBranch defaultVersion documentationUrl versionSwitcher docsSearch
-          showVersionWarning singleVersion analyticsCode analyticsDisabled externalBuildsPrivacyLevel readthedocsYamlPath versioningScheme
+          showVersionWarning singleVersion analyticsCode analyticsDisabled externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
           language { code name } programmingLanguage { code name } repository { url type }
         }
       }
@@ -351,6 +351,7 @@ function Settings({ project }: { project: ProjectData }) {
             analyticsDisabled: check(f, 'analyticsDisabled'),
             versionSwitcher: check(f, 'versionSwitcher'),
             docsSearch: check(f, 'docsSearch'),
+            externalBuildsEnabled: check(f, 'externalBuildsEnabled'),
             showVersionWarning: check(f, 'showVersionWarning'),
             singleVersion: check(f, 'singleVersion'),
           };
@@ -393,6 +394,7 @@ function Settings({ project }: { project: ProjectData }) {
         <Check label="Analytics disabled" name="analyticsDisabled" checked={project.analyticsDisabled} />
         <Check label="Version menu in pages" name="versionSwitcher" checked={project.versionSwitcher} />
         <Check label="Search box in pages (and search.html answered by the server)" name="docsSearch" checked={project.docsSearch} />
+        <Check label="Build pull requests as previews (GitHub and GitLab integrations)" name="externalBuildsEnabled" checked={project.externalBuildsEnabled} />
         <Check label="Warn on old versions" name="showVersionWarning" checked={project.showVersionWarning} />
         <Check label="Single version" name="singleVersion" checked={project.singleVersion} />
       </ActionForm>
@@ -650,7 +652,7 @@ function Variables({ slug }: { slug: string }) {
 
 const IntegrationsQuery = graphql(`
   query ProjectIntegrations($slug: String!) {
-    project(slug: $slug) { id integrations { id provider webhookUrl createdAt } }
+    project(slug: $slug) { id integrations { id provider webhookUrl createdAt hasToken apiUrl } }
   }
 `);
 const CreateIntegration = graphql(`
@@ -658,6 +660,15 @@ const CreateIntegration = graphql(`
     createIntegration(project: $project, provider: $provider) {
       __typename
       ... on MutationCreateIntegrationSuccess { data { secret integration { id provider webhookUrl } } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const SetIntegrationToken = graphql(`
+  mutation SetIntegrationToken($project: String!, $id: Int!, $token: String, $apiUrl: String) {
+    setIntegrationToken(project: $project, id: $id, token: $token, apiUrl: $apiUrl) {
+      __typename
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -697,6 +708,27 @@ function Integrations({ slug }: { slug: string }) {
         {list.map((i) => (
           <li key={i.id}>
             <strong>{i.provider}</strong> <code>{i.webhookUrl}</code>{' '}
+            {(i.provider === 'github' || i.provider === 'gitlab') && (
+              <details>
+                <summary>{i.hasToken ? 'Commit statuses: token set' : 'Commit statuses on pull requests: set a token'}</summary>
+                <ActionForm
+                  label="Save token"
+                  done="Saved."
+                  reset
+                  act={async (f) => {
+                    const r = await client
+                      .mutation(SetIntegrationToken, { project: slug, id: i.id, token: f[`token-${i.id}`] || null, apiUrl: f[`apiUrl-${i.id}`] || null })
+                      .toPromise();
+                    const p = problemOf(r.data?.setIntegrationToken, r.error);
+                    if (!p) reload();
+                    return p;
+                  }}
+                >
+                  <Field label="Token (empty removes it)" name={`token-${i.id}`} type="password" autoComplete="off" />
+                  <Field label="API base URL (empty: the provider's public API)" name={`apiUrl-${i.id}`} type="url" defaultValue={i.apiUrl ?? ''} />
+                </ActionForm>
+              </details>
+            )}{' '}
             <ActButton
               danger
               act={async () => {
