@@ -114,12 +114,13 @@ export async function indexBuild(prisma: PrismaClient, storage: Storage, input: 
     skipped.push({ path: 'objects.inv', why: (e as Error).message });
   }
   const config = searchConfig(input.language);
-  await prisma.$transaction(async (tx) => {
-    await tx.searchSection.deleteMany({ where: { versionId: input.versionId } });
-    // In pages of 1,000 rows: each is one statement, whatever the page count.
-    for (let i = 0; i < flat.length; i += 1000) {
-      const part = flat.slice(i, i + 1000);
-      await tx.$executeRaw`
+  await prisma.$transaction(
+    async (tx) => {
+      await tx.searchSection.deleteMany({ where: { versionId: input.versionId } });
+      // In pages of 1,000 rows: each is one statement, whatever the page count.
+      for (let i = 0; i < flat.length; i += 1000) {
+        const part = flat.slice(i, i + 1000);
+        await tx.$executeRaw`
         INSERT INTO "SearchSection" ("projectId", "versionId", "buildId", path, "pageTitle", title, anchor, content, position, role, config, document)
         SELECT ${input.projectId}, ${input.versionId}, ${input.buildId}, s.path, s.page_title, s.title, s.anchor, s.content, s.position, s.role, ${config},
           -- A dotted name's parts are words too (json.dumps: json, dumps), as a query's are read.
@@ -128,8 +129,13 @@ export async function indexBuild(prisma: PrismaClient, storage: Storage, input: 
         FROM unnest(${part.map((r) => r.path)}::text[], ${part.map((r) => r.pageTitle)}::text[], ${part.map((r) => r.title)}::text[],
           ${part.map((r) => r.anchor)}::text[], ${part.map((r) => r.content)}::text[], ${part.map((r) => r.position)}::int[], ${part.map((r) => r.role)}::text[])
           AS s(path, page_title, title, anchor, content, position, role)`;
-    }
-  });
+      }
+      // Prisma ends an interactive transaction after 5 s by default: a large site's sections (Python's
+      // docs: 19,000, several seconds of to_tsvector) on a busy machine take longer. Each statement
+      // stays bounded by LECTERN_DB_STATEMENT_TIMEOUT_MS.
+    },
+    { timeout: 10 * 60_000, maxWait: 60_000 },
+  );
   // After a large build the planner's statistics follow the new rows at once (autovacuum would, a
   // minute later): without them it reads every section of the version instead of asking the text
   // index. A small build changes too little to matter.
