@@ -1,8 +1,9 @@
 // Full-text search over published docs, in the database Lectern already has (PostgreSQL's text
 // search, the same on PGlite). A published build's pages are read back from storage (what is
 // served is what is indexed), cut into sections (./sections.ts) and stored as weighted tsvectors
-// in the project's language's configuration; a version's previous sections go in the same
-// transaction, so a search sees the old build's sections or the new one's, never a mix or none.
+// in the project's language's configuration, a batch at a time; searches read the build the version
+// names as indexed, switched once the new build's sections are all in, so a search sees the old
+// build's sections or the new one's, never a mix or none.
 // Indexing never fails a build: a page that cannot be read or parsed is skipped and counted.
 
 import { artifactPrefix } from '../builds/artifacts.ts';
@@ -75,72 +76,112 @@ async function readBytes(storage: Storage, key: string): Promise<Buffer | null> 
   return bytes;
 }
 
-/** Replaces the version's sections with those of the build whose HTML is at `htmlPrefix`. */
+interface SectionRow {
+  path: string;
+  pageTitle: string;
+  position: number;
+  role: string;
+  title: string;
+  anchor: string;
+  content: string;
+}
+
+/** Sections stored per statement, and so the most held in memory at once. */
+const BATCH = 1000;
+
+async function insertSections(prisma: PrismaClient, input: IndexInput, config: string, part: SectionRow[]): Promise<void> {
+  await prisma.$executeRaw`
+    INSERT INTO "SearchSection" ("projectId", "versionId", "buildId", path, "pageTitle", title, anchor, content, position, role, config, document)
+    SELECT ${input.projectId}, ${input.versionId}, ${input.buildId}, s.path, s.page_title, s.title, s.anchor, s.content, s.position, s.role, ${config},
+      -- A dotted name's parts are words too (json.dumps: json, dumps), as a query's are read.
+      setweight(to_tsvector(${config}::regconfig, s.title || ' ' || translate(s.title, '.', ' ')), 'A') || setweight(to_tsvector(${config}::regconfig, s.page_title), 'B')
+        || setweight(to_tsvector(${config}::regconfig, s.content), 'C')
+    FROM unnest(${part.map((r) => r.path)}::text[], ${part.map((r) => r.pageTitle)}::text[], ${part.map((r) => r.title)}::text[],
+      ${part.map((r) => r.anchor)}::text[], ${part.map((r) => r.content)}::text[], ${part.map((r) => r.position)}::int[], ${part.map((r) => r.role)}::text[])
+      AS s(path, page_title, title, anchor, content, position, role)`;
+}
+
+/**
+ * Replaces the version's sections with those of the build whose HTML is at `htmlPrefix`. Pages are
+ * read and their sections stored a thousand at a time, under the build's id, while searches go on
+ * reading the sections of the build the version names as indexed (Version.indexedBuildId); one
+ * short transaction then names this build and removes the others' sections. So memory holds one
+ * batch whatever the site's size, no transaction stays open while pages are read, and a search
+ * sees the old build's sections or all of the new one's, never a mix or none.
+ */
 export async function indexBuild(prisma: PrismaClient, storage: Storage, input: IndexInput): Promise<IndexResult> {
   const base = `${input.htmlPrefix}/`;
   const keys = (await storage.list(base)).filter((k) => k.endsWith('.html'));
-  const rows: { path: string; page: IndexedPage }[] = [];
+  const config = searchConfig(input.language);
   const skipped: IndexResult['skipped'] = [];
+  const titles = new Map<string, string>();
+  let pages = 0;
+  let sections = 0;
+  let batch: SectionRow[] = [];
+  const flush = async (force = false) => {
+    if (batch.length === 0 || (!force && batch.length < BATCH)) return;
+    const part = batch;
+    batch = [];
+    await insertSections(prisma, input, config, part);
+    sections += part.length;
+  };
+  // What an earlier, interrupted run of this same build left.
+  await prisma.searchSection.deleteMany({ where: { versionId: input.versionId, buildId: input.buildId } });
   for (const key of keys) {
     const path = key.slice(base.length);
     if (IGNORED_PAGES.test(path) || IGNORED_DIRS.test(path)) continue;
+    let page: IndexedPage;
     try {
       const html = await readText(storage, key);
-      if (html !== null) rows.push({ path, page: pageSections(html) });
+      if (html === null) continue;
+      page = pageSections(html);
     } catch (e) {
       skipped.push({ path, why: (e as Error).message });
+      continue;
     }
+    pages++;
+    titles.set(path, page.title);
+    for (const [position, s] of page.sections.entries()) batch.push({ path, pageTitle: page.title, position, role: '', ...s });
+    await flush();
   }
-  const flat = rows.flatMap(({ path, page }) => page.sections.map((s, position) => ({ path, pageTitle: page.title, position, role: '', ...s })));
   // Sphinx's domain objects, each found by its name at the place that documents it.
   try {
     const inventory = await readBytes(storage, `${base}objects.inv`);
     if (inventory) {
-      const titles = new Map(rows.map((r) => [r.path, r.page.title]));
-      parseInventory(inventory).forEach((o, i) => {
+      let i = 0;
+      for (const o of parseInventory(inventory)) {
         const described = o.display !== o.name ? ` ${o.display}` : '';
-        flat.push({
+        batch.push({
           path: o.path,
           pageTitle: titles.get(o.path) ?? '',
-          position: 100_000 + i,
+          position: 100_000 + i++,
           role: o.role,
           title: o.name,
           anchor: o.anchor,
           content: `${roleName(o.role)}${described}`,
         });
-      });
+        await flush();
+      }
     }
   } catch (e) {
     skipped.push({ path: 'objects.inv', why: (e as Error).message });
   }
-  const config = searchConfig(input.language);
-  await prisma.$transaction(
-    async (tx) => {
-      await tx.searchSection.deleteMany({ where: { versionId: input.versionId } });
-      // In pages of 1,000 rows: each is one statement, whatever the page count.
-      for (let i = 0; i < flat.length; i += 1000) {
-        const part = flat.slice(i, i + 1000);
-        await tx.$executeRaw`
-        INSERT INTO "SearchSection" ("projectId", "versionId", "buildId", path, "pageTitle", title, anchor, content, position, role, config, document)
-        SELECT ${input.projectId}, ${input.versionId}, ${input.buildId}, s.path, s.page_title, s.title, s.anchor, s.content, s.position, s.role, ${config},
-          -- A dotted name's parts are words too (json.dumps: json, dumps), as a query's are read.
-          setweight(to_tsvector(${config}::regconfig, s.title || ' ' || translate(s.title, '.', ' ')), 'A') || setweight(to_tsvector(${config}::regconfig, s.page_title), 'B')
-            || setweight(to_tsvector(${config}::regconfig, s.content), 'C')
-        FROM unnest(${part.map((r) => r.path)}::text[], ${part.map((r) => r.pageTitle)}::text[], ${part.map((r) => r.title)}::text[],
-          ${part.map((r) => r.anchor)}::text[], ${part.map((r) => r.content)}::text[], ${part.map((r) => r.position)}::int[], ${part.map((r) => r.role)}::text[])
-          AS s(path, page_title, title, anchor, content, position, role)`;
-      }
-      // Prisma ends an interactive transaction after 5 s by default: a large site's sections (Python's
-      // docs: 19,000, several seconds of to_tsvector) on a busy machine take longer. Each statement
-      // stays bounded by LECTERN_DB_STATEMENT_TIMEOUT_MS.
-    },
-    { timeout: 10 * 60_000, maxWait: 60_000 },
-  );
+  await flush(true);
+  // The switch: searches read this build's sections from now on (unless a newer build's are
+  // already named), and the others' go.
+  await prisma.$transaction(async (tx) => {
+    await tx.version.updateMany({
+      where: { id: input.versionId, OR: [{ indexedBuildId: null }, { indexedBuildId: { lte: input.buildId } }] },
+      data: { indexedBuildId: input.buildId },
+    });
+    const now = await tx.version.findUnique({ where: { id: input.versionId }, select: { indexedBuildId: true } });
+    await tx.searchSection.deleteMany({ where: { versionId: input.versionId, buildId: { not: now?.indexedBuildId ?? input.buildId } } });
+  });
   // After a large build the planner's statistics follow the new rows at once (autovacuum would, a
   // minute later): without them it reads every section of the version instead of asking the text
   // index. A small build changes too little to matter.
-  if (flat.length >= 1000) await prisma.$executeRaw`ANALYZE "SearchSection"`;
-  return { pages: rows.length, sections: flat.length, skipped };
+  if (sections >= 1000) await prisma.$executeRaw`ANALYZE "SearchSection"`;
+  return { pages, sections, skipped };
 }
 
 /**
@@ -200,7 +241,8 @@ function matching(opts: { query: string; versionIds: number[]; languages: string
   const q = perConfig((c) => Prisma.sql`to_tsquery(${c}::regconfig, ${tsquery})`);
   const w = perConfig((c) => Prisma.sql`plainto_tsquery(${c}::regconfig, ${words})`);
   const n = perConfig((c) => Prisma.sql`strip(to_tsvector(${c}::regconfig, ${named}))`);
-  const from = Prisma.sql`"SearchSection" s`;
+  // Only the sections of the build each version names as indexed (indexBuild's switch).
+  const from = Prisma.sql`"SearchSection" s JOIN "Version" iv ON iv."id" = s."versionId" AND iv."indexedBuildId" = s."buildId"`;
   const matches = Prisma.join(
     configs.map((c) => Prisma.sql`(s.config = ${c} AND s.document @@ to_tsquery(${c}::regconfig, ${tsquery}))`),
     ' OR ',
