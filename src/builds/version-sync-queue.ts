@@ -7,6 +7,7 @@
 // @see https://github.com/timgit/pg-boss src/plans.ts (retryBackoff: jittered, capped by retryDelayMax)
 import { EventEmitter } from 'node:events';
 import type { PrismaClient } from '../db/database.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 
 export interface RetryPolicy {
   /** Wait after the first failed run; it doubles after each further one. */
@@ -157,15 +158,21 @@ export async function releaseVersionSync(db: PrismaClient, id: number, workerId:
     WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running'`;
 }
 
-/** Milliseconds until the next waiting sync is due (0 when one is due now); null when none waits. */
-export async function nextVersionSyncDueMs(db: PrismaClient): Promise<number | null> {
+/**
+ * Milliseconds until the next waiting job of a queue table (`queued`, due at `runAt`) is due: 0 when
+ * one is due now, null when none waits.
+ */
+export async function nextDueMs(db: PrismaClient, table: 'VersionSyncJob' | 'NotificationDelivery'): Promise<number | null> {
   // Both sides in the database's clock: runAt was written from its now().
   const rows = await db.$queryRaw<{ ms: number | null }[]>`
     SELECT (EXTRACT(EPOCH FROM (min("runAt") - now()::timestamp(3))) * 1000)::float8 AS "ms"
-    FROM "VersionSyncJob" WHERE "state" = 'queued'`;
+    FROM ${Prisma.raw(`"${table}"`)} WHERE "state" = 'queued'`;
   const ms = rows[0]?.ms;
   return ms === null || ms === undefined ? null : Math.max(0, ms);
 }
+
+/** Milliseconds until the next waiting sync is due (0 when one is due now); null when none waits. */
+export const nextVersionSyncDueMs = (db: PrismaClient) => nextDueMs(db, 'VersionSyncJob');
 
 /** An error's message fit to store and log: credentials in URLs (`https://user:token@host`) masked, bounded. */
 export function describeSyncError(e: unknown): string {

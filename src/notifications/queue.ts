@@ -6,7 +6,7 @@
 // (version-sync-queue.ts retryDelaySeconds), until the attempts run out. A build never waits for a
 // delivery, and a delivery never fails a build.
 import { EventEmitter } from 'node:events';
-import type { RetryPolicy } from '../builds/version-sync-queue.ts';
+import { nextDueMs, type RetryPolicy } from '../builds/version-sync-queue.ts';
 import type { PrismaClient } from '../db/database.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 
@@ -136,10 +136,4 @@ export async function releaseDelivery(db: PrismaClient, id: number, workerId: st
 }
 
 /** Milliseconds until the next waiting delivery is due (0 when one is due now); null when none waits. */
-export async function nextDeliveryDueMs(db: PrismaClient): Promise<number | null> {
-  const rows = await db.$queryRaw<{ ms: number | null }[]>`
-    SELECT (EXTRACT(EPOCH FROM (min("runAt") - now()::timestamp(3))) * 1000)::float8 AS "ms"
-    FROM "NotificationDelivery" WHERE "state" = 'queued'`;
-  const ms = rows[0]?.ms;
-  return ms === null || ms === undefined ? null : Math.max(0, ms);
-}
+export const nextDeliveryDueMs = (db: PrismaClient) => nextDueMs(db, 'NotificationDelivery');

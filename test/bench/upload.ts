@@ -23,7 +23,7 @@ import './production-mode.ts';
 
 import { execFileSync, spawn } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -229,7 +229,7 @@ try {
   }
   cleanups.push(() => db.close());
 
-  let handler: ((req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void) | undefined;
+  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const server: Server = createServer((req, res) => (handler ? handler(req, res) : res.writeHead(503).end()));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   cleanups.push(() => new Promise((r) => server.close(r)));
@@ -249,7 +249,7 @@ try {
 
   // The storage the app is given, seen from outside: when the unpacked files start going up
   // (putDirectory), when that ends, and when the search indexer first lists them.
-  const marks: { putStart?: number; putEnd?: number; indexStart?: number } = {};
+  const marks: { putStart?: number; putEnd?: number; indexStart?: number; lastGet?: number } = {};
   const inner = openStorage(config.storage);
   const storage = new Proxy(inner, {
     get(target, prop) {
@@ -271,12 +271,35 @@ try {
           return value.apply(target, args);
         };
       }
+      if (prop === 'get') {
+        return (...args: unknown[]) => {
+          if (marks.indexStart !== undefined) marks.lastGet = performance.now();
+          return value.apply(target, args);
+        };
+      }
       return value.bind(target);
     },
   }) as Storage;
   const fileDir = fileStorageDir(config.storage);
   const storageShown = fileDir ? `file (${fileDir})` : config.storage.split(':')[0]!;
-  ({ handler } = buildApp({ config, db, log: createLogger('warn'), secretKey: 'bench-secret-key-0123456789abcdef0123456789', storage }));
+  // What Lectern logs at error level (an upload answers 201 even when its search indexing failed:
+  // publish.ts logs it): kept per upload, and shown in one line each.
+  const logged: string[] = [];
+  const log = createLogger('warn', {
+    write: (line: string) => {
+      try {
+        const { level, msg, err } = JSON.parse(line) as { level: number; msg: string; err?: { message?: string } };
+        // Prisma's messages start with the call and a blank line: their last line says what happened.
+        const why = err?.message?.trim().split('\n').filter(Boolean).pop()?.trim();
+        const shown = `${msg}${why ? `: ${why}` : ''}`;
+        if (level >= 50) logged.push(shown);
+        console.error(`lectern ${level >= 50 ? 'error' : 'warning'}: ${shown}`);
+      } catch {
+        console.error(line.trimEnd());
+      }
+    },
+  });
+  ({ handler } = buildApp({ config, db, log, secretKey: 'bench-secret-key-0123456789abcdef0123456789', storage }));
 
   const { token } = await createUser(db.prisma, 'bench');
   const created = await fetch(`${origin}/graphql`, {
@@ -296,6 +319,7 @@ try {
 
   async function upload(version: string, file: string) {
     for (const k of Object.keys(marks)) delete marks[k as keyof typeof marks];
+    logged.length = 0;
     const response = path.join(work, 'response.json');
     let spoolEnd: number | undefined;
     let samples = 0;
@@ -352,6 +376,9 @@ try {
     const body = JSON.parse(readFileSync(response, 'utf8'));
     if (status !== '201' || body.success !== true) throw new Error(`upload of ${version} answered ${status}: ${JSON.stringify(body)}`);
     const at = (t: number | undefined) => (t === undefined ? Number.NaN : (t - start) / 1000);
+    // Searchable? The sections the version has in the index now.
+    const { id: versionId } = await db.prisma.version.findFirstOrThrow({ where: { slug: version, project: { slug: 'bench' } }, select: { id: true } });
+    const sections = await db.prisma.searchSection.count({ where: { versionId } });
     return {
       seconds: (end - start) / 1000,
       curlSeconds: Number(curlSeconds),
@@ -367,8 +394,11 @@ try {
         unpack: at(marks.putStart) - at(spoolEnd),
         store: at(marks.putEnd) - at(marks.putStart),
         switch: at(marks.indexStart) - at(marks.putEnd),
-        index: (end - start) / 1000 - at(marks.indexStart),
+        read: at(marks.lastGet) - at(marks.indexStart),
+        write: (end - start) / 1000 - at(marks.lastGet),
       },
+      sections,
+      errors: [...logged],
     };
   }
 
@@ -431,7 +461,7 @@ try {
   p();
   p(`- command: \`${COMMAND}\` (node ${process.version}, ${os.cpus().length} CPUs, ${fmt(os.totalmem() / GiB, 1)} GiB RAM)`);
   p(
-    `- archive: ${path.basename(archive)}, ${mb(archiveBytes)} MB ${FORMAT === 'tar.gz' ? 'compressed' : ''} (${archiveBytes} bytes); tar stream ${mb(tarStreamBytes)} MB uncompressed; ` +
+    `- archive: ${path.basename(archive)}, ${mb(archiveBytes)} MB${FORMAT === 'tar.gz' ? ' compressed' : ''} (${archiveBytes} bytes); tar stream ${mb(tarStreamBytes)} MB uncompressed; ` +
       `${unpacked.files} files, ${mb(unpacked.bytes)} MB unpacked (${unpacked.bytes} bytes); ${copies} cop${copies === 1 ? 'y' : 'ies'} of ${CORPUS}; made in ${fmt(archiveMs / 1000, 1)} s`,
   );
   p(`- database: ${dbShown}; storage: ${storageShown}`);
@@ -442,7 +472,7 @@ try {
     `- tar -x peak memory: ${TIME ? '/usr/bin/time -f %M (the larger of tar and its gzip child, not their sum)' : `/proc/<pid>/status VmHWM of tar polled every ${SAMPLE_MS} ms (tar alone, not its gzip child)`}`,
   );
   p(
-    `- upload peak memory: this process's RSS sampled every ${SAMPLE_MS} ms during the upload, minus its RSS just before it (Lectern runs in this process; curl sends with \`--data-binary @file\` in its own process)` +
+    `- upload peak memory: this process's RSS sampled every ${SAMPLE_MS} ms during the upload, minus its RSS just before it (Lectern runs in this process${db.kind === 'embedded' ? ', and so does its embedded database' : ''}; curl sends with \`--data-binary @file\` in its own process)` +
       (hwms.length ? `; kernel VmHWM (reset before each upload) minus the same baseline: max ${mb(Math.max(...hwms))} MB` : ''),
   );
   p();
@@ -453,18 +483,25 @@ try {
   p();
   p(`**upload / tar -x = ${fmt(upS / tarS)}×** (median of ${ROUNDS})`);
   p();
+  const failed = rounds.filter((r) => r.up.errors.length || r.up.sections === 0);
   p(
-    'Rounds (seconds; upload phases seen from outside: spool = until the unpack dir appears; unpack = unpack, checks, build row, walk; store = storage.putDirectory; switch = until the indexer lists; index = search index, build finished, answer):',
+    failed.length
+      ? `**Search indexing failed in ${failed.length} of ${ROUNDS} uploads** (each still answered 201, success: true; the version is served but not searchable, and its upload time holds the indexing only up to the failure): ${failed[0]!.up.errors[0] ?? 'no sections indexed, nothing logged'}${failed.length > 1 ? ' (logged for the first; see the rounds)' : ''}`
+      : `Search indexing: every upload indexed (${rounds.map((r) => r.up.sections).join(', ')} sections).`,
   );
   p();
   p(
-    '| round | order | tar -x | upload | curl total | spool | unpack | store | switch | index | upload peak Δ RSS MB (sampled / VmHWM) | peak RSS MB | samples, max gap ms | tar RSS MB |',
+    'Rounds (seconds; upload phases seen from outside: spool = until the unpack dir appears; unpack = unpack, checks, build row, walk; store = storage.putDirectory; switch = until the indexer lists the stored files; index read = reading and parsing the stored pages, until its last storage read; index write = the index transaction, ANALYZE, build finished, answer):',
   );
-  p('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  p();
+  p(
+    '| round | order | tar -x | upload | curl total | spool | unpack | store | switch | index read | index write | sections indexed | upload peak Δ RSS MB (sampled / VmHWM) | peak RSS MB | samples, max gap ms | tar RSS MB |',
+  );
+  p('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   rounds.forEach(({ order, tar, up }, i) => {
     const ph = up.phases;
     p(
-      `| ${i + 1} | ${order} | ${fmt(tar.seconds)} | ${fmt(up.seconds)} | ${fmt(up.curlSeconds)} | ${fmt(ph.spool)} | ${fmt(ph.unpack)} | ${fmt(ph.store)} | ${fmt(ph.switch)} | ${fmt(ph.index)} | ` +
+      `| ${i + 1} | ${order} | ${fmt(tar.seconds)} | ${fmt(up.seconds)} | ${fmt(up.curlSeconds)} | ${fmt(ph.spool)} | ${fmt(ph.unpack)} | ${fmt(ph.store)} | ${fmt(ph.switch)} | ${fmt(ph.read)} | ${fmt(ph.write)} | ${up.sections}${up.errors.length ? ' (failed)' : ''} | ` +
         `${mb(up.peakDelta)} / ${up.hwmDelta === null ? '–' : mb(up.hwmDelta)} | ${mb(up.peakAbs)} | ${up.samples}, ${fmt(up.maxGap, 0)} | ${mb(tar.peak)} |`,
     );
   });

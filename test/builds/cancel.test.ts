@@ -7,6 +7,7 @@ import type { Worker } from '../../src/builds/worker.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, startTestWorker } from '../helpers/builds.ts';
 import { type GitServer, startGitServer } from '../helpers/git.ts';
+import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -30,14 +31,6 @@ const slowProject = {
     '',
   ].join('\n'),
 };
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`still waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 beforeAll(async () => {
   t = await testApp();

@@ -15,6 +15,7 @@ import { createLogger } from '../../src/log.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { dbKind } from '../helpers/db.ts';
+import { until } from '../helpers/wait.ts';
 
 const LONG_POLL = 30 * 60_000;
 let t: TestApp;
@@ -36,16 +37,6 @@ function capturedLog() {
     },
   });
   return { log: createLogger('info', stream), lines, warnings: () => lines.filter((l) => l.level === 40).map((l) => l.msg) };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`still waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Another session on the test database: what another Lectern process would do. */

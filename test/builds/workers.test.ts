@@ -14,6 +14,7 @@ import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuil
 import { cliEnv, killChildren, root } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';
+import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -157,14 +158,6 @@ function startWorkerProcess(lease: number, concurrency = 1): ChildProcess & { ou
   child.stderr!.on('data', (d) => (out += d));
   child.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
   return Object.assign(child, { output: () => out });
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 if (dbKind() === 'postgres') {

@@ -16,6 +16,7 @@ import { type TestApp, testApp } from '../helpers/app.ts';
 import { tarGz } from '../helpers/archives.ts';
 import { importProject, latestBuildOf, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { type GitServer, startGitServer } from '../helpers/git.ts';
+import { until } from '../helpers/wait.ts';
 
 interface Received {
   path: string;
@@ -40,16 +41,6 @@ const DELIVERIES = `query($p: String!) { project(slug: $p) { webhooks { id url d
 
 async function createWebhook(app: TestApp, tok: string, project: string, input: Record<string, unknown>) {
   return (await app.gql(CREATE, { p: project, input }, tok)).data.createWebhook;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const upload = async (app: TestApp, tok: string, project: string, version: string) =>

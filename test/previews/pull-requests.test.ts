@@ -12,6 +12,7 @@ import type { Worker } from '../../src/builds/worker.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';
+import { until } from '../helpers/wait.ts';
 
 interface Call {
   method: string;
@@ -33,16 +34,6 @@ let forgeDown = 0;
 const page = (text: string) => ({
   '.readthedocs.yaml': `version: 2\nbuild:\n  commands:\n    - mkdir -p $READTHEDOCS_OUTPUT/html\n    - echo "<html><body><h1>${text}</h1><p>private=\${DOCS_PRIVATE:-absent} public=\${DOCS_PUBLIC:-absent}</p></body></html>" > $READTHEDOCS_OUTPUT/html/index.html\n`,
 });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
 
 async function gqlOk(query: string, variables: Record<string, unknown>) {
   const r = await t.gql(query, variables, token);
@@ -211,6 +202,22 @@ describe('pull-request previews', () => {
     expect([second.success, second.commit]).toEqual([true, sha2]);
     expect((await t.http.get(`/docs/${p.slug}/en/7/`)).text).toContain('PR seven, second push');
     await until('the second head reported', async () => statusesFor(sha2).some((c) => c.body.state === 'success'));
+
+    // A head that fails to build: failure, linking the build; the preview keeps what it served.
+    git(p.repo.work, 'checkout', '--quiet', '-B', 'pr-pull-7-head');
+    git(p.repo.work, 'reset', '--quiet', '--hard', sha2);
+    const sha3 = p.repo.commit({ '.readthedocs.yaml': 'version: 2\nbuild:\n  commands:\n    - "exit 4"\n' }, 'broken');
+    git(p.repo.work, 'push', '--quiet', '--force', 'origin', 'HEAD:refs/pull/7/head');
+    git(p.repo.work, 'checkout', '--quiet', 'main');
+    await github(p.slug, p.secret, prPayload('synchronize', 7, sha3));
+    const broken = await waitForBuild(t, await latestBuildOf(t, p.slug, '7'));
+    expect([broken.success, broken.commit]).toEqual([false, sha3]);
+    const failure = await until('a failure status', async () => statusesFor(sha3).find((c) => c.body.state === 'failure'));
+    expect(failure.body).toMatchObject({
+      target_url: `${t.config.publicUrl}/projects/${p.slug}/builds/${broken.id}`,
+      description: 'The documentation build failed.',
+    });
+    expect((await t.http.get(`/docs/${p.slug}/en/7/`)).text).toContain('PR seven, second push');
 
     // Closed: the preview goes, files and all (kept 0 days here).
     const closed = await github(p.slug, p.secret, prPayload('closed', 7, sha2));
