@@ -12,6 +12,8 @@ export interface Filter {
   /** Field of the GraphQL filter input. */
   field: string;
   type: 'string' | 'boolean';
+  /** The values a string filter takes; anything else is a 400 naming it, as django-filter's ChoiceFilter answers. */
+  choices?: ReadonlySet<string>;
 }
 
 export interface RouteCall {

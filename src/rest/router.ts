@@ -127,7 +127,7 @@ function readFilters(route: Route, query: Record<string, unknown>): Record<strin
       else if (v === 'false' || v === '0') out[f.field] = false;
       continue; // anything else: the filter is ignored, as django-filter does
     }
-    const choices = param === 'language' ? LANGUAGES : param === 'programming_language' ? PROGRAMMING_LANGUAGES : null;
+    const choices = f.choices ?? (param === 'language' ? LANGUAGES : param === 'programming_language' ? PROGRAMMING_LANGUAGES : null);
     if (choices && !choices.has(raw)) {
       errors[param] = [`Select a valid choice. ${raw} is not one of the available choices.`];
       continue;

@@ -165,6 +165,10 @@ describe('pull-request previews', () => {
     // Listed only when asked for.
     const rest = await t.http.get(`/api/v3/projects/${p.slug}/versions/`).set('authorization', `Token ${token}`);
     expect(rest.body.results.map((v: { slug: string }) => v.slug)).not.toContain('7');
+    const restAsked = await t.http.get(`/api/v3/projects/${p.slug}/versions/?type=external`).set('authorization', `Token ${token}`);
+    expect(restAsked.body.results.map((v: { slug: string; type: string }) => [v.slug, v.type])).toEqual([['7', 'external']]);
+    const restBad = await t.http.get(`/api/v3/projects/${p.slug}/versions/?type=pull`).set('authorization', `Token ${token}`);
+    expect([restBad.status, restBad.body]).toEqual([400, { type: ['Select a valid choice. pull is not one of the available choices.'] }]);
     const asked = await t.gql(
       `query($p: String!) { project(slug: $p) { versions(filter: {type: external}) { nodes { slug type privacyLevel pullRequest { number url provider open } } } } }`,
       { p: p.slug },

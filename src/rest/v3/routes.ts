@@ -117,6 +117,8 @@ export const v3Routes: Route[] = [
       hidden: { field: 'hidden', type: 'boolean' },
       slug: { field: 'slug', type: 'string' },
       verbose_name: { field: 'verboseName', type: 'string' },
+      // Pull requests' previews are listed only when asked for: `?type=external`.
+      type: { field: 'type', type: 'string', choices: new Set(['branch', 'tag', 'external', 'unknown']) },
     },
     field: 'Query.project.versions',
     args: { project: { slug: '$project' } },
