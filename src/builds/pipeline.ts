@@ -21,7 +21,7 @@ import type { Cipher } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
 import { type BuildConfig, BuildConfigError, loadBuildConfig } from './config.ts';
 import { OutputRefused, zipDirectory } from './output.ts';
-import { publishBuild } from './publish.ts';
+import { logPublishProblems, publishBuild } from './publish.ts';
 import { Recorder } from './record.ts';
 import { buildUid, bwrapAvailable, GIT_ENV, prepareSandbox, retryingSandboxSetup } from './sandbox.ts';
 
@@ -512,14 +512,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       if (e instanceof OutputRefused) throw new StepFailed(`Publishing failed: ${e.message}`);
       throw e;
     });
-    if (published.cleanupError) deps.log.warn({ err: published.cleanupError, build: build.id }, 'could not delete the files of a replaced build');
-    if (published.indexError) deps.log.error({ err: published.indexError, build: build.id }, 'could not index the published build for search');
-    if (published.index?.skipped.length) {
-      deps.log.warn(
-        { build: build.id, skipped: published.index.skipped.slice(0, 20), count: published.index.skipped.length },
-        'search skipped pages it could not read',
-      );
-    }
+    logPublishProblems(deps.log, build.id, published);
     await finish({ success: true, error: null });
     if (formatErrors.length) deps.log.warn({ build: build.id, formatErrors }, 'some offline formats failed');
   } catch (e) {

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
 import { events } from '../domain/events.ts';
+import type { Logger } from '../log.ts';
 import { type IndexResult, indexBuild } from '../search/index.ts';
 import type { PutDirectoryResult, Storage } from '../storage/index.ts';
 import { artifactPrefix, buildPrefix, downloadKey } from './artifacts.ts';
@@ -50,6 +51,18 @@ export interface PublishResult {
   /** The search index of the version, now this build's (when published); or why it could not be made (the caller logs it: search then finds the previous build's sections). */
   index?: IndexResult;
   indexError?: unknown;
+}
+
+/** Logs what a publish could not do besides publishing (never the build's failure): cleanup, indexing, pages search skipped. */
+export function logPublishProblems(log: Logger, buildId: number, published: PublishResult): void {
+  if (published.cleanupError) log.warn({ err: published.cleanupError, build: buildId }, 'could not delete the files of a replaced build');
+  if (published.indexError) log.error({ err: published.indexError, build: buildId }, 'could not index the published build for search');
+  if (published.index?.skipped.length) {
+    log.warn(
+      { build: buildId, skipped: published.index.skipped.slice(0, 20), count: published.index.skipped.length },
+      'search skipped pages it could not read',
+    );
+  }
 }
 
 /**

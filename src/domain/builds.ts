@@ -11,12 +11,18 @@ import { events } from './events.ts';
 
 type Tx = Prisma.TransactionClient;
 
+/**
+ * Takes the version's row lock inside `tx`, before a build of it is inserted: builds of one version
+ * are made one at a time. Without it, two concurrent writers each hold a key-share lock on the
+ * version (from the new build's foreign key) and deadlock on setting lastBuildId, or both stay pending.
+ */
+export async function lockVersion(tx: Tx, versionId: number): Promise<void> {
+  await tx.$queryRaw`SELECT id FROM "Version" WHERE id = ${versionId} FOR UPDATE`;
+}
+
 /** Creates a triggered build of the version inside `tx`; the caller announces it after commit. */
 export async function queueBuild(tx: Tx, version: { id: number; slug: string; projectId: number }, commit?: string | null, force = false) {
-  // Builds of one version are queued one at a time: take the version's row lock before inserting.
-  // Without it, two concurrent triggers each hold a key-share lock on the version (from the new
-  // build's foreign key) and deadlock on setting lastBuildId, or both stay pending.
-  await tx.$queryRaw`SELECT id FROM "Version" WHERE id = ${version.id} FOR UPDATE`;
+  await lockVersion(tx, version.id);
   const build = await tx.build.create({
     data: {
       projectId: version.projectId,

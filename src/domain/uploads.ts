@@ -9,16 +9,16 @@
 
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { publishBuild } from '../builds/publish.ts';
+import { logPublishProblems, publishBuild } from '../builds/publish.ts';
 import { Recorder } from '../builds/record.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { finishedEvent, queueBuildEvent } from '../notifications/queue.ts';
 import { ArchiveRefused, docsLayout, extractArchive } from '../uploads/archive.ts';
 import type { UploadedFile } from '../uploads/spool.ts';
 import { projectToChange } from './access.ts';
+import { announceBuild, lockVersion } from './builds.ts';
 import type { Context } from './context.ts';
 import { ValidationError } from './errors.ts';
-import { events } from './events.ts';
 import { versionSlug } from './slug.ts';
 import { Collector, checkString } from './validate.ts';
 
@@ -88,7 +88,7 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
         (await tx.version.create({
           data: { projectId: project.id, slug, verboseName: name, type: 'unknown', active: true, privacyLevel: project.privacyLevel },
         }));
-      await tx.$queryRaw`SELECT id FROM "Version" WHERE id = ${version.id} FOR UPDATE`;
+      await lockVersion(tx, version.id);
       const build = await tx.build.create({
         data: {
           projectId: project.id,
@@ -106,7 +106,7 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
       await queueBuildEvent(tx, build, 'build:triggered');
       return { version, build };
     });
-    events.emit('buildQueued', { buildId: build.id, projectId: project.id });
+    announceBuild(build);
 
     const finish = async (data: Prisma.BuildUpdateInput) => {
       await prisma.build.update({
@@ -127,8 +127,7 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
         outputDir: work,
         limits: { maxBytes: limits.maxPublishBytes, maxFiles: limits.maxPublishFiles },
       });
-      if (published.cleanupError) ctx.log.warn({ err: published.cleanupError, build: build.id }, 'could not delete the files of a replaced build');
-      if (published.indexError) ctx.log.error({ err: published.indexError, build: build.id }, 'could not index the uploaded docs for search');
+      logPublishProblems(ctx.log, build.id, published);
       const formats = Object.keys(layout.downloads);
       await finish({
         success: true,

@@ -26,23 +26,21 @@ export const deliveryQueued = new EventEmitter<{ queued: [] }>();
 deliveryQueued.setMaxListeners(100);
 
 /**
- * Queues the event for every webhook of the build's project subscribed to it: one statement, and
- * a NOTIFY that wakes workers in other processes when it commits.
+ * Queues the event for every webhook of the build's project subscribed to it, and a pull request
+ * preview's commit status: one statement, and a NOTIFY that wakes workers in other processes when
+ * it commits.
  */
 export async function queueBuildEvent(db: Db, build: { id: number; projectId: number }, event: WebhookEvent): Promise<number> {
-  const hooks = await db.$executeRaw`
-    INSERT INTO "NotificationDelivery" ("kind", "webhookId", "event", "buildId")
-    SELECT 'webhook', w."id", ${event}, ${build.id} FROM "Webhook" w
-    WHERE w."projectId" = ${build.projectId} AND ${event} = ANY(w."events")`;
-  // A pull request's preview reports to its forge, through the integration its event came in by,
-  // when that integration has a token: pending when queued, then success or failure.
-  const statuses = await db.$executeRaw`
-    INSERT INTO "NotificationDelivery" ("kind", "integrationId", "event", "buildId")
-    SELECT 'status', i."id", ${event}, b."id" FROM "Build" b
+  // A preview's status goes through the integration its event came in by, when that has a token.
+  const n = await db.$executeRaw`
+    INSERT INTO "NotificationDelivery" ("kind", "webhookId", "integrationId", "event", "buildId")
+    SELECT 'webhook', w."id", NULL, ${event}, ${build.id} FROM "Webhook" w
+    WHERE w."projectId" = ${build.projectId} AND ${event} = ANY(w."events")
+    UNION ALL
+    SELECT 'status', NULL, i."id", ${event}, b."id" FROM "Build" b
     JOIN "Version" v ON v."id" = b."versionId"
     JOIN "Integration" i ON i."projectId" = b."projectId" AND i."id" = (v."externalSource"->>'integrationId')::int
     WHERE b."id" = ${build.id} AND v."type" = 'external' AND i."tokenEncrypted" IS NOT NULL`;
-  const n = hooks + statuses;
   if (n > 0) {
     await db.$executeRaw`SELECT pg_notify('lectern_builds', 'notification')`;
     deliveryQueued.emit('queued');

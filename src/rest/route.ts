@@ -13,7 +13,7 @@ export interface Filter {
   field: string;
   type: 'string' | 'boolean';
   /** The values a string filter takes; anything else is a 400 naming it, as django-filter's ChoiceFilter answers. */
-  choices?: ReadonlySet<string>;
+  choices?: { has(value: string): boolean };
 }
 
 export interface RouteCall {

@@ -7,7 +7,6 @@
 import express, { type Request, type Response } from 'express';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import type { Yoga } from '../app.ts';
-import { LANGUAGES, PROGRAMMING_LANGUAGES } from '../domain/choices.ts';
 import { spoolRequestBody } from '../uploads/multipart.ts';
 import type { UploadedFile } from '../uploads/spool.ts';
 import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
@@ -127,8 +126,7 @@ function readFilters(route: Route, query: Record<string, unknown>): Record<strin
       else if (v === 'false' || v === '0') out[f.field] = false;
       continue; // anything else: the filter is ignored, as django-filter does
     }
-    const choices = f.choices ?? (param === 'language' ? LANGUAGES : param === 'programming_language' ? PROGRAMMING_LANGUAGES : null);
-    if (choices && !choices.has(raw)) {
+    if (f.choices && !f.choices.has(raw)) {
       errors[param] = [`Select a valid choice. ${raw} is not one of the available choices.`];
       continue;
     }
@@ -370,20 +368,6 @@ export function restRouter(opts: RouterOptions): express.Router {
       await refuse(bodyError);
     }
     if (route.filters) call.filter = readFilters(route, call.query);
-    // An upload's body is read only now, from a maintainer: nobody else can make Lectern store a byte.
-    const uploaded: Record<string, UploadedFile> = {};
-    if (route.upload) {
-      await permission();
-      if (!opts.uploads) throw notFound();
-      try {
-        const file = await spoolRequestBody(req, opts.uploads.dir, opts.uploads.maxBytes);
-        uploaded[route.upload] = file;
-      } catch (e) {
-        const status = (e as { status?: unknown }).status;
-        if (status === 400 || status === 413) throw detail(status, (e as Error).message);
-        throw e;
-      }
-    }
 
     const limit = intParam(call.query.limit, DEFAULT_LIMIT, 1, opts.maxLimit);
     // Any offset past the last row is an empty page; GraphQL's Int stops at 2^31 - 1.
@@ -394,16 +378,30 @@ export function restRouter(opts: RouterOptions): express.Router {
     const document = routeDocument(opts.yoga, route, sel);
     const { root: rootType, path: resultPath } = coordinateOf(route);
     const declared = variablesOf(document);
-    const all: Record<string, unknown> = { ...typed, limit, offset, filter: call.filter, ...route.variables?.(call), ...uploaded };
+    const all: Record<string, unknown> = { ...typed, limit, offset, filter: call.filter, ...route.variables?.(call) };
     const variables = Object.fromEntries(Object.entries(all).filter(([k]) => declared.has(k)));
 
     const routeError = (e: RestError) => (route.error ? route.error(e, call) : e);
+    // An upload's body is read only now, from a maintainer: nobody else can make Lectern store a
+    // byte. It is removed before the answer is sent.
+    let upload: UploadedFile | undefined;
+    if (route.upload) {
+      await permission();
+      if (!opts.uploads) throw notFound();
+      try {
+        upload = await spoolRequestBody(req, opts.uploads.dir, opts.uploads.maxBytes);
+      } catch (e) {
+        const status = (e as { status?: unknown }).status;
+        if (status === 400 || status === 413) throw detail(status, (e as Error).message);
+        throw e;
+      }
+      variables[route.upload] = upload;
+    }
     let result: Awaited<ReturnType<Session['run']>>;
     try {
       result = await s.run(document, variables);
     } finally {
-      // The spooled upload is gone before the answer is sent.
-      await Promise.all(Object.values(uploaded).map((f) => f.remove().catch(() => {})));
+      await upload?.remove().catch(() => {});
     }
     if (result.errors?.length) throw routeError(fromGraphQLErrors(result.errors, route.bareErrors ?? false));
     let data = dig(result.data, resultPath) as Node | null | undefined;

@@ -102,7 +102,7 @@ export function graphqlMultipart(opts: MultipartOptions): express.RequestHandler
           (e: unknown) => {
             active.delete(stream);
             stream.resume();
-            fail(e instanceof UploadTooLarge ? new BadMultipart(e.message, 413) : e);
+            fail(e); // UploadTooLarge carries its 413
           },
         ),
       );
@@ -160,13 +160,8 @@ export function graphqlMultipart(opts: MultipartOptions): express.RequestHandler
  */
 export async function spoolRequestBody(req: express.Request, dir: string, maxBytes: number): Promise<UploadedFile> {
   const declared = Number(req.get('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024) throw new BadMultipart(new UploadTooLarge(maxBytes).message, 413);
-  const tooLarge = (e: unknown) => (e instanceof UploadTooLarge ? new BadMultipart(e.message, 413) : e);
-  if (!/^multipart\/form-data\b/i.test(req.get('content-type') ?? '')) {
-    return spool(req, dir, maxBytes).catch((e: unknown) => {
-      throw tooLarge(e);
-    });
-  }
+  if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024) throw new UploadTooLarge(maxBytes);
+  if (!/^multipart\/form-data\b/i.test(req.get('content-type') ?? '')) return spool(req, dir, maxBytes);
   return new Promise<UploadedFile>((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
@@ -189,7 +184,7 @@ export async function spoolRequestBody(req: express.Request, dir: string, maxByt
       taken = spool(stream, dir, maxBytes, info.filename ?? '');
       taken.catch((e: unknown) => {
         stream.resume();
-        stop(tooLarge(e));
+        stop(e);
       });
     });
     bb.on('error', (e: Error) => stop(new BadMultipart(`Malformed multipart request: ${e.message}.`)));

@@ -1,6 +1,7 @@
 // Every /api/v3 route as an entry keyed by the GraphQL coordinate it runs (its operation is built from the schema, ../operation.ts) (seed-api §4.1 plus the
 // routes of rtd-behavior §1.1 that its clients meet).
 
+import { LANGUAGES, PROGRAMMING_LANGUAGES } from '../../domain/choices.ts';
 import { RestError } from '../errors.ts';
 import { NO_FLEX } from '../flex.ts';
 import { type Node, selection, serialize } from '../resource.ts';
@@ -10,8 +11,8 @@ import { parseSearchQuery, SEARCH_SELECTION, searchPage, searchPageBody } from '
 import { Build, EnvironmentVariable, Project, Redirect, RedirectWritten, Subproject, Version } from './resources.ts';
 
 const projectFilters = {
-  language: { field: 'language', type: 'string' },
-  programming_language: { field: 'programmingLanguage', type: 'string' },
+  language: { field: 'language', type: 'string', choices: LANGUAGES },
+  programming_language: { field: 'programmingLanguage', type: 'string', choices: PROGRAMMING_LANGUAGES },
   name: { field: 'name', type: 'string' },
   slug: { field: 'slug', type: 'string' },
 } as const;
