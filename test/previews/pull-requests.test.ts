@@ -269,4 +269,23 @@ describe('pull-request previews', () => {
     expect(merged.body).toEqual({ closed: true, project: p.slug, versions: ['3'] });
     await until('the preview removed', async () => (await t.db.prisma.version.count({ where: { slug: '3', project: { slug: p.slug } } })) === 0);
   }, 180_000);
+
+  it('refuses what a hostile payload or setting would aim elsewhere: a repository name leaving the API path, a forge API on a private address', async () => {
+    const p = await setup('Guarded', 'github', 'public');
+    await gqlOk(`mutation($p: String!) { updateProject(slug: $p, input: {externalBuildsEnabled: true}) { __typename } }`, { p: p.slug });
+    const sha = pushHead(p.repo, 'pull/9/head', 'PR nine');
+    for (const full_name of ['../../admin', 'acme/..', 'acme/docs/statuses', 'acme docs/x']) {
+      const res = await github(p.slug, p.secret, { ...prPayload('opened', 9, sha), repository: { full_name } });
+      expect([res.status, res.body], full_name).toEqual([400, { detail: 'Invalid payload. full_name is required.' }]);
+    }
+    expect(await t.db.prisma.version.count({ where: { slug: '9', project: { slug: p.slug } } })).toBe(0);
+    const metadata = await t.gql(
+      `mutation($p: String!, $id: Int!) { setIntegrationToken(project: $p, id: $id, token: "t", apiUrl: "http://169.254.169.254/latest") {
+        __typename ... on ValidationError { fieldErrors { field messages } } } }`,
+      { p: p.slug, id: p.integration },
+      token,
+    );
+    expect(metadata.data.setIntegrationToken.fieldErrors[0].field).toBe('apiUrl');
+    expect(metadata.data.setIntegrationToken.fieldErrors[0].messages.join(' ')).toMatch(/loopback, private or reserved address/);
+  }, 120_000);
 });
