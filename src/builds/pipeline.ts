@@ -306,7 +306,8 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       .join(',');
     await prisma.build.update({ where: { id: build.id }, data: { config: config as object, readthedocsYamlPath: file, variablesStamp } });
     // No wasted builds: the commit, configuration and variables the version already serves are not built again unless forced.
-    if (!build.force && version.publishedBuildId !== null) {
+    // Only while it serves them: a version turned off (built: false) and on again is built for real.
+    if (!build.force && version.built && version.publishedBuildId !== null) {
       const served = await prisma.build.findUnique({
         where: { id: version.publishedBuildId },
         select: { id: true, commit: true, config: true, success: true, variablesStamp: true },

@@ -86,6 +86,39 @@ describe('no wasted builds', () => {
     expect((await t.http.get(`/docs/${slug}/en/latest/`)).text).toContain('<h1>Second</h1>');
   }, 180_000);
 
+  it('builds a version turned off and on again for real, by GraphQL and by REST, and serves it again', async () => {
+    const repo = server.repo('toggled', { '.readthedocs.yaml': yaml(PAGE('Toggled')) });
+    const { slug } = await importProject(t, token, 'Toggled', repo.url);
+    const first = await waitForBuild(t, await latestBuildOf(t, slug));
+    expect(first.success, first.error ?? '').toBe(true);
+    const UPDATE = `mutation($p: String!, $active: Boolean!) { updateVersion(project: $p, slug: "latest", input: {active: $active}) {
+      __typename ... on MutationUpdateVersionSuccess { data { active built } } } }`;
+    const toggles: Array<[string, () => Promise<unknown>]> = [
+      ['GraphQL', async () => t.gql(UPDATE, { p: slug, active: false }, token).then(() => t.gql(UPDATE, { p: slug, active: true }, token))],
+      [
+        'REST v3 PATCH',
+        async () => {
+          for (const active of [false, true]) {
+            const r = await t.http.patch(`/api/v3/projects/${slug}/versions/latest/`).set('authorization', `Token ${token}`).send({ active });
+            expect(r.status, JSON.stringify(r.body)).toBe(204);
+          }
+        },
+      ],
+    ];
+    let last = first.id;
+    for (const [how, toggle] of toggles) {
+      await toggle();
+      const rebuilt = await waitForBuild(t, await latestBuildOf(t, slug));
+      expect(rebuilt.id, how).toBeGreaterThan(last);
+      // Not "already built and published": turned off, the version served nothing, so the build is real.
+      expect([rebuilt.success, rebuilt.message], how).toEqual([true, null]);
+      expect(await served(slug), how).toBe(rebuilt.id);
+      const page = await t.http.get(`/docs/${slug}/en/latest/`);
+      expect([page.status, page.text], how).toEqual([200, expect.stringContaining('<h1>Toggled</h1>')]);
+      last = rebuilt.id;
+    }
+  }, 180_000);
+
   it('ends a build whose build.jobs step exits with 183 without failing it, publishing nothing', async () => {
     const repo = server.repo('skipping', { '.readthedocs.yaml': yaml(PAGE('Kept')) });
     const { slug } = await importProject(t, token, 'Skipping', repo.url);
