@@ -2,6 +2,7 @@
 import { useClient } from 'urql';
 import { useSearch } from 'wouter';
 import { graphql } from '../graphql.ts';
+import { nextTarget } from '../next.ts';
 import { ActionForm, Field, problemOf } from '../ui.tsx';
 import { ViewerQuery } from '../viewer.ts';
 
@@ -25,11 +26,8 @@ const SetUp = graphql(`
   }
 `);
 
-/** Only paths of this app are followed after signing in (never another site). */
-function nextOf(search: string): string {
-  const next = new URLSearchParams(search).get('next') ?? '/';
-  return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/';
-}
+/** Only pages of Lectern's own origin are followed after signing in (never another site): ../next.ts. */
+const nextOf = (search: string) => nextTarget(new URLSearchParams(search).get('next'), window.location.origin);
 
 /** Reloads the app at `to` with the new session (every cached answer was the signed-out one's). */
 const enter = (to: string) => window.location.assign(to);
