@@ -97,6 +97,18 @@ export function docsHostLabel(domain: string | undefined, host: string): string 
   return /^[a-z0-9][a-z0-9-]*$/.test(label) ? label : null;
 }
 
+/**
+ * The pull request's number of a preview host `<project>--<number>.<domain>` (Read the Docs'
+ * external version domain), or undefined for any other host. A preview is served there and only
+ * there when a docs domain is set: an origin of its own, apart from its project's docs.
+ */
+export function previewNumberOf(domain: string | undefined, host: string): string | undefined {
+  if (!domain) return undefined;
+  const h = host.toLowerCase();
+  if (!h.endsWith(`.${domain}`)) return undefined;
+  return /^[a-z0-9][a-z0-9-]*?--(\d{1,9})$/.exec(h.slice(0, -(domain.length + 1)))?.[1];
+}
+
 /** A Host header without its port, as express's req.hostname reads it (an IPv6 literal keeps its brackets). */
 export function hostnameOf(host: string): string {
   const offset = host[0] === '[' ? host.indexOf(']') + 1 : 0;

@@ -1,24 +1,24 @@
 // The docs server (decisions §2): `/docs/<project>/<lang>/<version>/<path>`, subprojects under
 // `/projects/<alias>/`, translations under their main project, downloads under `/_/downloads/`,
-// and with LECTERN_DOCS_DOMAIN the same on `<project>.<domain>`. One middleware, mounted in
-// app.ts before the API routes, so a docs host answers every path itself.
-// @see ../../../shared/spec/decisions.md §1-§2, ../../../shared/reference/rtd-behavior.md §5.3, §5.7
+// and with LECTERN_DOCS_DOMAIN the same on `<project>.<domain>`, a pull request's preview on
+// `<project>--<n>.<domain>` alone. One middleware, mounted in app.ts before the API routes, so a
+// docs host answers every path itself. Private docs are read under docs-reading grants
+// (./grants.ts, docs/design/grants.md); README "Serving docs" and "Pull-request previews".
 import compression from 'compression';
-import { parse as parseCookie } from 'cookie';
 import type { Request, RequestHandler, Response } from 'express';
 import { artifactPrefix, downloadKey } from '../builds/artifacts.ts';
 import { languageName } from '../domain/choices.ts';
 import { anonymousContext, contextFor, createContext, type Services } from '../domain/context.ts';
 import { UnauthenticatedError } from '../domain/errors.ts';
 import { searchPages } from '../domain/search.ts';
-import { SESSION_COOKIE, signedIn } from '../domain/sessions.ts';
+import { sessionIdOf, signedIn } from '../domain/sessions.ts';
 import { docsRoot, servedRoot } from '../domain/urls.ts';
 import { StorageKeyError } from '../storage/index.ts';
 import { readObject } from '../storage/storage.ts';
 import type { Freshness } from './cache.ts';
 import type { FastPath } from './fast.ts';
-import { GRANT_PATH, issueGrant, readGrant, underGrant } from './grants.ts';
-import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, queryOf, withQuery } from './paths.ts';
+import { cookieGrants, GRANT_PATH, type Grant, issueTicket, peekTicket, takeTicket, underGrant, urlGrant } from './grants.ts';
+import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, previewNumberOf, queryOf, withQuery } from './paths.ts';
 import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
 import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
 import { answerSearchPage, type BoxResult, isSearchPage, SEARCH_JS, searchTag } from './search-box.ts';
@@ -40,8 +40,33 @@ interface Site {
   rest: string;
   slug?: string;
   hostLabel?: string;
+  /** On a preview host `<project>--<n>.<domain>`: the pull request's number, the one version it serves. */
+  preview?: string;
   /** A docs-reading grant's path segment (./grants.ts), taken off `base`'s end and `rest`'s start. */
   grant?: string;
+}
+
+/**
+ * What a request reads under (./grants.ts): `url`, a URL grant (no docs domain); `cookie`, a docs
+ * host's grant cookie; `ticket`, a one-time ticket being exchanged for that cookie (nothing is
+ * answered under it but redirects on the way to the page, where it is taken).
+ */
+interface GrantScope {
+  kind: 'url' | 'cookie' | 'ticket';
+  sessionId: number;
+  /** The versions it reads (none for a ticket). */
+  versions: Set<number>;
+  /** The cookie's grants (kind cookie), kept when one is added. */
+  held: Grant[];
+  /** The segment in the path (url, ticket), and the docs root before it. */
+  segment?: string;
+  root: string;
+  /** The same request's path without the segment: where a reader goes to be granted anew. */
+  plainPath: string;
+  /** url: the request also carries the grant's own session cookie (a navigation of its reader). */
+  withCookie: boolean;
+  /** url: issued long enough ago that a navigation is sent on under a fresh one. */
+  stale: boolean;
 }
 
 /** A project reached under a root, with what the answer needs to know about that root. */
@@ -52,6 +77,10 @@ interface Scope {
   /** The project the root belongs to (a subproject when reached by alias). */
   top: ServedProjectRow;
   base: string;
+  /** `base` without a grant's segment: public data (the version menu's) is read there. */
+  plainBase: string;
+  /** On a preview host: the one version (the pull request's number) it serves. */
+  preview?: string;
   /** The root as docsRoot()/servedRoot() would write it, to tell canonical requests from others. */
   requestRoot: string;
   query: string;
@@ -66,12 +95,12 @@ interface Scope {
   private: boolean;
   /**
    * The reader came by the session cookie (a navigation, docs on Lectern's origin): a private page
-   * is then answered with a redirect to the same page under a grant (./grants.ts), whose
-   * stylesheets and images the sandboxed page can load without the cookie.
+   * is then answered with a redirect to the same page under a grant for its version (./grants.ts),
+   * whose stylesheets and images the sandboxed page can load without the cookie.
    */
-  granted?: () => string;
-  /** The grant the request came with (./grants.ts): its segment, and the docs root it follows. */
-  grant?: { root: string; segment: string };
+  granted?: (project: { id: number }, version: { id: number }) => string;
+  /** The grant the request came with. */
+  grant?: GrantScope;
 }
 
 const FORMATS = { pdf: 'pdf', htmlzip: 'zip', epub: 'epub' } as const;
@@ -100,8 +129,9 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
    */
   const siteOf = (req: Request): Site | 'elsewhere' | null => {
     if (domain) {
-      const label = docsHostLabel(domain, (domain.includes(':') ? req.get('host') : req.hostname) ?? '');
-      if (label !== null) return { base: '', rest: req.path, hostLabel: label };
+      const host = (domain.includes(':') ? req.get('host') : req.hostname) ?? '';
+      const label = docsHostLabel(domain, host);
+      if (label !== null) return { base: '', rest: req.path, hostLabel: label, preview: previewNumberOf(domain, host) };
     }
     const p = req.path;
     if (p !== '/docs' && !p.startsWith('/docs/')) return null;
@@ -127,7 +157,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const site = withGrant(unparsed);
     // On a docs host, a reader without credentials who meets a 404 may be one who could read it signed in.
     if (domain && site.grant === undefined && !req.headers.authorization && isNavigation(req)) {
-      res.locals.signIn = `${config.publicUrl}/_/docs-access?next=${encodeURIComponent(`${req.protocol}://${req.get('host')}${req.originalUrl}`)}`;
+      res.locals.signIn = `${config.publicUrl}/_/docs-access?next=${encodeURIComponent(`${req.protocol}://${req.host}${req.originalUrl}`)}`;
     }
     const epoch = deps.fast?.epoch() ?? 0;
     const fresh: Freshness = { until: Infinity };
@@ -154,31 +184,72 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const slugOk = (s: string | undefined) => s !== undefined && /^[a-z0-9][a-z0-9_-]*$/.test(s);
     if (!slugOk(site.slug ?? site.hostLabel)) return notFound(res);
     let reader: Reader;
-    let grantedProject: number | undefined;
+    let grant: GrantScope | undefined;
     let sessionId: number | undefined;
+    const plainPath = `${unparsed.base}${site.rest || '/'}`;
+    const host = (req.host ?? '').toLowerCase();
     try {
       // Anonymous readers (no Authorization header) cost no lookup at all.
       const authorization = req.headers.authorization;
       if (site.grant !== undefined) {
-        const grant = readGrant(services.cipher, site.grant);
-        const who = grant && (await signedIn(services.prisma, { sessionId: grant.sessionId }, config.sessionIdleSeconds));
         res.setHeader('Referrer-Policy', 'no-referrer');
-        if (!grant || !who) {
-          // Expired, ended or forged: a reader following a link goes to the page itself (and is granted again there when signed in).
-          if (isNavigation(req)) return redirect(plainScope(req, res), 302, `${unparsed.base}${site.rest || '/'}`);
+        // On a docs host the segment is a one-time ticket; on Lectern's origin, a URL grant.
+        const url = domain ? null : urlGrant.read(services.cipher, site.grant);
+        const ticketSession = domain ? await peekTicket(services.prisma, site.grant, host) : null;
+        const grantSession = url?.sessionId ?? ticketSession;
+        const who = grantSession != null && (await signedIn(services.prisma, { sessionId: grantSession }, config.sessionIdleSeconds));
+        if (!who) {
+          // Expired, used, ended or forged: a reader following a link goes to the page itself (and is granted again there when signed in).
+          if (isNavigation(req)) return redirect(plainScope(req, res), 302, plainPath);
           return notFound(res, true);
         }
         reader = new Reader(contextFor(services, who.viewer));
-        grantedProject = grant.projectId;
+        let withCookie = false;
+        if (url) {
+          const cookie = sessionIdOf(req, config.publicUrl);
+          withCookie = cookie !== undefined && (await signedIn(services.prisma, { cookie }, config.sessionIdleSeconds))?.sessionId === url.sessionId;
+        }
+        grant = {
+          kind: url ? 'url' : 'ticket',
+          sessionId: who.sessionId,
+          versions: new Set(url ? [url.versionId] : []),
+          held: [],
+          segment: site.grant,
+          root: unparsed.base,
+          plainPath,
+          withCookie,
+          stale: url ? urlGrant.stale(url) : false,
+        };
       } else if (authorization) {
         reader = new Reader(await createContext(services, authorization));
       } else {
         reader = anonymous;
-        const cookie = !domain && isNavigation(req) ? parseCookie(req.headers.cookie ?? '')[SESSION_COOKIE] : undefined;
-        const who = cookie ? await signedIn(services.prisma, { cookie }, config.sessionIdleSeconds) : null;
-        if (who) {
-          reader = new Reader(contextFor(services, who.viewer));
-          sessionId = who.sessionId;
+        if (domain) {
+          // A docs host's grant cookie speaks only for this host's own pages and for a reader's
+          // navigation: never for a request another origin (a preview's, a sibling's) makes.
+          const held = ownRequest(req) ? cookieGrants.read(services.cipher, host, req.headers.cookie, req.protocol === 'https') : [];
+          const who = held.length > 0 && (await signedIn(services.prisma, { sessionId: held[0]!.sessionId }, config.sessionIdleSeconds));
+          if (who) {
+            reader = new Reader(contextFor(services, who.viewer));
+            res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+            grant = {
+              kind: 'cookie',
+              sessionId: who.sessionId,
+              versions: new Set(held.map((g) => g.versionId)),
+              held,
+              root: '',
+              plainPath,
+              withCookie: true,
+              stale: false,
+            };
+          }
+        } else {
+          const cookie = isNavigation(req) ? sessionIdOf(req, config.publicUrl) : undefined;
+          const who = cookie ? await signedIn(services.prisma, { cookie }, config.sessionIdleSeconds) : null;
+          if (who) {
+            reader = new Reader(contextFor(services, who.viewer));
+            sessionId = who.sessionId;
+          }
         }
       }
     } catch (e) {
@@ -187,23 +258,29 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       return;
     }
     const root = site.slug ? await resolve.projectBySlug(site.slug, fresh) : await resolve.projectByHostLabel(site.hostLabel!, fresh);
-    // A private project reads as a missing one: its existence is not revealed. A grant reads its own project's root only.
-    if (!root || !(await reader.canSeeProject(root)) || (grantedProject !== undefined && root.id !== grantedProject))
-      return notFound(res, grantedProject !== undefined);
-    const granted = sessionId === undefined ? undefined : () => underGrant(site.base, issueGrant(services.cipher, sessionId, root.id), site.rest || '/');
+    // A private project reads as a missing one: its existence is not revealed.
+    if (!root || !(await reader.canSeeProject(root))) return notFound(res, grant !== undefined);
+    const granted =
+      sessionId === undefined
+        ? undefined
+        : (project: { id: number }, version: { id: number }) =>
+            underGrant(site.base, urlGrant.issue(services.cipher, { sessionId, projectId: project.id, versionId: version.id }), site.rest || '/');
     let priv = root.privacyLevel !== 'public';
     const path = parseDocPath(site.rest);
     if (!path) return notFound(res, priv);
     let top = root;
     let { base } = site;
+    let plainBase = unparsed.base;
     let requestRoot = ownRootOf(root);
     let { segments, raw } = path;
-    if (segments[0] === 'projects' && segments.length >= 2) {
+    // A preview host serves its one version: no subproject is reached through it.
+    if (segments[0] === 'projects' && segments.length >= 2 && site.preview === undefined) {
       const child = await resolve.subprojectByAlias(root.id, segments[1]!, fresh);
       if (child && (await reader.canSeeProject(child))) {
         top = child;
         priv ||= child.privacyLevel !== 'public';
         base = `${base}/projects/${raw[1]}`;
+        plainBase = `${plainBase}/projects/${raw[1]}`;
         requestRoot = `${requestRoot}/projects/${segments[1]}`;
         segments = segments.slice(2);
         raw = raw.slice(2);
@@ -215,13 +292,15 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       reader,
       top,
       base,
+      plainBase,
+      preview: site.preview,
       requestRoot,
       query: queryOf(req.originalUrl),
       fresh,
       epoch,
-      private: priv || grantedProject !== undefined,
+      private: priv || grant !== undefined,
       granted,
-      grant: site.grant === undefined ? undefined : { root: unparsed.base, segment: site.grant },
+      grant,
     };
     await serveUnder(scope, segments, raw, path.dir);
   };
@@ -243,21 +322,27 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   const serveUnder = async (s: Scope, segments: string[], raw: string[], dir: boolean, fresh = false): Promise<void> => {
     const { top, reader } = s;
     if (segments.length === 0) {
+      if (s.preview !== undefined) return redirect(s, 302, `${s.base}/${top.language}/${s.preview}/`);
       return redirect(s, 302, `${rootFor(s, top)}/${top.language}/${encodeURIComponent(top.defaultVersion)}/`);
     }
     if (segments[0] === '_') return special(s, segments.slice(1));
 
     const decodedPath = `/${segments.join('/')}${dir ? '/' : ''}`;
     const language = segments[0]!;
-    const project = await resolve.projectForLanguage(top, language, s.fresh);
+    // A preview host serves its project's own language only (a translation's preview has a host of its own).
+    const project = s.preview !== undefined ? (language === top.language ? top : null) : await resolve.projectForLanguage(top, language, s.fresh);
     if (!project || !(await reader.canSeeProject(project))) {
+      if (s.preview !== undefined) return notFound(s.res, s.private);
       // Not a language of this project: only exact and prefix redirects can know the path.
       return missing(s, top, { path: decodedPath, filename: null, language: top.language, version: top.defaultVersion }, null);
     }
     s.private ||= project.privacyLevel !== 'public';
-    const canonical = rootFor(s, project);
-    if (canonical !== s.base) return redirect(s, 302, `${canonical}/${raw.join('/')}${dir ? '/' : ''}`);
-    if (segments.length === 1) return redirect(s, 302, `${s.base}/${raw[0]}/${encodeURIComponent(project.defaultVersion)}/`);
+    if (s.preview === undefined) {
+      const canonical = rootFor(s, project);
+      if (canonical !== s.base) return redirect(s, 302, `${canonical}/${raw.join('/')}${dir ? '/' : ''}`);
+    }
+    if (segments.length === 1) return redirect(s, 302, `${s.base}/${raw[0]}/${encodeURIComponent(s.preview ?? project.defaultVersion)}/`);
+    if (s.preview !== undefined && segments[1] !== s.preview) return notFound(s.res, s.private);
 
     const versionSlug = segments[1]!;
     const file = segments.slice(2);
@@ -268,6 +353,12 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const version = await reader.readable(project, row);
     if (!version) return missing(s, project, rr, null);
     s.private ||= version.privacyLevel !== 'public';
+    // A preview is the pull request's author's code: with a docs domain it runs on its own host
+    // only, and its host serves nothing else.
+    if (domain && (s.preview !== undefined) !== (version.type === 'external')) {
+      if (s.preview !== undefined) return notFound(s.res, s.private);
+      return toPreviewHost(s, project, version, `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}`);
+    }
 
     const forced = matchRedirect(project.redirects, rr, (r) => r.force);
     if (forced) return userRedirect(s, forced);
@@ -277,11 +368,15 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const prefix = artifactPrefix(project.slug, version.slug, version.publishedBuildId, 'html');
     const key = file.length === 0 ? 'index.html' : `${file.join('/')}${dir ? '/index.html' : ''}`;
     const isPrivate = s.private;
-    if (isPrivate && s.granted) return redirect(s, 302, s.granted());
-    const switcher = project.versionSwitcher
-      ? switcherTag({ base: s.base, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
-      : '';
-    const search = project.docsSearch ? searchTag(s.base, versionSlug) : '';
+    if (await gate(s, project, version, isHtmlKey(key) || isDocumentRequest(s.req) ? 'document' : 'file')) return;
+    // The version menu reads public data, from the root without any grant; a preview host has none.
+    const switcher =
+      project.versionSwitcher && s.preview === undefined
+        ? switcherTag({ base: s.plainBase, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
+        : '';
+    // Under a URL grant the search box could read nothing (search answers there need the session
+    // cookie, which a sandboxed page's fetch never carries): Sphinx's own search page still works.
+    const search = project.docsSearch && s.grant?.kind !== 'url' ? searchTag(s.base, versionSlug) : '';
     const banner = version.type === 'external' ? previewBanner(version.externalSource as { number?: unknown; url?: unknown } | null) : '';
     const tag = switcher || search || banner || !domain ? pageTags(domain ? '' : STORAGE_SHIM, switcher, search, banner) : undefined;
     // Sphinx's search page, asked a question: answered with the server's results.
@@ -306,6 +401,73 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   };
 
   /**
+   * Whether an answer about `version` may be given as the request stands; when not, the answer
+   * given instead, and true: a navigation with the session cookie is sent to the page under a URL
+   * grant for that version; a ticket is taken and exchanged for the docs host's grant cookie; a
+   * grant that does not read the version, or a URL grant asked for a `document` (HTML, a download,
+   * search) without its session's cookie, sends a navigation where it can be granted anew and
+   * refuses anything else (docs/design/grants.md).
+   */
+  const gate = async (s: Scope, project: { id: number }, version: { id: number }, what: 'document' | 'file'): Promise<boolean> => {
+    const g = s.grant;
+    if (!g) {
+      if (s.private && s.granted) {
+        redirect(s, 302, s.granted(project, version));
+        return true;
+      }
+      return false;
+    }
+    if (g.kind === 'ticket') {
+      const host = (s.req.host ?? '').toLowerCase();
+      if (!(await takeTicket(services.prisma, g.segment!, host))) {
+        notFound(s.res, true);
+        return true;
+      }
+      const secure = s.req.protocol === 'https';
+      const held = cookieGrants.read(services.cipher, host, s.req.headers.cookie, secure);
+      s.res.append(
+        'Set-Cookie',
+        cookieGrants.add(services.cipher, host, held, { sessionId: g.sessionId, projectId: project.id, versionId: version.id }, secure),
+      );
+      redirect(s, 302, g.plainPath);
+      return true;
+    }
+    if (!g.versions.has(version.id)) {
+      if (g.kind === 'url' && isNavigation(s.req)) redirect(s, 302, g.plainPath);
+      else if (g.kind === 'cookie' && isTopNavigation(s.req) && s.res.locals.signIn) {
+        // A reader of this host who may read the version: granted it through Lectern's host.
+        s.query = '';
+        redirect(s, 302, s.res.locals.signIn as string);
+      } else notFound(s.res, true);
+      return true;
+    }
+    if (g.kind === 'url' && what === 'document' && !g.withCookie) {
+      if (isNavigation(s.req)) redirect(s, 302, g.plainPath);
+      else notFound(s.res, true);
+      return true;
+    }
+    if (g.kind === 'url' && g.stale && isNavigation(s.req)) {
+      const fresh = urlGrant.issue(services.cipher, { sessionId: g.sessionId, projectId: project.id, versionId: version.id });
+      redirect(s, 302, underGrant(g.root, fresh, g.plainPath.slice(g.root.length)));
+      return true;
+    }
+    return false;
+  };
+
+  /**
+   * A pull request's preview asked for under its project's docs host: sent to its own host
+   * `<project>--<n>.<domain>`, never served here. A reader under a grant goes by Lectern's host,
+   * which hands that host a ticket of its own (no grant of this host ever reads a preview).
+   */
+  const toPreviewHost = (s: Scope, project: ServedProjectRow, version: { slug: string }, rest: string): void => {
+    const host = s.req.host ?? '';
+    const label = `${project.slug.replace(/_/g, '-')}--${version.slug}`;
+    const target = `${s.req.protocol}://${host.replace(/^[^.:]+/, label)}/${project.language}/${encodeURIComponent(version.slug)}/${rest}${s.query}`;
+    s.query = '';
+    redirect(s, 302, s.grant && s.private ? `${config.publicUrl}/_/docs-access?next=${encodeURIComponent(target)}` : target);
+  };
+
+  /**
    * A page that is not there: the redirects not tried yet, then the project's own 404.html (of
    * this version, else of the default version), then a plain 404.
    */
@@ -319,8 +481,12 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     if (hit) return userRedirect(s, hit);
     // A private project's 404 page is its own HTML: never kept by a shared cache.
     const page = (priv: boolean) => ({ status: 404 as const, cacheControl: priv ? 'private, no-cache' : 'no-cache' });
+    const g = s.grant;
+    // Under a grant: the granted version's own 404 page only, and (a URL grant) only to its session's navigation.
+    if (g && !(current && g.versions.has(current.version.id) && (g.kind !== 'url' || g.withCookie))) return notFound(s.res, true);
     if (current && (await sender.send(s.req, s.res, `${current.prefix}/404.html`, page(s.private)))) return;
-    if (current?.version.slug !== project.defaultVersion) {
+    // A preview host shows nothing of another version, its project's default one included.
+    if (current?.version.slug !== project.defaultVersion && !g && s.preview === undefined) {
       const fallback = await s.reader.readable(project, await resolve.versionOf(project.id, project.defaultVersion));
       if (fallback) {
         const prefix = artifactPrefix(project.slug, fallback.slug, fallback.publishedBuildId, 'html');
@@ -332,7 +498,9 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
   /** `/_/versions/<lang>.json` (the switcher's data) and `/_/downloads/<lang>/<version>/<format>/`. */
   const special = async (s: Scope, segments: string[]): Promise<void> => {
-    if (segments[0] === 'versions' && segments.length === 2 && segments[1]!.endsWith('.json')) {
+    // A ticket is exchanged on a page's way only; a preview host has no version menu.
+    if (s.grant?.kind === 'ticket') return notFound(s.res, true);
+    if (segments[0] === 'versions' && segments.length === 2 && segments[1]!.endsWith('.json') && s.preview === undefined) {
       return versionsJson(s, segments[1]!.slice(0, -'.json'.length));
     }
     if (segments[0] === 'search.json' && segments.length === 1) return searchJson(s);
@@ -345,20 +513,31 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
   /**
    * The docs site's JSON (the version menu's data, the search box's results). Sandboxed pages
-   * (DOCS_SANDBOX) ask from an opaque origin: public data answers any origin, and so does an answer
-   * under a grant, whose URL is all a page needs to read it anyway.
+   * (DOCS_SANDBOX) ask from an opaque origin: public data answers any origin. Private data, and
+   * anything answered under a grant, answers no other origin: no Access-Control-Allow-Origin, so
+   * only a page of the docs host itself reads it (docs/design/grants.md).
    */
   const sendJson = (s: Scope, body: unknown) => {
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
-    if (!s.private || s.grant) s.res.set('Access-Control-Allow-Origin', '*');
+    if (!s.private && !s.grant) s.res.set('Access-Control-Allow-Origin', '*');
     compress(s.req, s.res, () => s.res.json(body));
   };
 
-  /** A search of the site's project (and its subprojects) in `version`, as its reader may read them: BoxResults, 20 pages at most. */
-  const searchFor = async (s: Scope, q: string, version: string | undefined): Promise<{ count: number; results: BoxResult[] }> => {
+  /**
+   * A search of the site's project (and its subprojects) in `version`, as its reader may read them:
+   * BoxResults, 20 pages at most. Under a grant, or on a preview host, the one version it reads
+   * only (its subprojects are other versions); null when `version` is not that one.
+   */
+  const searchFor = async (s: Scope, q: string, version: string | undefined): Promise<{ count: number; results: BoxResult[] } | null> => {
+    const g = s.grant;
+    if (g || s.preview !== undefined) {
+      const named = version || s.preview;
+      const v = named ? await s.reader.readable(s.top, await resolve.versionOf(s.top.id, named)) : null;
+      if (!v || (g && !g.versions.has(v.id)) || (s.preview !== undefined && v.slug !== s.preview)) return null;
+    }
     const found = await searchPages(s.reader.ctx, {
       query: q.slice(0, 200),
-      scopes: [{ project: s.top.slug, version: version || null, includeSubprojects: true }],
+      scopes: [{ project: s.top.slug, version: version || s.preview || null, includeSubprojects: !g && s.preview === undefined }],
       limit: 20,
       offset: 0,
     });
@@ -366,7 +545,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       count: found.total,
       results: found.pages.map((p) => ({
         title: p.pageTitle,
-        url: s.granted || !s.grant ? p.url : withGrantIn(p.url, s.grant),
+        url: s.grant?.kind === 'url' ? withGrantIn(p.url, s.grant.root, s.grant.segment!) : p.url,
         blocks: p.blocks.map((b) => ({ id: b.anchor, title: b.title, highlight: b.contentHighlight ?? b.titleHighlight })),
       })),
     };
@@ -374,8 +553,11 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
   /** `<root>/_/search.json?q=&version=`: what the search box shows. */
   const searchJson = async (s: Scope): Promise<void> => {
+    // Search reads a version's text: under a URL grant, for its session's own request only.
+    if (s.grant?.kind === 'url' && !s.grant.withCookie) return notFound(s.res, true);
     const q = queryString(s.req.query.q)?.trim() ?? '';
     const body = q ? await searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
+    if (!body) return notFound(s.res, true);
     sendJson(s, body);
   };
 
@@ -388,7 +570,9 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       if (!(await sender.send(s.req, s.res, key, { cacheControl: cacheControl(key, s.private), tag }))) notFound(s.res, s.private);
       return;
     }
-    const { count, results } = await searchFor(s, q, version);
+    const found = await searchFor(s, q, version);
+    if (!found) return notFound(s.res, true);
+    const { count, results } = found;
     const html = Buffer.from(answerSearchPage(page.toString('utf8'), q, results, count));
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'no-cache').type('html');
     compress(s.req, s.res, () => s.res.send(tag ? injectTag(html, tag) : html));
@@ -396,16 +580,18 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
 
   const download = async (s: Scope, language: string, versionSlug: string, format: DownloadFormat): Promise<void> => {
     // downloadUrl() names the project's own slug and language; a translation is also found under its main project.
-    const project = await resolve.projectForLanguage(s.top, language);
+    const project = s.preview !== undefined ? (language === s.top.language ? s.top : null) : await resolve.projectForLanguage(s.top, language);
     if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res, s.private);
     s.private ||= project.privacyLevel !== 'public';
     const version = await s.reader.readable(project, await resolve.versionOf(project.id, versionSlug));
     if (!version) return notFound(s.res, s.private);
     s.private ||= version.privacyLevel !== 'public';
+    // With a docs domain a preview's files are on its own host only, and that host serves no other version's.
+    if (domain && (s.preview !== undefined) !== (version.type === 'external' && version.slug === s.preview)) return notFound(s.res, s.private);
     const has = { pdf: version.hasPdf, htmlzip: version.hasHtmlzip, epub: version.hasEpub }[format];
     if (!has) return notFound(s.res, s.private);
     const isPrivate = s.private;
-    if (isPrivate && s.granted) return redirect(s, 302, s.granted());
+    if (await gate(s, project, version, 'document')) return;
     const sent = await sender.send(s.req, s.res, downloadKey(project.slug, version.slug, version.publishedBuildId, format), {
       cacheControl: isPrivate ? 'private, no-cache' : 'public, max-age=3600',
       downloadName: `${project.slug}-${version.slug}.${FORMATS[format]}`,
@@ -488,15 +674,18 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const label = domain && /^https?:$/.test(target.protocol) ? docsHostLabel(domain, domain.includes(':') ? target.host : target.hostname) : null;
     if (label === null || target.username || target.password)
       return void res.status(400).type('text/plain').send('next must be the address of a page on a docs host.');
-    const cookie = parseCookie(req.headers.cookie ?? '')[SESSION_COOKIE];
+    const cookie = sessionIdOf(req, config.publicUrl);
     const who = cookie ? await signedIn(services.prisma, { cookie }, config.sessionIdleSeconds) : null;
     if (!who) return void res.redirect(302, `/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
     const project = await resolve.projectByHostLabel(label);
     if (!project || !(await new Reader(contextFor(services, who.viewer)).canSeeProject(project))) return notFound(res, true);
-    // An address already under a grant (an expired one, say) is granted afresh.
+    // An address already under a ticket (a used one, say) is given a fresh one.
     const under = GRANT_PATH.exec(target.pathname);
     const rest = under ? (under[2] ?? '') : target.pathname;
-    res.redirect(302, `${target.origin}${underGrant('', issueGrant(services.cipher, who.sessionId, project.id), rest || '/')}${target.search}`);
+    // A ticket for that one host, taken once there within a minute for its grant cookie: what
+    // version it reads is decided there, as the reader may read it then.
+    const ticket = await issueTicket(services.prisma, who.sessionId, target.host);
+    res.redirect(302, `${target.origin}${underGrant('', ticket, rest || '/')}${target.search}`);
   };
 
   return (req, res, next) => {
@@ -538,18 +727,46 @@ const MAX_SEARCH_PAGE_BYTES = 1024 * 1024;
 /** A query parameter's value when given once or more (its last), as express parses it. */
 const queryString = (v: unknown): string | undefined => (Array.isArray(v) ? queryString(v[v.length - 1]) : typeof v === 'string' ? v : undefined);
 
-/** `url` read under `grant` when it is a page of the grant's docs site: the grant's segment after its root. */
-function withGrantIn(url: string, grant: { root: string; segment: string }): string {
+/** `url` read under a URL grant when it is a page of the grant's docs site: the grant's segment after its root. */
+function withGrantIn(url: string, root: string, segment: string): string {
   const u = new URL(url);
-  if (u.pathname !== grant.root && !u.pathname.startsWith(`${grant.root}/`)) return url;
-  u.pathname = underGrant(grant.root, grant.segment, u.pathname.slice(grant.root.length));
+  if (u.pathname !== root && !u.pathname.startsWith(`${root}/`)) return url;
+  u.pathname = underGrant(root, segment, u.pathname.slice(root.length));
   return u.toString();
 }
 
-/** A top-level navigation (or a client that does not say: curl, an old browser), not a page's subresource. */
+/** A navigation (or a client that does not say: curl, an old browser), not a page's subresource. */
 const isNavigation = (req: Request) => {
   const mode = req.headers['sec-fetch-mode'];
   return (req.method === 'GET' || req.method === 'HEAD') && (mode === undefined || mode === 'navigate');
+};
+
+/** A navigation of the browser's window itself (not a frame's), or a client that does not say. */
+const isTopNavigation = (req: Request) => isNavigation(req) && (req.headers['sec-fetch-dest'] ?? 'document') === 'document';
+
+/**
+ * A request whose answer may become a document: a navigation or a frame, an `<embed>`, or a
+ * client that does not say what it loads (curl). What browsers load into a page (a stylesheet,
+ * a script, an image, a font, a fetch) says so in Sec-Fetch-Dest.
+ */
+const isDocumentRequest = (req: Request) => {
+  const dest = req.headers['sec-fetch-dest'];
+  return dest === undefined || ['document', 'iframe', 'frame', 'embed', 'object', 'fencedframe'].includes(String(dest));
+};
+
+/** A stored file browsers take for a document. */
+const isHtmlKey = (key: string) => /\.(?:html?|xhtml?|xht|svgz?|xml)$/i.test(key);
+
+/**
+ * A request a docs host's grant cookie may speak in: one of the host's own pages (Sec-Fetch-Site
+ * same-origin), the reader's own (none: typed, a bookmark), or the reader's navigation. Never one
+ * a page of another origin makes, though it be of the same site (a preview or a sibling project's
+ * host, to which the browser sends the cookie as SameSite allows). A client without Fetch Metadata
+ * (curl) holding the cookie is its holder.
+ */
+const ownRequest = (req: Request) => {
+  const site = req.headers['sec-fetch-site'];
+  return site === undefined || site === 'same-origin' || site === 'none' || isTopNavigation(req);
 };
 
 /** A scope for answers given before any project is looked up. */

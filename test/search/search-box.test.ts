@@ -5,7 +5,8 @@
 // page text shown as text; and a project that turns it off.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueGrant } from '../../src/serve/grants.ts';
+import { PLAIN_SESSION_COOKIE, startSession } from '../../src/domain/sessions.ts';
+import { urlGrant } from '../../src/serve/grants.ts';
 import { servedTestApp, type TestApp } from '../helpers/app.ts';
 import { launchChromium, makeProject, htmlPage as page, publish, removePages, sphinxBuild } from '../helpers/publish.ts';
 
@@ -99,10 +100,20 @@ describe('search.json and search.html on the docs site', () => {
     // A signed-in owner's grant (as the docs server hands it over) reads it, and its links keep the grant.
     const { user } = await import('../../src/domain/users.ts').then((m) => m.createUser(t.db.prisma, 'owner', { password: 'owner-password-1' }));
     const secret = await t.db.prisma.project.update({ where: { slug: 'secret' }, data: { users: { connect: { id: user.id } } } });
-    const session = await t.db.prisma.session.create({ data: { idHash: 'x'.repeat(64), userId: user.id } });
-    const grant = issueGrant(t.services.cipher, session.id, secret.id);
-    const granted = await t.http.get(`/docs/secret/_/r/${grant}/_/search.json`).query({ q: 'zanzibar' }).set('sec-fetch-mode', 'cors');
+    const cookie = await startSession(t.db.prisma, user.id);
+    const session = await t.db.prisma.session.findFirstOrThrow({ where: { userId: user.id } });
+    const latest = await t.db.prisma.version.findFirstOrThrow({ where: { projectId: secret.id, slug: 'latest' } });
+    const grant = urlGrant.issue(t.services.cipher, { sessionId: session.id, projectId: secret.id, versionId: latest.id });
+    // Search reads the version's text: under a URL grant, only with the grant's own session cookie
+    // (docs/design/grants.md), and never for another origin (no Access-Control-Allow-Origin).
+    const bare = await t.http.get(`/docs/secret/_/r/${grant}/_/search.json`).query({ q: 'zanzibar', version: 'latest' }).set('sec-fetch-mode', 'cors');
+    expect(bare.status).toBe(404);
+    const granted = await t.http
+      .get(`/docs/secret/_/r/${grant}/_/search.json`)
+      .query({ q: 'zanzibar', version: 'latest' })
+      .set('cookie', `${PLAIN_SESSION_COOKIE}=${cookie}`);
     expect(granted.status).toBe(200);
+    expect(granted.headers['access-control-allow-origin']).toBeUndefined();
     expect(granted.body.results[0].url).toBe(`${origin}/docs/secret/_/r/${grant}/en/latest/index.html`);
   });
 

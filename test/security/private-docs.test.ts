@@ -2,8 +2,10 @@
 // domain) a signed-in reader's navigation to a private page is redirected to the same page under a
 // docs-reading grant (`/_/r/<grant>/`, src/serve/grants.ts), so the sandboxed page's stylesheet,
 // sent without the cookie, loads too. With a docs domain, Lectern's host hands the grant over
-// (`/_/docs-access?next=`). A grant reads one project as its session's user while the session
-// lasts: not another project, not after signing out, not when forged or altered.
+// (`/_/docs-access?next=`) as a one-time ticket, exchanged on the docs host for a host-only
+// HttpOnly cookie. A grant reads one version as its session's user while the session lasts: not
+// another project, not after signing out, not when forged or altered; a URL grant's pages only
+// with its session's cookie (docs/design/grants.md; test/security/grants.test.ts tries the rest).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -110,20 +112,29 @@ describe("on Lectern's origin", () => {
     await bob.close();
   });
 
+  // What a page's stylesheet request says: a URL grant reads a version's files for it without the
+  // cookie (the sandboxed page sends none), its HTML only with the session's cookie.
+  const asStyle = (path: string) => t.http.get(path).set('sec-fetch-mode', 'no-cors').set('sec-fetch-dest', 'style');
+
   it('a grant reads its own project only, and nothing when altered', async () => {
     const grantPath = new URL(grantUrl).pathname;
     const grant = /\/_\/r\/([^/]+)\//.exec(grantPath)![1]!;
-    expect((await t.http.get(grantPath).set('sec-fetch-mode', 'no-cors')).status).toBe(200);
-    expect((await t.http.get(`/docs/other/_/r/${grant}/en/latest/`).set('sec-fetch-mode', 'no-cors')).status).toBe(404);
-    const [sid, pid, exp, mac] = grant.split('.') as [string, string, string, string];
+    const css = `${grantPath}_static/style.css`;
+    expect((await asStyle(css)).status).toBe(200);
+    // The page itself: not to a request without the session's cookie, whatever it says it loads.
+    expect((await t.http.get(grantPath).set('sec-fetch-mode', 'no-cors')).status).toBe(404);
+    expect((await asStyle(grantPath)).status).toBe(404);
+    expect((await asStyle(`/docs/other/_/r/${grant}/en/latest/_static/style.css`)).status).toBe(404);
+    const [sid, pid, vid, exp, mac] = grant.split('.') as [string, string, string, string, string];
     const altered = [
-      `${sid}.${Number(pid) + 1}.${exp}.${mac}`,
-      `${sid}.${pid}.${Number(exp) + 3600}.${mac}`,
-      `${Number(sid) + 1}.${pid}.${exp}.${mac}`,
-      `${sid}.${pid}.${exp}.${'A'.repeat(22)}`,
+      `${sid}.${Number(pid) + 1}.${vid}.${exp}.${mac}`,
+      `${sid}.${pid}.${Number(vid) + 1}.${exp}.${mac}`,
+      `${sid}.${pid}.${vid}.${Number(exp) + 3600}.${mac}`,
+      `${Number(sid) + 1}.${pid}.${vid}.${exp}.${mac}`,
+      `${sid}.${pid}.${vid}.${exp}.${'A'.repeat(22)}`,
     ];
     for (const g of altered) {
-      expect([g, (await t.http.get(`/docs/secret/_/r/${g}/en/latest/`).set('sec-fetch-mode', 'no-cors')).status]).toEqual([g, 404]);
+      expect([g, (await asStyle(`/docs/secret/_/r/${g}/en/latest/_static/style.css`)).status]).toEqual([g, 404]);
       // A reader following a link with it goes to the page itself, where a session would grant it again.
       const nav = await t.http.get(`/docs/secret/_/r/${g}/en/latest/page.html`).set('sec-fetch-mode', 'navigate');
       expect([nav.status, nav.headers.location]).toEqual([302, '/docs/secret/en/latest/page.html']);
@@ -131,10 +142,10 @@ describe("on Lectern's origin", () => {
   });
 
   it('ends with the session: after signing out, the grant reads nothing', async () => {
-    const grantPath = new URL(grantUrl).pathname;
-    expect((await t.http.get(grantPath).set('sec-fetch-mode', 'no-cors')).status).toBe(200);
+    const css = `${new URL(grantUrl).pathname}_static/style.css`;
+    expect((await asStyle(css)).status).toBe(200);
     await t.db.prisma.session.deleteMany({ where: { user: { username: 'alice' } } });
-    expect((await t.http.get(grantPath).set('sec-fetch-mode', 'no-cors')).status).toBe(404);
+    expect((await asStyle(css)).status).toBe(404);
   });
 });
 
@@ -168,7 +179,7 @@ describe('with docs on their own hosts (LECTERN_DOCS_DOMAIN)', () => {
     return withCookie ? req.set('cookie', cookie) : req;
   };
 
-  it("offers a reader who meets a 404 on a docs host to sign in; Lectern's host hands the signed-in reader a grant", async () => {
+  it("offers a reader who meets a 404 on a docs host to sign in; Lectern's host hands the signed-in reader a ticket the docs host takes once for its cookie", async () => {
     const miss = await t.http.get('/en/latest/').set('host', 'secret.docs.test');
     expect(miss.status).toBe(404);
     expect(miss.text).toContain(`href="${ORIGIN}/_/docs-access?next=http%3A%2F%2Fsecret.docs.test%2Fen%2Flatest%2F"`);
@@ -176,15 +187,23 @@ describe('with docs on their own hosts (LECTERN_DOCS_DOMAIN)', () => {
     expect(handed.status).toBe(302);
     const to = new URL(handed.headers.location!);
     expect(`${to.origin}${to.search}`).toBe('http://secret.docs.test?q=1');
-    expect(to.pathname).toMatch(/^\/_\/r\/[\w.-]+\/en\/latest\/$/);
-    const page = await t.http.get(to.pathname).set('host', 'secret.docs.test');
+    expect(to.pathname).toMatch(/^\/_\/r\/[\w-]{43}\/en\/latest\/$/);
+    // The docs host takes the ticket: its cookie (host-only, HttpOnly), and the page without the ticket.
+    const taken = await t.http.get(`${to.pathname}?q=1`).set('host', 'secret.docs.test');
+    expect([taken.status, taken.headers.location]).toEqual([302, '/en/latest/?q=1']);
+    const setCookie = ([] as string[]).concat(taken.headers['set-cookie'] ?? []);
+    expect(setCookie).toHaveLength(1);
+    expect(setCookie[0]).toMatch(/^lectern_docs_grant=[\w.~-]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
+    const grantCookie = setCookie[0]!.split(';')[0]!;
+    const page = await t.http.get('/en/latest/').set('host', 'secret.docs.test').set('cookie', grantCookie);
     expect(page.status).toBe(200);
     expect(page.text).toContain('Secret docs');
-    const css = await t.http
-      .get(to.pathname.replace(/en\/latest\/$/, 'en/latest/_static/style.css'))
-      .set('host', 'secret.docs.test')
-      .set('sec-fetch-mode', 'no-cors');
+    const css = await t.http.get('/en/latest/_static/style.css').set('host', 'secret.docs.test').set('sec-fetch-mode', 'no-cors').set('cookie', grantCookie);
     expect(css.status).toBe(200);
+    // Taken once: the same URL again reads nothing.
+    const again = await t.http.get(to.pathname).set('host', 'secret.docs.test');
+    expect([again.status, again.headers.location]).toEqual([302, '/en/latest/']);
+    expect((await t.http.get(to.pathname).set('host', 'secret.docs.test').set('sec-fetch-mode', 'no-cors')).status).toBe(404);
   });
 
   it('sends a reader without a session to sign in and back, and refuses addresses that are not docs pages', async () => {
