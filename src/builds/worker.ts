@@ -50,12 +50,21 @@ export interface WorkerOptions {
   pollMs?: number;
   /** Version syncs run with `deps.syncVersions` (none without it). */
   versionSync?: { concurrency?: number; retry?: Partial<RetryPolicy> };
-  /** Webhook notifications are sent with `deps.notify` (none without it). */
-  notifications?: { concurrency?: number; retry?: Partial<RetryPolicy> };
+  /**
+   * Webhook notifications and commit statuses are sent with `deps.notify` (none without it):
+   * `concurrency` at once, of which one project's hold `perProject` at most.
+   */
+  notifications?: { concurrency?: number; perProject?: number; retry?: Partial<RetryPolicy> };
 }
 
 /** Notifications one worker sends at once: each waits on a receiver, at most LECTERN_WEBHOOK_TIMEOUT_SECONDS. */
 const DEFAULT_DELIVERY_CONCURRENCY = 4;
+
+/**
+ * The slots one project's deliveries may hold: half of them (at least one). However many slow
+ * receivers a project has, the other half is left to the other projects (docs/design/deliveries.md).
+ */
+export const deliverySharePerProject = (concurrency: number) => Math.max(1, Math.floor(concurrency / 2));
 
 /** Syncs one worker runs at once: each is one `git ls-remote` and one transaction. */
 const DEFAULT_SYNC_CONCURRENCY = 2;
@@ -71,7 +80,10 @@ export class Worker {
   readonly #retry: RetryPolicy;
   /** Webhook notifications being sent, by delivery id. */
   readonly #delivering = new Map<number, Promise<void>>();
+  /** How many of them each project has (the build's project; 0 for a build that is gone). */
+  readonly #deliveringByProject = new Map<number, number>();
   readonly #deliveryConcurrency: number;
+  readonly #deliveryPerProject: number;
   readonly #deliveryRetry: RetryPolicy;
   #stopping = false;
   #wake: (() => void) | null = null;
@@ -89,6 +101,7 @@ export class Worker {
     this.#retry = { ...DEFAULT_SYNC_RETRY, ...opts.versionSync?.retry };
     this.#deliveryConcurrency = deps.notify ? (opts.notifications?.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY) : 0;
     this.#deliveryRetry = { ...DEFAULT_DELIVERY_RETRY, ...opts.notifications?.retry };
+    this.#deliveryPerProject = Math.max(1, opts.notifications?.perProject ?? deliverySharePerProject(this.#deliveryConcurrency));
   }
 
   get running(): number[] {
@@ -162,9 +175,10 @@ export class Worker {
           this.#startSync(job);
         }
         while (!this.#stopping && this.#delivering.size < this.#deliveryConcurrency) {
-          const job = await claimDelivery(this.deps.prisma, this.id, this.#deliveryLeaseSeconds);
+          const busy = [...this.#deliveringByProject].filter(([, n]) => n >= this.#deliveryPerProject).map(([p]) => p);
+          const job = await claimDelivery(this.deps.prisma, this.id, this.#deliveryLeaseSeconds, busy);
           if (!job) {
-            const due = await nextDeliveryDueMs(this.deps.prisma);
+            const due = await nextDeliveryDueMs(this.deps.prisma, busy);
             if (due !== null && due < poll) setTimeout(wake, due + 5).unref();
             break;
           }
@@ -219,13 +233,15 @@ export class Worker {
     this.#running.set(build.id, { controller, done });
   }
 
-  /** A delivery's lease outlasts its request's timeout. */
+  /** A delivery's lease outlasts its attempt's deadline. */
   get #deliveryLeaseSeconds(): number {
     return Math.max(this.#leaseSeconds, (this.deps.notify?.webhooks.timeoutSeconds ?? 10) + 30);
   }
 
   #startDelivery(job: ClaimedDelivery): void {
     const { prisma, cipher, log } = this.deps;
+    const project = job.projectId ?? 0;
+    this.#deliveringByProject.set(project, (this.#deliveringByProject.get(project) ?? 0) + 1);
     const retry = this.#deliveryRetry;
     const done = sendDelivery({ prisma, cipher, config: this.deps.notify! }, job)
       .then(async (o) => {
@@ -243,6 +259,9 @@ export class Worker {
       .catch((e: unknown) => log.error({ err: e, delivery: job.id }, 'webhook notification could not be recorded'))
       .finally(() => {
         this.#delivering.delete(job.id);
+        const left = (this.#deliveringByProject.get(project) ?? 1) - 1;
+        if (left > 0) this.#deliveringByProject.set(project, left);
+        else this.#deliveringByProject.delete(project);
         this.#wake?.();
       });
     this.#delivering.set(job.id, done);

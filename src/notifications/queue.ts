@@ -67,24 +67,35 @@ export interface ClaimedDelivery {
   integrationId: number | null;
   event: WebhookEvent;
   buildId: number;
+  /** The build's project (null when the build is gone): deliveries take turns by project. */
+  projectId: number | null;
   /** This attempt's number: 1 for the first. */
   attempts: number;
 }
 
-export async function claimDelivery(db: PrismaClient, workerId: string, leaseSeconds: number): Promise<ClaimedDelivery | null> {
+/**
+ * Claims the next due delivery, webhooks and commit statuses alike, of a project not in `busy`:
+ * the projects whose deliveries already hold their share of this worker's slots wait, and the
+ * others' deliveries go first (docs/design/deliveries.md).
+ */
+export async function claimDelivery(db: PrismaClient, workerId: string, leaseSeconds: number, busy: Iterable<number> = []): Promise<ClaimedDelivery | null> {
+  const excluded = [...busy].join(',');
   const rows = await db.$queryRaw<ClaimedDelivery[]>`
     UPDATE "NotificationDelivery" SET
       "state" = 'running', "workerId" = ${workerId},
       "leaseExpiresAt" = now() + make_interval(secs => ${leaseSeconds}::double precision),
       "attempts" = "attempts" + 1
     WHERE "id" = (
-      SELECT "id" FROM "NotificationDelivery"
-      WHERE "state" = 'queued' AND "runAt" <= now()
-      ORDER BY "runAt", "id"
+      SELECT d."id" FROM "NotificationDelivery" d
+      LEFT JOIN "Build" b ON b."id" = d."buildId"
+      WHERE d."state" = 'queued' AND d."runAt" <= now()
+        AND NOT (COALESCE(b."projectId", 0) = ANY(string_to_array(${excluded}, ',')::int[]))
+      ORDER BY d."runAt", d."id"
       LIMIT 1
-      FOR UPDATE SKIP LOCKED
+      FOR UPDATE OF d SKIP LOCKED
     )
-    RETURNING "id", "kind", "webhookId", "integrationId", "event", "buildId", "attempts"`;
+    RETURNING "id", "kind", "webhookId", "integrationId", "event", "buildId", "attempts",
+      (SELECT b."projectId" FROM "Build" b WHERE b."id" = "NotificationDelivery"."buildId") AS "projectId"`;
   return rows[0] ?? null;
 }
 
@@ -133,5 +144,16 @@ export async function releaseDelivery(db: PrismaClient, id: number, workerId: st
     WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running'`;
 }
 
-/** Milliseconds until the next waiting delivery is due (0 when one is due now); null when none waits. */
-export const nextDeliveryDueMs = (db: PrismaClient) => nextDueMs(db, 'NotificationDelivery');
+/**
+ * Milliseconds until the next waiting delivery of a project not in `busy` is due (0 when one is due
+ * now); null when none waits. A busy project's deliveries wake the worker as one of its own ends.
+ */
+export async function nextDeliveryDueMs(db: PrismaClient, busy: number[] = []): Promise<number | null> {
+  if (!busy.length) return nextDueMs(db, 'NotificationDelivery');
+  const rows = await db.$queryRaw<{ ms: number | null }[]>`
+    SELECT (EXTRACT(EPOCH FROM (min(d."runAt") - now()::timestamp(3))) * 1000)::float8 AS "ms"
+    FROM "NotificationDelivery" d LEFT JOIN "Build" b ON b."id" = d."buildId"
+    WHERE d."state" = 'queued' AND NOT (COALESCE(b."projectId", 0) = ANY(string_to_array(${busy.join(',')}, ',')::int[]))`;
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? null : Math.max(0, ms);
+}

@@ -262,19 +262,29 @@ async function sendStatus(deps: SendDeps, job: ClaimedDelivery): Promise<Outcome
   return post(deps, `${base}/repos/${repo}/statuses/${sha}`, body, { authorization: `Bearer ${token}`, accept: 'application/vnd.github+json' });
 }
 
-/** POSTs JSON to a URL notifications may reach; the outcome, never an exception. */
+/**
+ * POSTs JSON to a URL notifications may reach; the outcome, never an exception. The attempt has one
+ * deadline, LECTERN_WEBHOOK_TIMEOUT_SECONDS, for everything together: the name's lookup, the
+ * connection (TLS included), sending the body and the answer's status line and headers. It is not
+ * an idle timeout: a receiver sending one byte every few seconds is cut at the deadline all the
+ * same (docs/design/deliveries.md). The answer's status is the outcome: its body is not waited for.
+ */
 async function post(deps: SendDeps, target: string, body: string, headers: Record<string, string>): Promise<Outcome> {
   const started = Date.now();
   const allow = deps.config.webhooks.allow;
   const problem = checkWebhookUrl(target, allow);
   if (problem) return { statusCode: null, error: `Refused: ${problem}`, durationMs: 0 };
   const url = new URL(target);
-  const timeoutMs = deps.config.webhooks.timeoutSeconds * 1000;
+  const seconds = deps.config.webhooks.timeoutSeconds;
   return new Promise((resolve) => {
     let settled = false;
+    let deadline: NodeJS.Timeout | undefined;
     const done = (o: Omit<Outcome, 'durationMs'>) => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
+      // Whatever is still open of this attempt goes: a receiver keeps nothing of Lectern's.
+      req.destroy();
       resolve({ ...o, error: o.error?.slice(0, MAX_ERROR) ?? null, durationMs: Date.now() - started });
     };
     const req = (url.protocol === 'https:' ? https : http).request(
@@ -282,32 +292,22 @@ async function post(deps: SendDeps, target: string, body: string, headers: Recor
       {
         method: 'POST',
         lookup: guardedLookup(allow),
-        timeout: timeoutMs,
+        // A connection of its own, closed with the attempt: no socket outlives its deadline in a pool.
+        agent: false,
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
           'user-agent': `Lectern (${new URL(deps.config.publicUrl).host})`,
+          connection: 'close',
           ...headers,
         },
       },
       (res) => {
-        // The answer's body is not kept: read (at most 64 KiB) and dropped.
-        let seen = 0;
-        res.on('data', (chunk: Buffer) => {
-          seen += chunk.length;
-          if (seen > 65_536) res.destroy();
-        });
         const code = res.statusCode ?? null;
-        const finish = () => done({ statusCode: code, error: code !== null && code >= 200 && code < 300 ? null : `The receiver answered ${code}.` });
-        res.on('end', finish);
-        res.on('close', finish);
-        res.on('error', finish);
+        done({ statusCode: code, error: code !== null && code >= 200 && code < 300 ? null : `The receiver answered ${code}.` });
       },
     );
-    req.on('timeout', () => {
-      req.destroy();
-      done({ statusCode: null, error: `No answer within ${deps.config.webhooks.timeoutSeconds} seconds.` });
-    });
+    deadline = setTimeout(() => done({ statusCode: null, error: `No answer within ${seconds} seconds.` }), seconds * 1000);
     req.on('error', (e: NodeJS.ErrnoException) =>
       done({ statusCode: null, error: e.code === 'LECTERN_REFUSED' ? `Refused: ${e.message}` : `Could not send: ${e.message}` }),
     );
