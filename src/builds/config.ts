@@ -1,9 +1,11 @@
 // Reads a checkout's build configuration (`.readthedocs.yaml` version 2) into the normalized
 // `config` stored on the build, every default filled in, so the worker and the API see one shape.
 // The file comes from an untrusted repository: every path it names must stay inside the checkout.
-// @see ../shared/spec/decisions.md §4, ../shared/reference/rtd-behavior.md §9.1–§9.2
+// Links are followed only while they stay inside it, by reading them (never by looking at what
+// they point to), so no answer tells anything of the host's files (docs/design/sandbox.md).
+// @see docs/design/sandbox.md, README "Security model" and "Build configuration"
 import type { Dirent } from 'node:fs';
-import { lstat, readdir, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { type Document, isScalar, parseDocument } from 'yaml';
 import { OutputDir, OutputRefused } from './output.ts';
@@ -669,42 +671,52 @@ function searchPattern(pattern: string): string | null {
 
 type Location = { kind: 'missing' } | { kind: 'outside' } | { kind: 'broken' } | { kind: 'found'; real: string; isFile: boolean };
 
+/** Links followed in one path before it is refused as a loop (the kernel's own bound). */
+const MAX_LINKS = 40;
+
 /**
- * Where `rel` (normalized, inside the checkout) really is, following symbolic links one
- * component at a time so that none leads outside the checkout, even to a file that is not there.
+ * Where `rel` (normalized, inside the checkout) really is. Links are resolved as text: each one
+ * is read (readlink) and its target joined to where it stands, one component at a time, and only
+ * names inside the checkout are ever looked at. A link that is absolute or climbs above the
+ * checkout is `outside` at once, whatever it names (a host file that exists, one that does not,
+ * /etc/shadow, /proc), so the answer tells nothing of the host; `broken` is a link inside the
+ * checkout that leads to nothing there (or loops).
  */
 async function locate(root: string, rel: string): Promise<Location> {
-  let current = root;
-  for (const segment of rel === '.' ? [] : rel.split('/')) {
-    const next = path.join(current, segment);
+  const pending = rel === '.' ? [] : rel.split('/');
+  /** The real path so far, as components under the checkout (no links among them). */
+  const at: string[] = [];
+  let links = 0;
+  let isFile = false;
+  while (pending.length > 0) {
+    const segment = pending.shift()!;
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (at.length === 0) return { kind: 'outside' };
+      at.pop();
+      isFile = false;
+      continue;
+    }
     let st;
     try {
-      st = await lstat(next);
+      st = await lstat(path.join(root, ...at, segment));
     } catch (e) {
-      if (isFsError(e, 'ENOENT', 'ENOTDIR')) return { kind: 'missing' };
+      if (isFsError(e, 'ENOENT', 'ENOTDIR')) return links > 0 ? { kind: 'broken' } : { kind: 'missing' };
       throw e;
     }
     if (st.isSymbolicLink()) {
-      let real: string;
-      try {
-        real = await realpath(next);
-      } catch (e) {
-        if (isFsError(e, 'ENOENT', 'ENOTDIR', 'ELOOP')) return { kind: 'broken' };
-        throw e;
-      }
-      if (!isInside(root, real)) return { kind: 'outside' };
-      current = real;
-    } else {
-      current = next;
+      const target = await readlink(path.join(root, ...at, segment));
+      if (path.posix.isAbsolute(target)) return { kind: 'outside' };
+      if (++links > MAX_LINKS) return { kind: 'broken' };
+      pending.unshift(...target.split('/'));
+      continue;
     }
+    // A file with more components after it: nothing is there.
+    if (!st.isDirectory() && pending.some((p) => p !== '' && p !== '.')) return links > 0 ? { kind: 'broken' } : { kind: 'missing' };
+    at.push(segment);
+    isFile = st.isFile();
   }
-  const st = await stat(current);
-  return { kind: 'found', real: current, isFile: st.isFile() };
-}
-
-function isInside(root: string, p: string): boolean {
-  const rel = path.relative(root, p);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+  return { kind: 'found', real: path.join(root, ...at), isFile };
 }
 
 /** Is `rel` a file inside the checkout (through links that stay inside)? */
