@@ -1,6 +1,11 @@
 // The walls around every command that touches a repository (git included), with bubblewrap:
-// - the system read-only, only the build's own directory writable, Lectern's data dir (database,
-//   secret key, other builds), its file storage and its user's home not there at all;
+// - a root of its own, built from what a build needs and nothing else: the system's programs
+//   (/usr, and /bin, /lib... as the host has them) read-only, an allowlist of /etc, a fresh /dev
+//   and /proc, the build's own directory (the only writable place) with its /tmp, and the few
+//   read-only paths a real build needs elsewhere (pip's find-links and index, TeX's formats).
+//   Never the host's /, so nothing of /run, /var, /home, /root, /srv, /mnt, /opt, the host's
+//   /tmp or Lectern's data dir is there, and no host socket can be reached (docs/design/sandbox.md);
+// - every descriptor above 2 closed in the sandbox before the command starts, whatever its number;
 // - a user id of its own when Lectern runs as root (build N runs as uidBase + N mod 100000), no
 //   capabilities, no new privileges, so it reads only what any user may;
 // - bounds: processes (RLIMIT_NPROC for that user, and a pids cgroup where one can be made),
@@ -14,23 +19,33 @@
 //   --disable-host-loopback, and the firewall sees the real destination of every packet because
 //   slirp4netns terminates connections on the host side only after they leave the namespace.
 // Without slirp4netns or nft, network steps run with no network at all (fail closed).
-// @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/toolchain.md "Sandboxing", README "Security model"
+// @see docs/design/sandbox.md, README "Security model"
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { chown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type { BuildLimits } from '../config.ts';
 import { runCommand } from './subprocess.ts';
 
 let available: boolean | undefined;
 
-/** Whether bubblewrap runs here; asked three times before saying no, as its setup can fail under load (SANDBOX_SETUP_FAILED). */
+/**
+ * Whether bubblewrap runs here with the sandbox's own root (the system directories, /etc's
+ * allowlist, the descriptor closer): asked three times before saying no, as its setup can fail
+ * under load (SANDBOX_SETUP_FAILED).
+ */
 export function bwrapAvailable(): boolean {
   for (let attempt = 0; available === undefined && attempt < 3; attempt++) {
     try {
-      execFileSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--', '/bin/true'], { stdio: 'ignore', timeout: 10_000 });
+      const { bwrap, bash } = tools();
+      if (!bwrap || !bash) throw Object.assign(new Error('bwrap or bash is missing'), { code: 'ENOENT' });
+      execFileSync(bwrap, [...systemRoot().args, '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--', ...closeDescriptors(bash), '/usr/bin/true'], {
+        stdio: 'ignore',
+        timeout: 10_000,
+      });
       available = true;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT' || attempt === 2) available = false;
@@ -41,16 +56,251 @@ export function bwrapAvailable(): boolean {
 }
 
 const which = (cmd: string, places: string[]) => places.map((d) => path.join(d, cmd)).find((p) => existsSync(p)) ?? null;
-/** The helper programs, looked up once (every sandboxed command uses them). */
-let found: Record<'slirp' | 'nft' | 'nsenter' | 'setpriv' | 'prlimit', string | null> | undefined;
+/**
+ * The helper programs, looked up once in the system's own directories (every sandboxed command
+ * uses them), and always run by that absolute path: a name alone would be looked up in the
+ * command's PATH, which starts with the build's own venv/bin, where a build may leave a `bwrap`.
+ */
+let found: Record<'bwrap' | 'slirp' | 'nft' | 'nsenter' | 'setpriv' | 'prlimit' | 'bash', string | null> | undefined;
 const tools = () =>
   (found ??= {
+    bwrap: which('bwrap', ['/usr/bin', '/bin', '/usr/local/bin']),
     slirp: which('slirp4netns', ['/usr/bin', '/usr/local/bin', '/bin']),
     nft: which('nft', ['/usr/sbin', '/sbin', '/usr/bin', '/usr/local/sbin']),
     nsenter: which('nsenter', ['/usr/bin', '/bin']),
     setpriv: which('setpriv', ['/usr/bin', '/bin']),
     prlimit: which('prlimit', ['/usr/bin', '/bin']),
+    bash: which('bash', ['/usr/bin', '/bin']),
   });
+
+// ---------------------------------------------------------------------------------------------
+// The sandbox's root. bubblewrap starts from an empty tmpfs; only what is listed here is put in
+// it. Why each entry is there: docs/design/sandbox.md.
+
+/** Top-level system paths, reproduced as the host has them: a link stays a link (merged /usr), a directory is bound read-only. */
+const SYSTEM_PATHS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/**
+ * What programs read in /etc, and only that (each entry only where it exists): name resolution,
+ * CA certificates, users and groups (never their shadow files), the dynamic linker's cache,
+ * alternatives, time zone and locale, and the files Python, pip, git, ssh, Sphinx, MkDocs, LaTeX,
+ * fontconfig and ImageMagick read.
+ */
+export const ETC_ALLOWED = [
+  // name resolution (resolv.conf: the host's for steps without network; slirp4netns' for the others)
+  'hosts',
+  'host.conf',
+  'nsswitch.conf',
+  'resolv.conf',
+  'gai.conf',
+  'networks',
+  'protocols',
+  'services',
+  // certificates
+  'ssl',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'pki',
+  // users and groups (names for ids; the build's own id has none)
+  'passwd',
+  'group',
+  // the dynamic linker, Debian's alternatives (/usr/bin/python, editor...), time, locale, the system's name
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'alternatives',
+  'localtime',
+  'timezone',
+  'locale.alias',
+  'locale.conf',
+  'default/locale',
+  'os-release',
+  'debian_version',
+  'lsb-release',
+  'mtab',
+  // what the build's tools read
+  'python3',
+  ...pythonEtc(),
+  'pip.conf',
+  'xdg/pip',
+  'gitconfig',
+  'gitattributes',
+  'ssh/ssh_config',
+  'ssh/ssh_config.d',
+  'ssh/ssh_known_hosts',
+  'mime.types',
+  'magic',
+  'magic.mime',
+  'fonts',
+  'texmf',
+  'LatexMk',
+  'latexmkrc',
+  'papersize',
+  'paperspecs',
+  'xml',
+  'sgml',
+  'ImageMagick-6',
+  'ImageMagick-7',
+  'matplotlibrc',
+];
+
+/** /etc/python3.X: Debian's sitecustomize for each installed Python. */
+function pythonEtc(): string[] {
+  try {
+    return readdirSync('/etc')
+      .filter((n) => /^python3\.\d+$/.test(n))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Read-only paths outside /usr and /etc that real builds need: Debian keeps TeX's generated
+ * formats and file database in /var/lib/texmf (PDF builds). Only where they exist.
+ */
+const DATA_PATHS = ['/var/lib/texmf'];
+
+/** pip settings of Lectern's environment (passed on to builds) whose values may name local files or directories. */
+const PIP_PATH_SETTINGS = ['PIP_FIND_LINKS', 'PIP_INDEX_URL', 'PIP_EXTRA_INDEX_URL', 'PIP_CERT', 'PIP_CLIENT_CERT', 'PIP_CONSTRAINT'];
+
+/**
+ * The local paths pip is told to read by Lectern's own environment (a wheel directory in
+ * PIP_FIND_LINKS, a file:// index, a CA bundle): builds get those PIP_* settings, so they get the
+ * paths too, read-only. URLs of other schemes name nothing here.
+ */
+export function pipPaths(env: NodeJS.ProcessEnv = process.env): string[] {
+  const out: string[] = [];
+  for (const key of PIP_PATH_SETTINGS) {
+    for (const value of (env[key] ?? '').split(/\s+/)) {
+      if (value.startsWith('file:')) {
+        try {
+          out.push(fileURLToPath(value));
+        } catch {}
+      } else if (path.isAbsolute(value)) out.push(value);
+    }
+  }
+  return [...new Set(out.map((p) => path.resolve(p)))];
+}
+
+const isUnder = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`);
+
+/** Directories already walked: whether each holds nothing but files, directories and links (no socket, fifo or device). */
+const walked = new Map<string, boolean>();
+const MAX_WALK = 200_000;
+
+/** Whether `dir` holds only regular files, directories and links (a socket bound read-only can still be connected to). */
+function onlyPlainFiles(dir: string): boolean {
+  const known = walked.get(dir);
+  if (known !== undefined) return known;
+  let seen = 0;
+  const walk = (d: string): boolean => {
+    let entries;
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      return true; // unreadable to Lectern: nothing of it is reachable through the bind either (root reads all, so this is a race)
+    }
+    for (const e of entries) {
+      if (++seen > MAX_WALK) return false;
+      if (e.isDirectory()) {
+        if (!walk(path.join(d, e.name))) return false;
+      } else if (!e.isFile() && !e.isSymbolicLink()) return false;
+    }
+    return true;
+  };
+  const clean = walk(dir);
+  walked.set(dir, clean);
+  return clean;
+}
+
+/**
+ * bubblewrap's arguments that put host path `host` at the same place in the sandbox, read-only
+ * (its parents made traversable): a link whose target is in the system directories (or /proc)
+ * stays a link, any other link is replaced by what it resolves to; only regular files and
+ * directories holding nothing else are bound. None when it is missing or is something else.
+ */
+function bindAsHostHasIt(host: string, madeAbove = '/'): string[] {
+  const args = placeAsHostHasIt(host);
+  return args.length ? [...parents(host, madeAbove), ...args] : [];
+}
+
+function placeAsHostHasIt(host: string): string[] {
+  let st;
+  try {
+    st = lstatSync(host);
+  } catch {
+    return [];
+  }
+  let source = host;
+  if (st.isSymbolicLink()) {
+    const text = readlinkSync(host);
+    if (isUnder(path.resolve(path.dirname(host), text), '/proc')) return ['--symlink', text, host];
+    try {
+      source = realpathSync(host);
+      st = statSync(source);
+    } catch {
+      return [];
+    }
+    if (isUnder(source, '/usr')) return ['--symlink', text, host];
+  }
+  if (st.isFile()) return ['--ro-bind', source, host];
+  if (st.isDirectory() && onlyPlainFiles(source)) return ['--ro-bind', source, host];
+  return [];
+}
+
+let root: { args: string[]; bound: string[] } | undefined;
+
+/**
+ * The sandbox's root, made once: SYSTEM_PATHS as the host has them, /etc's allowlist, DATA_PATHS,
+ * and /var/tmp as a link to the build's /tmp. Every command of every build has the same one.
+ */
+export function systemRoot(): { args: string[]; bound: string[] } {
+  if (root) return root;
+  const args: string[] = [];
+  const bound: string[] = [];
+  const add = (more: string[]) => {
+    args.push(...more);
+    const i = more.indexOf('--ro-bind');
+    if (i >= 0) bound.push(more[i + 2]!);
+  };
+  for (const p of SYSTEM_PATHS) {
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) add(['--symlink', readlinkSync(p), p]);
+    else if (st.isDirectory()) add(['--ro-bind', p, p]);
+  }
+  args.push('--perms', '0755', '--dir', '/etc'); // there, and traversable, whatever of it is bound
+  for (const name of ETC_ALLOWED) {
+    // resolv.conf is chosen per step (see prepareSandbox).
+    if (name !== 'resolv.conf') add(bindAsHostHasIt(path.join('/etc', name), '/etc'));
+  }
+  for (const p of DATA_PATHS) add(bindAsHostHasIt(p));
+  args.push('--perms', '0755', '--dir', '/var', '--symlink', '../tmp', '/var/tmp');
+  root = { args, bound };
+  return root;
+}
+
+/** The host's /etc/resolv.conf as the sandbox gets it (resolved when it is a link, say into /run). */
+const hostResolvConf = () => bindAsHostHasIt('/etc/resolv.conf', '/etc');
+
+/**
+ * A step inside the sandbox, before the command: closes every descriptor above 2, whatever its
+ * number (the ones Lectern's process inherited without close-on-exec, bubblewrap's own), as listed
+ * by /proc/self/fd, then runs the command. bash, as dash cannot name descriptors above 9; `-p`
+ * so that no BASH_ENV or exported function runs in it. No /proc/self/fd: the command does not run.
+ */
+const CLOSER = [
+  '[ -d /proc/self/fd ] || { echo "Lectern: the sandbox has no /proc/self/fd to close descriptors with" >&2; exit 125; }',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's parameter expansion, not a template
+  'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt 2 ]; then eval "exec $n>&-"; fi; done',
+  'exec "$@"',
+].join('\n');
+export const closeDescriptors = (bash: string) => [bash, '-p', '-c', CLOSER, 'lectern-sandbox'];
 
 /** Whether network steps can have a filtered network here (else they run with none). */
 export function filteredNetworkAvailable(): boolean {
@@ -65,7 +315,7 @@ export const isRoot = () => process.getuid?.() === 0;
 export interface SandboxOptions {
   /** The only writable directory (its owner must be `uid`). */
   workdir: string;
-  /** Directories to hide entirely (Lectern's data dir). */
+  /** Directories never seen (the data dir, storage, the home of Lectern's user): not in the root; covered when inside something bound. */
   hide: string[];
   cwd: string;
   /** No network (false), or the filtered outside network (true). */
@@ -83,7 +333,7 @@ export function buildUid(limits: BuildLimits, buildId: number): number | null {
 /** Why a sandboxed command was stopped by a bound, for the build's log. */
 export type LimitHit = { kind: 'disk' | 'memory' | 'processes'; message: string };
 
-/** A prepared sandbox: argv to spawn (with fds 3 and 4 for bubblewrap), then `start` with the child. */
+/** A prepared sandbox: argv to spawn (with fds 3 and 4 for bubblewrap, closed before the command runs), then `start` with the child. */
 export interface SandboxRun {
   argv: string[];
   /** Called right after spawn: joins cgroups, sets up the network, then lets the command run. */
@@ -121,16 +371,21 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     `--core=0`,
     ...(cgroups?.memory ? [] : [`--as=${o.limits.maxMemoryBytes}`]),
   ];
-  const { setpriv, prlimit } = tools();
+  const { bwrap, setpriv, prlimit, bash } = tools();
+  if (!bwrap || !bash) throw new Error('bubblewrap (bwrap) or bash is not installed: Lectern runs no command without its sandbox');
   const dropUser =
     o.uid !== null && root && setpriv
       ? [setpriv, `--reuid=${o.uid}`, `--regid=${o.uid}`, '--clear-groups', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--']
       : [];
+  const system = systemRoot();
+  // pip's local index and wheels, unless they overlap a hidden directory (the data dir, a home).
+  const pip = pipPaths().filter((p) => !o.hide.some((h) => isUnder(p, h) || isUnder(h, p)));
+  const pipArgs = pip.flatMap((p) => bindAsHostHasIt(p));
+  const bound = [...system.bound, ...pip];
   const full = [
-    'bwrap',
-    '--ro-bind',
-    '/',
-    '/',
+    bwrap,
+    ...system.args,
+    ...pipArgs,
     '--dev',
     '/dev',
     '--proc',
@@ -139,14 +394,18 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     '--bind',
     tmp,
     '/tmp',
-    // Parents before children: a hidden directory inside another is mounted over the first one's tmpfs.
+    // Hidden directories are not in the root at all; one that lies inside something bound (a data
+    // dir under /usr/local, say) is covered by an empty tmpfs. Parents before children.
     // Directories bubblewrap makes for mount points inside a tmpfs are made traversable (0755) first.
-    ...[...new Set(o.hide)].sort((a, b) => a.length - b.length).flatMap((d) => [...parents(d), '--tmpfs', d]),
+    ...[...new Set(o.hide)]
+      .filter((d) => bound.some((b) => isUnder(d, b)))
+      .sort((a, b) => a.length - b.length)
+      .flatMap((d) => [...parents(d), '--tmpfs', d]),
     ...parents(o.workdir),
     '--bind',
     o.workdir,
     o.workdir,
-    ...(network ? ['--ro-bind', resolv, '/etc/resolv.conf'] : []),
+    ...(network ? ['--ro-bind', resolv, '/etc/resolv.conf'] : hostResolvConf()),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
@@ -166,6 +425,7 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     '--chdir',
     o.cwd,
     '--',
+    ...closeDescriptors(bash),
     ...(prlimit ? [prlimit, ...rlimits, '--'] : []),
     ...dropUser,
     ...argv,
@@ -210,12 +470,12 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
   };
 }
 
-/** `--dir` for each ancestor of `dir` (existing ones are left as they are). */
-function parents(dir: string): string[] {
+/** `--dir` for each ancestor of `dir` below `above` (existing ones are left as they are), traversable. */
+function parents(dir: string, above = '/'): string[] {
   const out: string[] = [];
   let p = path.dirname(path.resolve(dir));
   const chain: string[] = [];
-  while (p !== '/') {
+  while (p !== '/' && p !== above) {
     chain.unshift(p);
     p = path.dirname(p);
   }
