@@ -1,8 +1,11 @@
 // Passwords, stored as scrypt hashes (node:crypto; memory-hard, so a stolen table is slow to guess
 // through on GPUs). A stored hash names its parameters, so they can be raised later and old hashes
-// still verify: `scrypt$<log2 N>$<r>$<p>$<salt>$<hash>`, salt and hash in base64.
+// still verify: `scrypt$<log2 N>$<r>$<p>$<salt>$<hash>`, salt and hash in base64. A new password
+// must not be blank, nor one of the passwords people use most (those are guessed first, whatever
+// the throttle): the list zxcvbn-ts keeps, from leaked password sets (docs/design/sessions.md).
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import { dictionary } from '@zxcvbn-ts/language-common';
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
 
@@ -18,11 +21,21 @@ export const PASSWORD_MIN = 8;
 /** Longer passwords are refused: hashing megabytes on request is a way to burn the server's CPU. */
 export const PASSWORD_MAX = 1024;
 
-/** Why a new password is refused, or undefined when it is acceptable. */
+/** The common passwords, lowercased (the list is; a password is compared lowercased, as Django's CommonPasswordValidator does). */
+let common: ReadonlySet<string> | undefined;
+const commonPasswords = () => (common ??= new Set(dictionary['passwords-common'].map((p) => p.toLowerCase())));
+
+/**
+ * Why a new password is refused, or undefined when it is acceptable. Every path that sets a
+ * password asks this (GraphQL's createUser, changePassword and setUpFirstAdmin, the command line).
+ */
 export function passwordProblem(password: string, username?: string): string | undefined {
+  if (password.trim() === '') return 'This password is blank: it must contain characters other than spaces.';
   if (password.length < PASSWORD_MIN) return `This password is too short. It must contain at least ${PASSWORD_MIN} characters.`;
   if (password.length > PASSWORD_MAX) return `This password is too long. It must contain at most ${PASSWORD_MAX} characters.`;
   if (username !== undefined && password.toLowerCase() === username.toLowerCase()) return 'The password is too similar to the username.';
+  if (commonPasswords().has(password.trim().toLowerCase()))
+    return 'This password is too common: it is on a list of the passwords people use most, which are guessed first.';
   return undefined;
 }
 
