@@ -3,16 +3,15 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { parse as parseCookie } from 'cookie';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance, maskError as yogaMaskError } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import { dashboardRouter } from './dashboard.ts';
 import { type Database, dbOwner } from './db/database.ts';
-import { DatabaseThrottle } from './db/throttle.ts';
+import { DatabaseThrottle, SignInThrottle } from './db/throttle.ts';
 import type { SessionHandle, Viewer } from './domain/context.ts';
-import { endSession, SESSION_COOKIE, sessionViewer, startSession } from './domain/sessions.ts';
+import { endSession, overTls, readSessionCookie, sessionCookieName, sessionViewer, startSession } from './domain/sessions.ts';
 import { uploadsDir } from './domain/uploads.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
 import { type Context, createContext, type Services } from './graphql/context.ts';
@@ -22,7 +21,7 @@ import type { Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { openApiDocument } from './rest/openapi.ts';
 import { restRouter } from './rest/router.ts';
-import { parseRate, type Rate, Throttle } from './rest/throttle.ts';
+import { parseRate, Throttle } from './rest/throttle.ts';
 import { v2Router } from './rest/v2/routes.ts';
 import { v3Referenced } from './rest/v3/resources.ts';
 import { v3Routes } from './rest/v3/routes.ts';
@@ -47,43 +46,50 @@ export type Yoga = YogaServerInstance<{ req: express.Request; res?: express.Resp
 
 /**
  * Signed-in browsers on /graphql (domain/sessions.ts). The session cookie is HttpOnly, SameSite=Lax,
- * Secure under https, and speaks for its user only in a request one of Lectern's own pages makes:
- * a POST of JSON whose `Origin` is LECTERN_PUBLIC_URL's. A page elsewhere (a project's docs on their
- * own origin, another site) cannot make such a request without a CORS grant it never gets, and
- * cannot sign someone in either. Without LECTERN_DOCS_DOMAIN, a project's pages share the
- * dashboard's origin by URL only: they are served sandboxed (serve/paths.ts DOCS_SANDBOX), so they
- * run in an opaque origin of their own and send `Origin: null`.
+ * host-only with Path=/, and over TLS Secure and named `__Host-…` (no other host can set or shadow
+ * it; a request carrying the name twice has no session). It speaks for its user only in a request
+ * one of Lectern's own pages makes: a POST of JSON whose `Origin` is LECTERN_PUBLIC_URL's. A page
+ * elsewhere (a project's docs on their own origin, another site) cannot make such a request
+ * without a CORS grant it never gets, and cannot sign someone in either. Without
+ * LECTERN_DOCS_DOMAIN, a project's pages share the dashboard's origin by URL only: they are served
+ * sandboxed (serve/paths.ts DOCS_SANDBOX), so they run in an opaque origin of their own and send
+ * `Origin: null`. docs/design/sessions.md has the reasons.
  */
 function sessionCookies(config: Config, db: Database, log: Logger) {
-  // Per account at the rate set; per client address at ten times it (people behind one address share it).
-  const throttleAt = (rate: Rate | null) =>
-    rate && (db.kind === 'postgres' ? new DatabaseThrottle(db.prisma, rate, log, new Throttle(rate)) : new Throttle(rate));
-  const rate = parseRate(config.signInThrottle);
-  const perAccount = throttleAt(rate);
-  const perAddress = throttleAt(rate && { requests: rate.requests * 10, seconds: rate.seconds });
+  const throttle = signInThrottle(config, db, log);
   const origin = new URL(config.publicUrl).origin;
-  const cookie = { httpOnly: true, sameSite: 'lax', secure: origin.startsWith('https:'), path: '/' } as const;
   return (req: express.Request, res: express.Response): { handle: SessionHandle; viewer: () => Promise<Viewer | null> } => {
-    const id = parseCookie(req.headers.cookie ?? '')[SESSION_COOKIE];
+    const tls = overTls(req, config.publicUrl);
+    const name = sessionCookieName(tls);
+    const cookie = { httpOnly: true, sameSite: 'lax', secure: tls, path: '/' } as const;
+    const { id, shadowed } = readSessionCookie(req.headers.cookie, tls);
     const ownPage = req.method === 'POST' && req.get('origin') === origin && /^application\/json\b/i.test(req.get('content-type') ?? '');
     return {
       viewer: async () => (ownPage && id ? sessionViewer(db.prisma, id, config.sessionIdleSeconds) : null),
       handle: {
-        unavailable: ownPage ? null : `Sign in from Lectern's own pages: a POST of JSON from ${origin}.`,
-        admit: async (username) => {
-          if (!perAccount || !perAddress) return 0;
-          return (await perAddress.check(`signin:address:${req.ip}`)) || (await perAccount.check(`signin:user:${username}`));
-        },
+        id,
+        unavailable: !ownPage ? `Sign in from Lectern's own pages: a POST of JSON from ${origin}.` : shadowed ? SHADOWED : null,
+        admit: async (username) => (throttle ? throttle.admit(username, req.ip ?? '') : { wait: 0, succeeded: async () => {} }),
         start: async (userId) => {
-          res.cookie(SESSION_COOKIE, await startSession(db.prisma, userId), { ...cookie, maxAge: config.sessionIdleSeconds * 1000 });
+          res.cookie(name, await startSession(db.prisma, userId), { ...cookie, maxAge: config.sessionIdleSeconds * 1000 });
         },
         end: async () => {
           if (id) await endSession(db.prisma, id);
-          res.clearCookie(SESSION_COOKIE, cookie);
+          res.clearCookie(name, cookie);
         },
       },
     };
   };
+}
+
+const SHADOWED =
+  "This browser sent more than one Lectern session cookie: another site under the same domain set one. Clear this site's cookies and sign in again; serve Lectern over https, where no other host can set its cookie.";
+
+/** LECTERN_SIGNIN_THROTTLE's counts: in PostgreSQL, shared by every process; in memory on the embedded database (one process). */
+function signInThrottle(config: Config, db: Database, log: Logger): SignInThrottle | null {
+  const rate = parseRate(config.signInThrottle);
+  if (!rate) return null;
+  return new SignInThrottle(rate, (r) => (db.kind === 'postgres' ? new DatabaseThrottle(db.prisma, r, log, new Throttle(r)) : new Throttle(r)));
 }
 
 /**
