@@ -1,7 +1,8 @@
 // The REST throttle (LECTERN_API_THROTTLE) counted in PostgreSQL, so that every `lectern serve` on
 // one database counts the same requests and together they allow the rate, not once each. The rule
 // is the in-memory Throttle's (src/rest/throttle.ts): DRF's sliding window of the times of the
-// requests let through. @see ../../prisma/schema.prisma model ApiThrottle
+// requests let through (the ApiThrottle model of prisma/schema.prisma). The sign-in throttle
+// (SignInThrottle, below) is made of such counts too.
 import type { Logger } from '../log.ts';
 import type { Rate, RequestThrottle } from '../rest/throttle.ts';
 import type { PrismaClient } from './database.ts';
@@ -101,5 +102,70 @@ export class DatabaseThrottle implements RequestThrottle {
     this.log.warn({ err, failedChecks: this.#failed }, 'throttle: the database did not answer; requests are counted by this process alone until it does');
     this.#lastFailureLog = now;
     this.#failed = 0;
+  }
+}
+
+/** A sign-in attempt let through: counted as a failure unless `succeeded` is called. */
+export interface SignInAttempt {
+  /** Seconds to wait before trying again, or 0 (the attempt may go ahead). */
+  wait: number;
+  /** The attempt signed in: none of its counts stand (only failures count). */
+  succeeded(): Promise<void>;
+}
+
+/** Tries a client gets at an account that is under attack, when it has not failed at it itself. */
+export const FRESH_CLIENT_TRIES = 3;
+
+/**
+ * Sign-in throttling that slows an attacker without locking the owner out (docs/design/sessions.md).
+ * Only failed attempts count, in sliding windows of the rate's length (LECTERN_SIGNIN_THROTTLE,
+ * N per window):
+ * - per client address, over every account: 10 N (people behind one address share it);
+ * - per account from one client address: N;
+ * - per account from every address: N. Past that the account is under attack, and each client
+ *   gets FRESH_CLIENT_TRIES more tries at it in the window: the owner, from a client that has not
+ *   failed, still signs in; an attacker spread over many addresses gets that many per address.
+ * `make` gives a throttle for a rate: in memory, or counted in PostgreSQL for every process.
+ */
+export class SignInThrottle {
+  readonly #perAddress: RequestThrottle;
+  readonly #perPair: RequestThrottle;
+  readonly #perAccount: RequestThrottle;
+  readonly #fresh: RequestThrottle;
+  constructor(rate: Rate, make: (rate: Rate) => RequestThrottle) {
+    this.#perAddress = make({ requests: rate.requests * 10, seconds: rate.seconds });
+    this.#perPair = make(rate);
+    this.#perAccount = make(rate);
+    this.#fresh = make({ requests: FRESH_CLIENT_TRIES, seconds: rate.seconds });
+  }
+
+  /** An attempt at `account` (lowercased) from `address`. */
+  async admit(account: string, address: string): Promise<SignInAttempt> {
+    const counted: [RequestThrottle, string][] = [];
+    const undo = async () => {
+      for (const [throttle, key] of counted) await throttle.release(key);
+    };
+    const refused = async (wait: number): Promise<SignInAttempt> => {
+      await undo();
+      return { wait, succeeded: async () => {} };
+    };
+    const steps: [RequestThrottle, string][] = [
+      [this.#perAddress, `signin:address:${address}`],
+      [this.#perPair, `signin:pair:${account}:${address}`],
+    ];
+    for (const [throttle, key] of steps) {
+      const wait = await throttle.check(key);
+      if (wait > 0) return refused(wait);
+      counted.push([throttle, key]);
+    }
+    const accountKey = `signin:user:${account}`;
+    if ((await this.#perAccount.check(accountKey)) === 0) counted.push([this.#perAccount, accountKey]);
+    else {
+      const freshKey = `signin:fresh:${account}:${address}`;
+      const wait = await this.#fresh.check(freshKey);
+      if (wait > 0) return refused(wait);
+      counted.push([this.#fresh, freshKey]);
+    }
+    return { wait: 0, succeeded: undo };
   }
 }

@@ -32,8 +32,13 @@ export interface Services {
 export interface SessionHandle {
   /** Why signing in is not offered on this installation, or null when it is. */
   unavailable: string | null;
-  /** Seconds to wait before another sign-in attempt for this account from this client, or 0 (the attempt is counted). */
-  admit(username: string): Promise<number>;
+  /** The id of the session cookie the request came with, if one did (kept when its user changes the password). */
+  readonly id: string | undefined;
+  /**
+   * A sign-in attempt for this account from this client: `wait` is the seconds to wait before
+   * another, or 0 (the attempt is counted as a failure until `succeeded` says otherwise).
+   */
+  admit(username: string): Promise<{ wait: number; succeeded(): Promise<void> }>;
   /** Starts a session for the user: the answer carries its cookie. */
   start(userId: number): Promise<void>;
   /** Ends the session the request came with, if any, and clears its cookie. */

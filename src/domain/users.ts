@@ -8,6 +8,7 @@ import { hashToken, newTokenKey } from '../secrets.ts';
 import { actAs, type Context, type Viewer } from './context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ThrottledError, UnauthenticatedError, ValidationError } from './errors.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { endOtherSessions } from './sessions.ts';
 import { Collector, checkString } from './validate.ts';
 
 const USERNAME = /^[\w.@+-]+$/;
@@ -98,36 +99,55 @@ export async function createTokenFor(db: PrismaClient, username: string): Promis
   return createToken(db, user.id);
 }
 
-/** Sets a user's password (the command line's `user set-password`, an admin's reset). */
+/**
+ * Sets a user's password (the command line's `user set-password`): every session of theirs ends,
+ * in the same transaction, so whoever knew the old one is signed out everywhere.
+ */
 export async function setPassword(db: PrismaClient, username: string, password: string): Promise<void> {
   const problem = passwordProblem(password, username);
   if (problem) throw ValidationError.field('password', problem);
   const passwordHash = await hashPassword(password);
-  const { count } = await db.user.updateMany({ where: { username }, data: { passwordHash } });
-  if (count === 0) throw ValidationError.field('username', `No user named "${username}".`);
+  await db.$transaction(async (tx) => {
+    const user = await tx.user.findUnique({ where: { username }, select: { id: true } });
+    if (!user) throw ValidationError.field('username', `No user named "${username}".`);
+    await tx.user.update({ where: { id: user.id }, data: { passwordHash } });
+    await endOtherSessions(tx, user.id);
+  });
 }
 
-/** The caller changes their own password; the current one is asked for when there is one. */
-export async function changePassword(db: PrismaClient, viewer: Viewer, current: string | null | undefined, next: string): Promise<void> {
+/**
+ * The caller changes their own password; the current one is asked for when there is one. Every
+ * other session of theirs ends; `keep` (the cookie of the session asking, if any) stays.
+ */
+export async function changePassword(db: PrismaClient, viewer: Viewer, current: string | null | undefined, next: string, keep?: string): Promise<void> {
   const user = await db.user.findUniqueOrThrow({ where: { id: viewer.id }, select: { passwordHash: true } });
   if (user.passwordHash && !(await verifyPassword(user.passwordHash, current ?? ''))) {
     throw ValidationError.field('currentPassword', 'Your old password was entered incorrectly. Please enter it again.');
   }
   const problem = passwordProblem(next, viewer.username);
   if (problem) throw ValidationError.field('newPassword', problem);
-  await db.user.update({ where: { id: viewer.id }, data: { passwordHash: await hashPassword(next) } });
+  const passwordHash = await hashPassword(next);
+  await db.$transaction(async (tx) => {
+    await tx.user.update({ where: { id: viewer.id }, data: { passwordHash } });
+    await endOtherSessions(tx, viewer.id, keep);
+  });
 }
 
 export interface UserChange {
   isAdmin?: boolean | null;
   disabled?: boolean | null;
+  /** A new password, set by the admin: every session of the user ends. */
+  password?: string | null;
 }
 
 /**
- * An admin makes a user an admin or not, or disables or enables them (a disabled user's tokens
- * stop working at once). The last admin who is not disabled cannot stop being one.
+ * An admin makes a user an admin or not, disables or enables them, or sets their password. A
+ * disabled user's tokens stop working at once and their sessions are deleted, so enabling them
+ * again brings none back; a new password ends every session of theirs (but `keep`, the admin's own
+ * when they set their own). The last admin who is not disabled cannot stop being one.
  */
-export async function changeUser<Q extends object>(db: PrismaClient, username: string, change: UserChange, query: Q) {
+export async function changeUser<Q extends object>(db: PrismaClient, username: string, change: UserChange, query: Q, keep?: string) {
+  const passwordHash = change.password == null ? undefined : await checkedHash(change.password, username);
   return serializably(db, 'Another change to the admins was made', async (tx) => {
     const user = await tx.user.findUnique({ where: { username }, select: { id: true, isAdmin: true, disabledAt: true } });
     if (!user) throw new NotFoundError('User');
@@ -138,8 +158,17 @@ export async function changeUser<Q extends object>(db: PrismaClient, username: s
       const others = await tx.user.count({ where: { isAdmin: true, disabledAt: null, id: { not: user.id } } });
       if (others === 0) throw new ConflictError('This is the only admin: make another user an admin first.');
     }
-    return tx.user.update({ ...query, where: { id: user.id }, data: { isAdmin, disabledAt } });
+    if (disabledAt) await endOtherSessions(tx, user.id);
+    else if (passwordHash) await endOtherSessions(tx, user.id, keep);
+    return tx.user.update({ ...query, where: { id: user.id }, data: { isAdmin, disabledAt, ...(passwordHash ? { passwordHash } : {}) } });
   });
+}
+
+/** The hash of a new password, or the field error saying why it is refused. */
+async function checkedHash(password: string, username: string): Promise<string> {
+  const problem = passwordProblem(password, username);
+  if (problem) throw ValidationError.field('password', problem);
+  return hashPassword(password);
 }
 
 /** One answer for an unknown user, a wrong password and a disabled user: which it was is not told. */
@@ -147,18 +176,21 @@ export const SIGN_IN_REFUSED = 'Unable to sign in with the username and password
 
 /**
  * Signs the caller in with a username and password: the answer carries the session's cookie, and
- * the user is read with `query`. Attempts are throttled per account and per client address.
+ * the user is read with `query`. Failed attempts are throttled per client address, per account
+ * from that address, and per account, without locking the owner out (app.ts signInThrottle).
  */
 export async function signIn<Q extends object>(ctx: Context, username: string, password: string, query: Q) {
   const session = ctx.session;
   if (!session) throw new ForbiddenError('Sign in from a browser, through /graphql.');
   if (session.unavailable) throw new ForbiddenError(session.unavailable);
-  const wait = await session.admit(username.toLowerCase());
-  if (wait > 0) throw new ThrottledError(wait);
+  const attempt = await session.admit(username.toLowerCase());
+  if (attempt.wait > 0) throw new ThrottledError(attempt.wait);
   const user = await ctx.prisma.user.findUnique({ where: { username }, select: { id: true, passwordHash: true, disabledAt: true } });
   // The password is checked whether or not there is such a user, so both take the same time.
   const ok = await verifyPassword(user?.passwordHash, password);
   if (!user || !ok || user.disabledAt) throw new UnauthenticatedError(SIGN_IN_REFUSED);
+  // Only failures count against the account and the client (docs/design/sessions.md).
+  await attempt.succeeded();
   await session.start(user.id);
   const row = await ctx.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: { id: true, username: true, isAdmin: true } });
   actAs(ctx, row);

@@ -115,7 +115,10 @@ const CreateUserInput = builder.inputType('CreateUserInput', {
 const ChangeUserInput = builder.inputType('ChangeUserInput', {
   fields: (t) => ({
     isAdmin: t.boolean(),
-    disabled: t.boolean({ description: "A disabled user's tokens are refused at once." }),
+    disabled: t.boolean({
+      description: "A disabled user's tokens are refused at once and their sessions end for good (enabling them again brings none back).",
+    }),
+    password: t.string({ description: 'A new password for the user: every session of theirs ends (yours stays when it is your own).' }),
   }),
 });
 
@@ -183,11 +186,11 @@ builder.mutationFields((t) => ({
   }),
   changePassword: t.boolean({
     authScopes: { loggedIn: true },
-    description: "Changes the caller's password.",
+    description: "Changes the caller's password. Every other session of the caller's ends; the one asking stays.",
     args: { input: t.arg({ type: ChangePasswordInput, required: true }) },
     errors: writeErrors,
     resolve: async (_root, args, ctx) => {
-      await changePassword(ctx.prisma, ctx.viewer!, args.input.currentPassword, args.input.newPassword);
+      await changePassword(ctx.prisma, ctx.viewer!, args.input.currentPassword, args.input.newPassword, ctx.session?.id);
       return true;
     },
   }),
@@ -209,9 +212,10 @@ builder.mutationFields((t) => ({
   changeUser: t.prismaField({
     authScopes: { siteAdmin: true },
     type: User,
-    description: 'Makes a user an admin or not, or disables or enables them (site admins only). The last admin who is not disabled stays one.',
+    description:
+      'Makes a user an admin or not, disables or enables them, or sets their password (site admins only). The last admin who is not disabled stays one.',
     args: { username: t.arg.string({ required: true }), input: t.arg({ type: ChangeUserInput, required: true }) },
     errors: accountErrors,
-    resolve: (query, _root, args, ctx) => changeUser(ctx.prisma, args.username, args.input, rowQuery(query)),
+    resolve: (query, _root, args, ctx) => changeUser(ctx.prisma, args.username, args.input, rowQuery(query), ctx.session?.id),
   }),
 }));
