@@ -199,7 +199,7 @@ function onlyPlainFiles(dir: string): boolean {
     try {
       entries = readdirSync(d, { withFileTypes: true });
     } catch {
-      return true; // unreadable to Lectern: nothing of it is reachable through the bind either (root reads all, so this is a race)
+      return true; // one Lectern cannot list: a build (never more privileged than Lectern) cannot list it either
     }
     for (const e of entries) {
       if (++seen > MAX_WALK) return false;

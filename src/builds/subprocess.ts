@@ -1,6 +1,8 @@
 // Runs one build command: its output captured (bounded) and streamed to a callback as it comes,
 // a time limit, and an AbortSignal that kills the whole process group.
+// @see docs/design/sandbox.md
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import type { LimitHit, SandboxRun } from './sandbox.ts';
 
 export interface RunOptions {
@@ -30,6 +32,12 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
   return new Promise((resolve, reject) => {
     const box = opts.sandbox;
     const [cmd, ...args] = box ? box.argv : argv;
+    // Node looks a bare name up in the child's PATH (opts.env), and a build's starts with its own
+    // venv/bin: what runs on the host to make the sandbox is named by its absolute path only.
+    if (box && !path.isAbsolute(cmd!)) {
+      reject(new Error(`the sandbox must be started by an absolute path, not ${JSON.stringify(cmd)}`));
+      return;
+    }
     const child = spawn(cmd!, args, {
       cwd: opts.cwd,
       env: opts.env,

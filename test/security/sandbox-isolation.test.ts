@@ -406,6 +406,7 @@ describe('programs a build leaves in its PATH', () => {
   it('run only inside its sandbox: Lectern starts bwrap and its helpers by their absolute paths', async () => {
     const names = ['bwrap', 'bash', 'prlimit', 'setpriv', 'nsenter', 'nft', 'slirp4netns', 'git', 'cat', 'env', 'sh'];
     const marker = (name: string) => path.join('/var/tmp', `${tag}-planted-${name}`);
+    scratch.push(...names.map(marker)); // removed after the tests, should one appear
     // On the host, /var/tmp is the host's; in the sandbox it is the build's own /tmp.
     const plant = names.map(
       (n) =>
