@@ -15,7 +15,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { type Freshness, servedGeneration } from './cache.ts';
-import { DOCS_SANDBOX, docsHostLabel, hostnameOf } from './paths.ts';
+import { DOCS_SANDBOX, docsHostLabel, hostnameOf, previewNumberOf } from './paths.ts';
 import { type Answer, acceptsGzip, type Conditions, respond } from './send.ts';
 
 /** Pages answered here, at most; their bytes are mostly the file cache's own buffers, but counted again. */
@@ -179,8 +179,11 @@ export class FastPath {
     const path = q < 0 ? url : url.slice(0, q);
     const domain = this.#domain;
     if (domain) {
-      const label = docsHostLabel(domain, domain.includes(':') ? (asked.host ?? '') : this.#hostnameOf(asked, peer));
-      if (label !== null) return `${slot}${label} ${path}`;
+      const host = domain.includes(':') ? (asked.host ?? '') : this.#hostnameOf(asked, peer);
+      const label = docsHostLabel(domain, host);
+      // A preview's host `<project>--<n>` is a site of its own: never answered with its project's pages, nor they with its.
+      const preview = previewNumberOf(domain, host);
+      if (label !== null) return `${slot}${label}${preview === undefined ? '' : `--${preview}`} ${path}`;
       // With a docs domain, `/docs/…` on any other host is sent to the docs host (./router.ts): never a page.
       return null;
     }

@@ -58,6 +58,12 @@ async function privateTree(t: TestApp) {
     });
     versions[`${project.slug}/${n}`] = versionId;
   }
+  // A public project's public preview, served to anyone.
+  const { versionId: hub9 } = await publish(t, { project: hub, version: '9', html: page('hub public preview 9') });
+  await t.db.prisma.version.update({
+    where: { id: hub9 },
+    data: { type: 'external', privacyLevel: 'public', externalState: 'open', externalSource: { number: 9, url: 'https://forge.example/pull/9' } },
+  });
   return { alice, bob, secret, versions };
 }
 
@@ -323,5 +329,20 @@ describe('docs hosts (LECTERN_DOCS_DOMAIN): tickets and grant cookies', () => {
     expect(
       (await http(t).get('/_/r/1.1.1.9999999999.AAAAAAAAAAAAAAAAAAAAAA/en/7/').set('host', 'secret--7.docs.test').set('sec-fetch-mode', 'no-cors')).status,
     ).toBe(404);
+  });
+
+  it("a public preview and its project's pages never answer for each other, the fast path included", async () => {
+    for (let i = 0; i < 2; i++) {
+      // The second time from the fast path, which keeps public pages per host.
+      const project = await http(t).get('/en/latest/').set('host', 'hub.docs.test');
+      expect([i, project.status, project.text.includes('hub latest')]).toEqual([i, 200, true]);
+      const own = await http(t).get('/en/9/').set('host', 'hub--9.docs.test');
+      expect([i, own.status, own.text.includes('hub public preview 9')]).toEqual([i, 200, true]);
+      expect((await http(t).get('/en/latest/').set('host', 'hub--9.docs.test')).status).toBe(404);
+      const under = await http(t).get('/en/9/').set('host', 'hub.docs.test');
+      expect([i, under.status, under.headers.location]).toEqual([i, 302, 'http://hub--9.docs.test/en/9/']);
+      // The `/docs/` path on Lectern's host goes to the project's host, which sends it on.
+      expect((await http(t).get('/docs/hub/en/9/')).headers.location).toBe('http://hub.docs.test/en/9/');
+    }
   });
 });

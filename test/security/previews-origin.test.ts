@@ -150,7 +150,7 @@ describe('a hostile private preview with a docs domain: its own origin, no grant
     const copied = await supertest(s.t.handler).get('/en/7/').set('host', new URL(preview).host);
     expect(copied.status).toBe(404);
     await context.close();
-  });
+  }, 120_000);
 });
 
 describe('a hostile private preview without a docs domain: sandboxed, with a grant for itself alone that reads nothing copied out', () => {
@@ -191,5 +191,5 @@ describe('a hostile private preview without a docs domain: sandboxed, with a gra
     // Even the preview's own page opens only with its reader's cookie.
     expect((await http.get(`/docs/secret/_/r/${grant}/en/7/`).set('sec-fetch-mode', 'navigate')).status).toBe(302);
     await context.close();
-  });
+  }, 120_000);
 });
