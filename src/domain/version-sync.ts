@@ -92,6 +92,9 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
     }
   }
 
+  // The repository's own default branch, kept for the settings page (`master` is only Read the Docs' answer when nothing is known).
+  if (refs.head && project.repositoryHead !== refs.head) await tx.project.update({ where: { id: projectId }, data: { repositoryHead: refs.head } });
+
   const latest = existing.find((v) => v.slug === 'latest');
   const head = project.defaultBranch ?? refs.head;
   if (latest?.machine && head && latest.identifier !== head) {

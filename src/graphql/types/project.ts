@@ -1,7 +1,7 @@
 // Projects: the main unit. Root fields `projects` and `project`, and the import/update mutations.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { canSeeProject, isMaintainer, visibleProjects } from '../../domain/access.ts';
-import { languageName, programmingLanguageName } from '../../domain/choices.ts';
+import { LANGUAGES, languageName, PROGRAMMING_LANGUAGES, programmingLanguageName } from '../../domain/choices.ts';
 import { addMaintainer, addTranslation, removeMaintainer, removeTranslation } from '../../domain/maintainers.ts';
 import { deleteProject, importProject, updateProject } from '../../domain/projects.ts';
 import { documentationUrl, servedProjectSelect } from '../../domain/urls.ts';
@@ -45,6 +45,16 @@ export const Project = builder.prismaObject('Project', {
     defaultBranch: t.string({
       description: 'The branch `latest` builds; `master` when none was set (as Read the Docs answers).',
       resolve: (p) => p.defaultBranch ?? 'master',
+    }),
+    defaultBranchOverride: t.string({
+      nullable: true,
+      description: "The branch set for `latest` in the project's settings; null when `latest` follows the repository's own default branch.",
+      resolve: (p) => p.defaultBranch,
+    }),
+    repositoryDefaultBranch: t.string({
+      nullable: true,
+      description: "The repository's own default branch (its HEAD, by `git ls-remote --symref`) as the last version sync read it; null before one.",
+      resolve: (p) => p.repositoryHead,
     }),
     privacyLevel: t.expose('privacyLevel', { type: PrivacyLevelEnum }),
     externalBuildsPrivacyLevel: t.expose('externalBuildsPrivacyLevel', { type: PrivacyLevelEnum }),
@@ -117,6 +127,18 @@ export const ProjectFilter = builder.inputType('ProjectFilter', {
 });
 
 builder.queryFields((t) => ({
+  languages: t.field({
+    authScopes: { public: true },
+    type: [ChoiceRef],
+    description: "The languages a project's docs can be written in, as import and settings offer them (Read the Docs' list).",
+    resolve: () => [...LANGUAGES].map(([code, name]) => ({ code, name })),
+  }),
+  programmingLanguages: t.field({
+    authScopes: { public: true },
+    type: [ChoiceRef],
+    description: "The programming languages a project can name (Read the Docs' list).",
+    resolve: () => [...PROGRAMMING_LANGUAGES].map(([code, name]) => ({ code, name })),
+  }),
   projects: t.field({
     authScopes: { public: true },
     type: ProjectPage,
