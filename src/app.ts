@@ -27,7 +27,7 @@ import { v3Referenced } from './rest/v3/resources.ts';
 import { v3Routes } from './rest/v3/routes.ts';
 import { Cipher } from './secrets.ts';
 import { FastPath, type TrustProxy } from './serve/fast.ts';
-import { docsDomainOf } from './serve/paths.ts';
+import { docsDomainOf, docsHostLabel } from './serve/paths.ts';
 import { serveRouter } from './serve/router.ts';
 import { openStorage, type Storage } from './storage/index.ts';
 import { graphqlMultipart } from './uploads/multipart.ts';
@@ -185,6 +185,53 @@ export function publicCors(): express.RequestHandler {
   };
 }
 
+/** What every answer of Lectern's own says about framing: no page may frame it, on any origin. */
+export const NOT_FRAMED = "frame-ancestors 'none'";
+
+/**
+ * Lectern's own answers (dashboard, GraphiQL, sign-in and setup, error pages, 404s, /_/docs-access:
+ * everything but a docs site's) may not be framed by any page, another site's or a docs host's of
+ * the same site: `Content-Security-Policy: frame-ancestors 'none'` and `X-Frame-Options: DENY`,
+ * added as the headers are written, so whatever a route or library sets (its own policy,
+ * finalhandler's `default-src 'none'`) the answer carries them. A policy without frame-ancestors
+ * gets the directive; any other gets a second policy (a browser enforces both). `isDocs` tells a
+ * docs site's requests, whose pages choose their own framing. docs/design/sessions.md.
+ */
+export function notFramed(isDocs: (req: express.Request) => boolean): express.RequestHandler {
+  return (req, res, next) => {
+    if (isDocs(req)) return next();
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: express.Response, ...args: unknown[]) {
+      const given = args.find((a): a is Record<string, unknown> => typeof a === 'object' && a !== null && !Array.isArray(a));
+      const givenKey = given && Object.keys(given).find((k) => k.toLowerCase() === 'content-security-policy');
+      if (given && givenKey) given[givenKey] = withoutFraming(given[givenKey]);
+      else this.setHeader('Content-Security-Policy', withoutFraming(this.getHeader('Content-Security-Policy')));
+      if (given) for (const k of Object.keys(given)) if (k.toLowerCase() === 'x-frame-options') delete given[k];
+      this.setHeader('X-Frame-Options', 'DENY');
+      return (writeHead as (...a: unknown[]) => express.Response).apply(this, args);
+    } as typeof res.writeHead;
+    next();
+  };
+}
+
+/**
+ * A docs site's request, which the docs server answers (serve/router.ts siteOf): any path of a
+ * `<project>.<domain>` host, or `/docs/…` when there is no docs domain (with one, `/docs/…` on
+ * Lectern's host is Lectern's own redirect there).
+ */
+function isDocsRequest(req: express.Request, domain: string | undefined): boolean {
+  if (domain) return docsHostLabel(domain, (domain.includes(':') ? req.get('host') : req.hostname) ?? '') !== null;
+  return req.path === '/docs' || req.path.startsWith('/docs/');
+}
+
+/** A Content-Security-Policy header's value(s) with frame-ancestors 'none' enforced. */
+function withoutFraming(value: unknown): string | string[] {
+  const policies = (Array.isArray(value) ? value : value == null ? [] : [value]).map(String).filter((p) => p.trim());
+  if (policies.some((p) => /(^|;)\s*frame-ancestors\s+'none'\s*(;|$)/i.test(p))) return policies.length === 1 ? policies[0]! : policies;
+  if (policies.length === 1 && !/(^|;)\s*frame-ancestors\b/i.test(policies[0]!)) return `${policies[0]!.replace(/;\s*$/, '')}; ${NOT_FRAMED}`;
+  return policies.length ? [...policies, NOT_FRAMED] : NOT_FRAMED;
+}
+
 /**
  * Most tokens one GraphQL document may hold. Parsing and validating happen before the cost limit
  * can refuse anything, on the main thread: 10,000 aliases (100,000 tokens) held it for about half a
@@ -252,9 +299,12 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   // live-log bound per client and the docs fast path (which asks this same function), follow one rule.
   app.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
 
+  // No answer of Lectern's own may be framed; docs sites' pages choose for themselves.
+  const docsDomain = docsDomainOf(config.docsDomain);
+  app.use(notFramed((req) => isDocsRequest(req, docsDomain)));
+
   // Every request counted and timed by part of the product (the docs fast path counts its own, below).
   const metrics = createMetrics(db.prisma);
-  const docsDomain = docsDomainOf(config.docsDomain);
   app.use(metrics.middleware((host) => docsDomain !== undefined && host.toLowerCase().endsWith(`.${docsDomain}`)));
   app.get('/metrics', metrics.handler);
 

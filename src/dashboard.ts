@@ -1,8 +1,9 @@
 // The dashboard (src/web, built by `npm run web:build` into dist/web, which `npm start` and
 // `npm test` run): its hashed assets, cached for good, and its one page for every route of the
 // app, so a bookmarked or reloaded /projects/<slug>/builds opens where it was. The page has a strict
-// Content-Security-Policy (its own scripts and styles only, talking to its own origin) and may not
-// be framed, so another page (a project's docs included) cannot overlay or read it.
+// Content-Security-Policy (its own scripts and styles only, talking to its own origin); that it may
+// not be framed (so another page, a project's docs included, cannot overlay or read it) app.ts
+// notFramed adds, as to every answer of Lectern's own.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { type Router } from 'express';
@@ -15,8 +16,7 @@ const ROUTES = /^\/(?:|sign-in|setup|import|account|admin|projects\/[^/]+(?:\/[^
 const HEADERS = {
   'Content-Security-Policy':
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; " +
-    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'X-Frame-Options': 'DENY',
+    "object-src 'none'; base-uri 'none'; form-action 'self'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'same-origin',
 };
