@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { outputIntrospectionFile } from '@gql.tada/internal';
-import { buildSchema, GraphQLObjectType, introspectionFromSchema } from 'graphql';
+import { buildSchema, GraphQLInterfaceType, GraphQLObjectType, GraphQLUnionType, introspectionFromSchema } from 'graphql';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const schema = buildSchema(readFileSync(path.join(root, 'schema.graphql'), 'utf8'));
@@ -17,8 +17,24 @@ const keyless = Object.values(schema.getTypeMap())
   .filter((t) => ![schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].includes(t))
   .map((t) => t.name)
   .sort();
+// The members of each interface and union: without them the cache matches `... on Error { message }`
+// only by guessing from fields it already holds, and a mutation's error came back without its message.
+const possibleTypes = Object.fromEntries(
+  Object.values(schema.getTypeMap())
+    .filter(
+      (t): t is GraphQLInterfaceType | GraphQLUnionType => (t instanceof GraphQLInterfaceType || t instanceof GraphQLUnionType) && !t.name.startsWith('__'),
+    )
+    .map((t) => [
+      t.name,
+      schema
+        .getPossibleTypes(t)
+        .map((m) => m.name)
+        .sort(),
+    ])
+    .sort(([a], [b]) => String(a).localeCompare(String(b))),
+);
 writeFileSync(
   path.join(import.meta.dirname, 'keyless.ts'),
-  `// Made by generate-types.ts from schema.graphql.\nexport const KEYLESS = ${JSON.stringify(keyless)};\n`,
+  `// Made by generate-types.ts from schema.graphql.\nexport const KEYLESS = ${JSON.stringify(keyless)};\nexport const POSSIBLE_TYPES: Record<string, string[]> = ${JSON.stringify(possibleTypes)};\n`,
 );
 console.log(`wrote ${path.relative(root, out)} and src/web/keyless.ts`);
