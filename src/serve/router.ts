@@ -21,7 +21,7 @@ import { cookieGrants, GRANT_PATH, type Grant, issueTicket, peekTicket, takeTick
 import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, previewNumberOf, queryOf, withQuery } from './paths.ts';
 import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
 import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
-import { answerSearchPage, type BoxResult, isSearchPage, SEARCH_JS, searchTag } from './search-box.ts';
+import { answerSearchPage, type BoxResult, isSearchPage, resultsPage, SEARCH_JS, searchTag } from './search-box.ts';
 import { Sender } from './send.ts';
 import { compareVersions, escapeAttr, injectTag, type PageTags, pageTags, previewBanner, STORAGE_SHIM, SWITCHER_JS, switcherTag } from './switcher.ts';
 
@@ -374,9 +374,9 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       project.versionSwitcher && s.preview === undefined
         ? switcherTag({ base: s.plainBase, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
         : '';
-    // Under a URL grant the search box could read nothing (search answers there need the session
-    // cookie, which a sandboxed page's fetch never carries): Sphinx's own search page still works.
-    const search = project.docsSearch && s.grant?.kind !== 'url' ? searchTag(s.base, versionSlug) : '';
+    // Under a URL grant the search box cannot read search.json (answers there need the session
+    // cookie, which a sandboxed page's fetch never carries): it sends the reader to a results page.
+    const search = project.docsSearch ? searchTag(s.base, versionSlug, s.grant?.kind === 'url') : '';
     const banner = version.type === 'external' ? previewBanner(version.externalSource as { number?: unknown; url?: unknown } | null) : '';
     const tag = switcher || search || banner || !domain ? pageTags(domain ? '' : STORAGE_SHIM, switcher, search, banner) : undefined;
     // Sphinx's search page, asked a question: answered with the server's results.
@@ -504,6 +504,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       return versionsJson(s, segments[1]!.slice(0, -'.json'.length));
     }
     if (segments[0] === 'search.json' && segments.length === 1) return searchJson(s);
+    if (segments[0] === 'search' && segments.length === 1) return searchResults(s);
     if (segments[0] === 'downloads' && segments.length === 4) {
       const [language, versionSlug, format] = segments.slice(1) as [string, string, string];
       if (Object.hasOwn(FORMATS, format)) return download(s, language, versionSlug, format as DownloadFormat);
@@ -559,6 +560,17 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const body = q ? await searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
     if (!body) return notFound(s.res, true);
     sendJson(s, body);
+  };
+
+  /** `<root>/_/search/?q=&version=`: the search box's results as a page, for a reader whose page cannot read search.json (a URL grant's). */
+  const searchResults = async (s: Scope): Promise<void> => {
+    // A page of the version's text: under a URL grant, to its session's own navigation only.
+    if (s.grant?.kind === 'url' && !s.grant.withCookie) return isNavigation(s.req) ? redirect(s, 302, s.grant.plainPath) : notFound(s.res, true);
+    const q = queryString(s.req.query.q)?.trim() ?? '';
+    const found = q ? await searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
+    if (!found) return notFound(s.res, true);
+    s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'no-cache').type('html');
+    compress(s.req, s.res, () => s.res.send(resultsPage(q, found.results, found.count)));
   };
 
   /** Sphinx's search page with the server's results for `q` (./search-box.ts answerSearchPage), and the page's tags. */

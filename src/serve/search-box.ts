@@ -6,11 +6,15 @@
 // section's anchor. It builds everything with DOM calls: no result text becomes markup, and the
 // highlights' `<span>`s are rebuilt from the escaped text.
 // Sphinx's own search.html, asked with ?q=, is answered with the server's results (answerSearchPage).
+// Under a URL grant (private docs without a docs domain) the box cannot read search.json (no
+// answer there carries Access-Control-Allow-Origin, and the sandboxed page's fetch carries no
+// session cookie): it sends the reader to `<docs root>/_/search/?q=` instead, a page of results
+// (resultsPage) that the reader's navigation opens (docs/design/grants.md).
 import * as cheerio from 'cheerio';
 import { escapeAttr } from './switcher.ts';
 
 /** Bumped when the script changes. */
-export const SEARCH_REVISION = '1';
+export const SEARCH_REVISION = '2';
 
 export const SEARCH_JS = `/* Lectern search box */
 (function () {
@@ -108,6 +112,7 @@ export const SEARCH_JS = `/* Lectern search box */
     var q = input.value.trim();
     var mine = ++asked;
     if (!q) { list.textContent = ''; status.textContent = ''; links = []; return; }
+    if (d.page) { status.textContent = 'Press Enter to search.'; return; }
     status.textContent = 'Searching…';
     fetch(d.endpoint + '?q=' + encodeURIComponent(q) + '&version=' + encodeURIComponent(d.version), { credentials: 'same-origin' })
       .then(function (r) { return r.ok ? r.json() : null; })
@@ -121,6 +126,7 @@ export const SEARCH_JS = `/* Lectern search box */
   input.addEventListener('keydown', function (e) {
     if (e.key === 'ArrowDown') { e.preventDefault(); select(Math.min(links.length - 1, active + 1)); }
     else if (e.key === 'ArrowUp') { e.preventDefault(); select(Math.max(0, active - 1)); }
+    else if (e.key === 'Enter' && d.page) { if (input.value.trim()) { e.preventDefault(); window.location.href = d.page + '?q=' + encodeURIComponent(input.value.trim()) + '&version=' + encodeURIComponent(d.version); } }
     else if (e.key === 'Enter') { var a = links[active >= 0 ? active : 0]; if (a) { e.preventDefault(); window.location.href = a.href; } }
   });
   dialog.addEventListener('keydown', function (e) { if (e.key === 'Escape') close(); });
@@ -134,10 +140,37 @@ export const SEARCH_JS = `/* Lectern search box */
 })();
 `;
 
-/** The script tag for a page under the docs root `base` (as requested), in `version`. */
-export function searchTag(base: string, version: string): string {
-  return `<script src="${escapeAttr(base)}/_/search.js?v=${SEARCH_REVISION}" data-endpoint="${escapeAttr(base)}/_/search.json" data-version="${escapeAttr(version)}"></script>`;
+/**
+ * The script tag for a page under the docs root `base` (as requested), in `version`. `navigate`:
+ * the box sends the reader to the results page instead of reading search.json (a URL grant).
+ */
+export function searchTag(base: string, version: string, navigate = false): string {
+  const page = navigate ? ` data-page="${escapeAttr(base)}/_/search/"` : '';
+  return `<script src="${escapeAttr(base)}/_/search.js?v=${SEARCH_REVISION}" data-endpoint="${escapeAttr(base)}/_/search.json" data-version="${escapeAttr(version)}"${page}></script>`;
 }
+
+/** `<docs root>/_/search/?q=`: a page of the results, every text escaped, the highlights' spans rebuilt as marks. */
+export function resultsPage(q: string, results: BoxResult[], count: number): string {
+  const mark = (h: string) => h.replace(/<span>/g, '<mark>').replace(/<\/span>/g, '</mark>');
+  const items = results
+    .map(
+      (r) =>
+        `<li><a href="${escapeAttr(r.url)}">${escapeText(r.title)}</a>${r.blocks
+          .map(
+            (b) =>
+              `<p>${b.title && b.title !== r.title ? `<a href="${escapeAttr(`${r.url}#${encodeURIComponent(b.id)}`)}">${escapeText(b.title)}</a> ` : ''}${b.highlight ? mark(b.highlight) : ''}</p>`,
+          )
+          .join('')}</li>`,
+    )
+    .join('');
+  const summary = count ? `${count} page${count === 1 ? '' : 's'} found for "${escapeText(q)}".` : `Nothing found for "${escapeText(q)}".`;
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+    `<title>Search: ${escapeText(q)}</title></head><body><main><h1>Search results</h1><p role="status">${summary}</p><ul>${items}</ul></main></body></html>`
+  );
+}
+
+const escapeText = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** A result of `<docs root>/_/search.json`: a page and its best sections, highlights as escaped text with `<span>`s. */
 export interface BoxResult {

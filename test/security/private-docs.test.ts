@@ -100,6 +100,27 @@ describe("on Lectern's origin", () => {
     await context.close();
   });
 
+  it('the search box of a page under a grant sends its reader to a page of results (search.json answers no other origin)', async () => {
+    const context = await signedIn('alice');
+    const page = await context.newPage();
+    await page.goto(`${origin}/docs/secret/en/latest/`);
+    await page.keyboard.press('/');
+    await page.getByRole('searchbox', { name: 'Search the documentation' }).fill('secret');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/\/_\/search\/\?q=secret&version=latest$/);
+    expect(page.url()).toMatch(new RegExp(`^${origin}/docs/secret/_/r/[\\w.-]+/_/search/\\?q=secret&version=latest$`));
+    expect(await page.getByRole('status').textContent()).toBe('2 pages found for "secret".');
+    await page.getByRole('link', { name: 'Secret docs', exact: true }).click();
+    await page.waitForURL(/\/_\/r\/[\w.-]+\/en\/latest\/(index\.html)?$/);
+    expect(await page.locator('h1').textContent()).toBe('Secret docs');
+    // The results page, copied out, opens nothing.
+    const copied = await t.http
+      .get(new URL(page.url()).pathname.replace(/en\/latest\/.*$/, '_/search/?q=secret&version=latest'))
+      .set('sec-fetch-mode', 'navigate');
+    expect([copied.status, copied.headers.location]).toEqual([302, '/docs/secret/_/search/?q=secret&version=latest']);
+    await context.close();
+  });
+
   it('is not found for a reader signed out, or signed in without the right to read it', async () => {
     const anonymous = await browser.newContext();
     const page = await anonymous.newPage();
