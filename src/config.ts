@@ -1,6 +1,6 @@
 // Every setting Lectern reads from the environment, validated once at start-up so a typo fails
 // loudly with every bad key listed, instead of surfacing later as odd behaviour.
-// @see ../shared/spec/decisions.md §3
+// README "Configuration" lists them.
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
@@ -39,7 +39,10 @@ const schema = z.object({
     .string()
     .regex(/^(0|off|\d+\/(s|sec|second|m|min|minute|h|hour|d|day))$/, 'must be N/second, N/minute, N/hour, N/day or 0')
     .default('60/minute'),
-  /** Sign-in attempts per account and per client address (`N/minute|hour|…`, or `0`): guessing passwords is slow. */
+  /**
+   * Failed sign-ins (`N/minute|hour|…`, or `0`): N per account from one client address, 10 N per address, and N per account
+   * from all, past which each client gets 3 more tries (db/throttle.ts SignInThrottle): guessing is slow, the owner is not locked out.
+   */
   LECTERN_SIGNIN_THROTTLE: z
     .string()
     .regex(/^(0|off|\d+\/(s|sec|second|m|min|minute|h|hour|d|day))$/, 'must be N/second, N/minute, N/hour, N/day or 0')
