@@ -32,7 +32,8 @@ import { importProject, latestBuildOf, startTestWorker, waitForBuild } from '../
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';
 import { freePort } from '../helpers/net.ts';
 
-vi.setConfig({ testTimeout: 240_000 });
+// Real builds, several per hook, on a machine other tests share.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 300_000 });
 
 let t: TestApp;
 let server: GitServer;
