@@ -1,12 +1,12 @@
 // Records each build command as it runs: a BuildCommand row created before it starts, its output
 // written as it comes (at most once a second), its exit code and times at the end. Secret values
 // (the project's environment variables) are masked in what is stored, in the forms programs print
-// them too (JSON-escaped, URL-encoded, base64). What is kept is bounded per command and per build,
-// whatever a command prints: past its bound a command keeps its first part and its last few KiB,
-// and a line saying what was left out; the recorder's memory does not grow with the output. Each
-// write is announced (pg_notify, and in-process), and followBuild() turns those writes into a live
-// log for readers, which may run in another process than the worker: the database is the source
-// of truth.
+// them too (JSON-escaped, percent-encoded as the common encoders write it, base64). What is kept
+// is bounded per command and per build, whatever a command prints: past its bound a command keeps
+// its first part and its last few KiB, and a line saying what was left out; the recorder's memory
+// does not grow with the output. Each write is announced (pg_notify, and in-process), and
+// followBuild() turns those writes into a live log for readers, which may run in another process
+// than the worker: the database is the source of truth.
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
@@ -59,20 +59,49 @@ function suffixBytes(s: string, n: number): string {
 }
 
 /**
- * The forms a secret takes in what programs print: as it is, JSON-escaped, URL-encoded (as
- * encodeURIComponent, with `+` for spaces, and as a form body), and base64, standard and URL-safe,
- * at each of the three alignments it can have inside a longer encoded text (`user:secret` in an
- * Authorization header): only the characters that depend on the value alone, without the edges
- * its neighbours change.
+ * The characters each common percent-encoder leaves as they are (letters and digits always):
+ * RFC 3986's unreserved (Python's `quote(v, safe='')`, Go's `url.QueryEscape`), those and `/`
+ * (`urllib.parse.quote`'s default), encodeURIComponent's, encodeURI's, and the form encoding's
+ * (URLSearchParams, Java's URLEncoder, `quote_plus`' and PHP's `urlencode`'s). An empty set: every
+ * byte encoded, as some tools write a whole value.
+ */
+const PERCENT_KEPT = ['-._~', '-._~/', "-_.!~*'()", "-_.!~*'();,/?:@&=+$#", '-._*', null] as const;
+
+/**
+ * A value percent-encoded as UTF-8, leaving letters, digits and `kept` as they are (`null`:
+ * nothing kept), in upper- or lower-case hex, with `+` for a space if `plus`.
+ */
+export function percentEncode(value: string, kept: string | null, lower: boolean, plus: boolean): string {
+  let out = '';
+  for (const ch of value) {
+    if (kept !== null && (/^[A-Za-z0-9]$/.test(ch) || kept.includes(ch))) out += ch;
+    else if (ch === ' ' && plus) out += '+';
+    else
+      for (const byte of Buffer.from(ch, 'utf8')) {
+        const hex = byte.toString(16).padStart(2, '0');
+        out += `%${lower ? hex : hex.toUpperCase()}`;
+      }
+  }
+  return out;
+}
+
+/**
+ * The forms a secret takes in what programs print: as it is, JSON-escaped (as JavaScript writes
+ * it, and as Python's json.dumps does, everything past `~` as `\uxxxx`), percent-encoded (the
+ * characters each common encoder keeps, upper- and lower-case hex, `%20` or `+` for a space:
+ * encodeURIComponent, encodeURI, `urllib.parse.quote` and `quote_plus`, form bodies, a value
+ * encoded whole), and base64, standard and URL-safe, at each of the three alignments it can have
+ * inside a longer encoded text (`user:secret` in an Authorization header): only the characters
+ * that depend on the value alone, without the edges its neighbours change.
  */
 export function secretForms(value: string): string[] {
   const forms = new Set<string>([value]);
   if (value.length < 4) return [value];
-  forms.add(JSON.stringify(value).slice(1, -1));
-  const uri = encodeURIComponent(value);
-  forms.add(uri);
-  forms.add(uri.replace(/%20/g, '+'));
-  forms.add(new URLSearchParams({ v: value }).toString().slice(2));
+  const json = JSON.stringify(value).slice(1, -1);
+  forms.add(json);
+  // Python's json.dumps (ensure_ascii): everything past `~` as \uxxxx, lower-case hex.
+  forms.add(json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  for (const kept of PERCENT_KEPT) for (const lower of [false, true]) for (const plus of [false, true]) forms.add(percentEncode(value, kept, lower, plus));
   const bytes = Buffer.from(value, 'utf8');
   for (let k = 0; k < 3; k++) {
     const b64 = Buffer.concat([Buffer.alloc(k), bytes]).toString('base64');

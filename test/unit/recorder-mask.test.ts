@@ -38,6 +38,38 @@ describe('Recorder.mask', () => {
     for (const e of encodings) for (let i = 0; i + 12 <= e.length; i++) expect(out).not.toContain(e.slice(i, i + 12));
   });
 
+  it('hides every percent-encoding programs write: quote, quote_plus, quote(safe=""), encodeURI, lower-case hex, every byte encoded', () => {
+    // What Python's urllib.parse writes for SECRET (computed by hand from its rules: letters,
+    // digits and `_.-~` kept; quote also keeps `/`; quote_plus writes a space as `+`).
+    const quote = (v: string, safe: string, plus = false) =>
+      [...Buffer.from(v, 'utf8')]
+        .map((b) => {
+          const c = String.fromCharCode(b);
+          if (/[A-Za-z0-9_.~-]/.test(c) || safe.includes(c)) return c;
+          if (plus && c === ' ') return '+';
+          return `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+        })
+        .join('');
+    const value = `${SECRET} caf\u00e9 (1)!*~`;
+    const m = recorder([value]);
+    const lower = (s: string) => s.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase());
+    const whole = [...Buffer.from(value, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+    for (const [name, printed] of [
+      ['quote', quote(value, '/')],
+      ['quote_plus', quote(value, '', true)],
+      ["quote(safe='')", quote(value, '')],
+      ['quote, lower-case hex', lower(quote(value, '/'))],
+      ['encodeURIComponent, lower-case hex', lower(encodeURIComponent(value))],
+      ['encodeURI', encodeURI(value)],
+      ['every byte, lower-case', whole],
+      ['every byte, upper-case', whole.toUpperCase()],
+      ["Python's json.dumps", JSON.stringify(value).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)],
+    ]) {
+      const out = m.mask(`url=https://x.test/?t=${printed}&a=1`);
+      expect(out, name).toBe(`url=https://x.test/?t=${printed.startsWith('"') ? `"${MASK}"` : MASK}&a=1`);
+    }
+  });
+
   it('covers base64 of the value at each of the three alignments, standard and URL-safe', () => {
     // A value whose encodings contain + and /, so the URL-safe forms differ.
     const value = '\u00fb\u00ef\u00bf\u00ff\u00fe>?secret-with-bits';
@@ -71,8 +103,9 @@ describe('Recorder.mask', () => {
     const m = recorder(['ab1']);
     expect(m.mask('ab1 cab1 ab1x ab1')).toBe(`${MASK} cab1 ab1x ${MASK}`);
     expect(secretForms('ab1')).toEqual(['ab1']);
-    // Four characters: no base64 piece is long enough to mask without hitting other text.
-    expect(secretForms('abcd').filter((f) => f !== 'abcd')).toEqual([]);
+    // Four characters: no base64 piece is long enough to mask without hitting other text; the
+    // value percent-encoded byte by byte is (12 characters no ordinary text holds).
+    expect(secretForms('abcd').filter((f) => f !== 'abcd')).toEqual(['%61%62%63%64']);
     expect(secretForms('abcdef').length).toBeGreaterThan(1);
   });
 
