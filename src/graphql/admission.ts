@@ -9,6 +9,7 @@ import { complexityFromQuery } from '@pothos/plugin-complexity';
 import type { GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { isExemptFromCostLimit } from './builder.ts';
+import { refusingControlCharacters } from './input-rule.ts';
 
 /** Operations costing at most this share of the limit run without waiting. */
 const SMALL_SHARE = 0.05;
@@ -44,10 +45,17 @@ export class CostBudget {
   }
 }
 
-/** The yoga plugin: operations over the small share wait for room in the budget before they execute. */
+/**
+ * The yoga plugin: operations over the small share wait for room in the budget before they
+ * execute. It brings the other admission rule with it: an operation whose strings hold control
+ * characters is refused before it runs (input-rule.ts), on /graphql and the REST adapter alike.
+ */
 export function takingTurnsByCost(schema: GraphQLSchema, maxComplexity: () => number): Plugin {
   let budget: CostBudget | undefined;
   return {
+    onPluginInit({ addPlugin }) {
+      addPlugin(refusingControlCharacters());
+    },
     onExecute({ args, executeFn, setExecuteFn }) {
       const max = maxComplexity();
       if (budget?.capacity !== max) budget = new CostBudget(max);

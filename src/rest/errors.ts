@@ -52,6 +52,9 @@ export function fromDomainError(e: { code?: string; message?: string; model?: st
       return notFound(e.model);
     case 'VALIDATION':
       return new RestError(400, validationBody(e.fieldErrors ?? [], bare));
+    case 'BAD_USER_INPUT':
+      // GraphQL's refusal of a control character (graphql/input-rule.ts); the router refuses them first.
+      return detail(400, e.message ?? 'Bad input.');
     case 'TIMEOUT':
     case 'QUERY_TOO_COSTLY':
       return detail(e.code === 'TIMEOUT' ? 503 : 400, e.message ?? 'Request failed.');

@@ -7,6 +7,7 @@
 import express, { type Request, type Response } from 'express';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
 import type { Yoga } from '../app.ts';
+import { disallowedCharacter, findDisallowed } from '../graphql/input-rule.ts';
 import { spoolRequestBody } from '../uploads/multipart.ts';
 import type { UploadedFile } from '../uploads/spool.ts';
 import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
@@ -136,6 +137,49 @@ function readFilters(route: Route, query: Record<string, unknown>): Record<strin
   return out;
 }
 
+/** DRF's messages for a character no text may hold (CharField's, and ours for the other controls). */
+function characterMessage(codePoint: string): string {
+  if (codePoint === 'U+0000') return 'Null characters are not allowed.';
+  if (/^U\+D[89A-F]/.test(codePoint)) return `Surrogate characters are not allowed: ${codePoint}.`;
+  return `Control characters are not allowed: ${codePoint}.`;
+}
+
+/** The first string in a query's or body's value holding a character no text may, as `{field: [message]}` (nested as DRF nests). */
+function characterErrors(value: unknown): unknown {
+  const bad = findDisallowed(value);
+  if (!bad) return null;
+  // A repeated parameter or a list of strings answers for the field; a list of objects, by index.
+  const path = bad.path.filter((p, i) => typeof p === 'string' || i < bad.path.length - 1);
+  let body: unknown = [characterMessage(bad.codePoint)];
+  for (const key of path.reverse()) body = { [key]: body };
+  return body;
+}
+
+/**
+ * A 400 for a request whose path segments, query parameters (names and values) or JSON body (any
+ * field, at any depth) hold a control character (tab, line feed and carriage return are text,
+ * except in the path), DEL, a C1 control or an unpaired surrogate: refused as it enters, before
+ * anything reads it (docs/design/deliveries.md, "Input"). The same characters GraphQL refuses.
+ */
+function refusedCharacters(req: Request): RestError | null {
+  for (const segment of req.path.split('/')) {
+    let text: string;
+    try {
+      text = decodeURIComponent(segment);
+    } catch {
+      continue; // not UTF-8: no route's parameter, answered as not found
+    }
+    const control = /[\t\n\r]/.exec(text);
+    const bad = disallowedCharacter(text) ?? (control ? { codePoint: `U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}` } : null);
+    if (bad) return detail(400, `The path holds ${bad.codePoint}: ${characterMessage(bad.codePoint)}`);
+  }
+  const query = characterErrors(req.query);
+  if (query) return new RestError(400, query);
+  const body = characterErrors(req.body);
+  if (body) return new RestError(400, body);
+  return null;
+}
+
 function pageLinks(env: RestEnv, mount: string, req: Request, count: number, limit: number, offset: number) {
   const link = (newOffset: number | null) => {
     const params = new URLSearchParams();
@@ -249,6 +293,8 @@ export function restRouter(opts: RouterOptions): express.Router {
   }
 
   async function handle(req: Request, res: Response, counted: Counted): Promise<void> {
+    const refused = refusedCharacters(req);
+    if (refused) throw refused;
     let path = req.path;
     // DRF's format suffixes (`/build/1.txt`, `/build/1.json`, with or without the slash) and
     // `?format=`: JSON is the default; another format is the route's renderer (text/plain).

@@ -283,7 +283,7 @@ describe('huge input', () => {
 });
 
 describe('ids and slugs that cannot match', () => {
-  it.each(['abc', '1.5', '-1', '1e3', '0x1', '99999999999999999999', '%20', '1%00', ''])('build id %j: 404', async (id) => {
+  it.each(['abc', '1.5', '-1', '1e3', '0x1', '99999999999999999999', '%20', ''])('build id %j: 404', async (id) => {
     const res = await send(t, 'GET', `/projects/project/builds/${id}/`, 'me');
     statuses.push({ what: `build ${id}`, status: res.status });
     if (id === '') {
@@ -315,15 +315,11 @@ describe('ids and slugs that cannot match', () => {
     '/projects/%F0%9F%93%9A/',
     '/projects/project%2Fversions/',
     '/projects/%2E%2E/',
-    '/projects/%00/',
-    '/projects/pro%00ject/',
     '/projects/%E0%A4%A/',
     '/projects/%ZZ/',
     '/projects/project/versions/v1.0%2F..%2F..%2F/',
-    '/projects/project/versions/%00/',
     '/projects/project/versions/%C3%A9/',
     '/projects/project/subprojects/sub%2Fproject/',
-    '/projects/project/subprojects/%00/',
     '/projects/project/versions/v1.0/builds/1%2F/',
     `/projects/${'a'.repeat(5000)}/`,
   ])('GET %s: 404 JSON, not 500', async (path) => {
@@ -336,16 +332,30 @@ describe('ids and slugs that cannot match', () => {
 
   it.each([
     ['PATCH', '/projects/%C3%A9t%C3%A9/', { name: 'x' }],
-    ['PATCH', '/projects/%00/', { name: 'x' }],
     ['POST', '/projects/%E6%97%A5/redirects/', { from_url: '/a/', to_url: '/b/', type: 'page' }],
     ['DELETE', '/projects/project/subprojects/sub%2Fproject/', undefined],
-    ['DELETE', '/projects/project/subprojects/%00/', undefined],
     ['PATCH', '/projects/project/versions/v1.0%2F/', { active: false }],
-    ['POST', '/projects/project/versions/%00/builds/', undefined],
     ['POST', '/projects/project/versions/no-such-version/builds/', undefined],
   ])('%s %s: 404, nothing written', async (method, path, body) => {
     const res = await refused(method, path, body);
     expect(res.status).toBe(404);
+  });
+
+  // A NUL in a path segment was a 404 (no slug holds one); since issue 21 every REST route refuses
+  // it as it enters, wherever it is, with a 400 (test/security/input.test.ts walks every route).
+  it.each([
+    ['GET', '/projects/%00/', undefined],
+    ['GET', '/projects/pro%00ject/', undefined],
+    ['GET', '/projects/project/versions/%00/', undefined],
+    ['GET', '/projects/project/subprojects/%00/', undefined],
+    ['GET', '/projects/project/builds/1%00/', undefined],
+    ['PATCH', '/projects/%00/', { name: 'x' }],
+    ['DELETE', '/projects/project/subprojects/%00/', undefined],
+    ['POST', '/projects/project/versions/%00/builds/', undefined],
+  ])('%s %s: a NUL in the path is 400, nothing written', async (method, path, body) => {
+    const res = await refused(method, path, body);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ detail: 'The path holds U+0000: Null characters are not allowed.' });
   });
 
   it('filters with a NUL or an unknown choice are 400, not 500', async () => {
