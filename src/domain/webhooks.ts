@@ -2,7 +2,7 @@
 // project and integration, verify the payload against the integration's secret, then build the
 // versions a push touches or sync versions on branch/tag create and delete. HTTP-free: the router
 // in src/webhooks/ hands in the raw request and writes back the status and body this returns.
-// @see ../../../shared/reference/rtd-behavior.md §7, §5.2, §5.6
+// Replays and the numbers payloads may hold: docs/design/deliveries.md.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IntegrationProvider, Project, Version } from '../generated/prisma/client.ts';
 import type { ExternalSource } from '../notifications/send.ts';
@@ -43,7 +43,7 @@ const INVALID_PAYLOAD: Record<IntegrationProvider, string> = {
 };
 const UNHANDLED = 'Unhandled webhook event';
 const ALREADY_PROCESSED = 'Delivery already processed';
-/** How long a delivery id is remembered: a replay within this time is answered without acting again. */
+/** How long a delivery (its id and its body) is remembered: a replay within this time is answered without acting again. */
 const DELIVERY_MEMORY_MS = 24 * 60 * 60 * 1000;
 const ZERO_SHA = '0'.repeat(40);
 
@@ -115,44 +115,50 @@ const obj = (v: unknown): Record<string, unknown> | undefined =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 
 /**
- * The id a provider gives one delivery (the same on its retries), under the header it came in, or
- * null when there is none. GitHub: `X-GitHub-Delivery`. GitLab: `Idempotency-Key` (17.4+, kept on
- * retries), else `X-Gitlab-Webhook-UUID`, else `X-Gitlab-Event-UUID`. Bitbucket: `X-Request-UUID`
- * (its `X-Hook-UUID` names the webhook, the same on every delivery, so it identifies none).
- * GitHub's and Bitbucket's signatures cover the body only: a replay with the id header left out
- * is known by the body's hash instead (real deliveries always carry the header).
+ * What a delivery is known by: the id its provider gives it (the same on its retries), under the
+ * header it came in, and its body's hash. GitHub: `X-GitHub-Delivery`. GitLab: `Idempotency-Key`
+ * (17.4+, kept on retries), else `X-Gitlab-Webhook-UUID`, else `X-Gitlab-Event-UUID`. Bitbucket:
+ * `X-Request-UUID` (its `X-Hook-UUID` names the webhook, the same on every delivery, so it
+ * identifies none). The id is not signed: a captured delivery sent again with a new id (or none) is
+ * still the same signed body, so the body is a key too (GitHub's and Bitbucket's signatures are
+ * HMACs of the body and nothing else; GitLab's token says nothing of the body). Two real events
+ * never have the same body (a push names its commits and times). The generic API has neither: it
+ * is a request to build ("build main"), which may be asked again and again, and its proof is the
+ * token itself, not a signature of something sent once.
  */
-export function deliveryIdOf(provider: IntegrationProvider, req: WebhookRequest): string | null {
-  const names: Record<IntegrationProvider, string[]> = {
+export function deliveryKeysOf(provider: IntegrationProvider, req: WebhookRequest): string[] {
+  if (provider === 'generic') return [];
+  const names: Record<Exclude<IntegrationProvider, 'generic'>, string[]> = {
     github: ['x-github-delivery'],
     gitlab: ['idempotency-key', 'x-gitlab-webhook-uuid', 'x-gitlab-event-uuid'],
     bitbucket: ['x-request-uuid'],
-    generic: [],
   };
+  const keys = [`body:sha256:${createHash('sha256').update(req.body).digest('hex')}`];
   for (const name of names[provider]) {
     const value = req.header(name)?.trim();
     if (!value) continue;
     const id = `${name}:${value}`;
     // The column holds 255 characters; a longer id is kept as its hash.
-    return id.length <= 255 ? id : `${name}:sha256:${createHash('sha256').update(value).digest('hex')}`;
+    keys.unshift(id.length <= 255 ? id : `${name}:sha256:${createHash('sha256').update(value).digest('hex')}`);
+    break;
   }
-  if (provider === 'github' || provider === 'bitbucket') return `body:sha256:${createHash('sha256').update(req.body).digest('hex')}`;
-  return null;
+  return keys;
 }
 
 /**
- * Records that `integrationId` received `deliveryId`; false when it did so in the last day.
- * Atomic across processes (the unique key decides); deliveries older than a day are deleted here.
+ * Records that `integrationId` received the delivery known by `keys`; false when any of them came
+ * in the last day. Atomic across processes (the unique key decides); records older than a day are
+ * deleted here.
  */
-async function firstDelivery(s: Services, integrationId: number, deliveryId: string): Promise<boolean> {
+async function firstDelivery(s: Services, integrationId: number, keys: string[]): Promise<boolean> {
   await s.prisma.webhookDelivery.deleteMany({ where: { receivedAt: { lt: new Date(Date.now() - DELIVERY_MEMORY_MS) } } });
-  const { count } = await s.prisma.webhookDelivery.createMany({ data: [{ integrationId, deliveryId }], skipDuplicates: true });
-  return count === 1;
+  const { count } = await s.prisma.webhookDelivery.createMany({ data: keys.map((deliveryId) => ({ integrationId, deliveryId })), skipDuplicates: true });
+  return count === keys.length;
 }
 
 /** Forgets a delivery that was not handled (an error, or refused): the provider's retry is acted on. */
-async function forgetDelivery(s: Services, integrationId: number, deliveryId: string): Promise<void> {
-  await s.prisma.webhookDelivery.deleteMany({ where: { integrationId, deliveryId } });
+async function forgetDelivery(s: Services, integrationId: number, keys: string[]): Promise<void> {
+  await s.prisma.webhookDelivery.deleteMany({ where: { integrationId, deliveryId: { in: keys } } });
 }
 
 export async function handleWebhook(s: Services, req: WebhookRequest): Promise<WebhookResponse> {
@@ -161,17 +167,17 @@ export async function handleWebhook(s: Services, req: WebhookRequest): Promise<W
   try {
     res = await pipeline(s, req, seen);
   } catch (e) {
-    if (seen.delivery) await forgetDelivery(s, seen.delivery.integrationId, seen.delivery.id).catch(() => undefined);
+    if (seen.delivery) await forgetDelivery(s, seen.delivery.integrationId, seen.delivery.keys).catch(() => undefined);
     if (e instanceof Refused) return detail(e.status, e.detail);
     throw e;
   }
-  if (seen.delivery && res.status >= 300) await forgetDelivery(s, seen.delivery.integrationId, seen.delivery.id);
+  if (seen.delivery && res.status >= 300) await forgetDelivery(s, seen.delivery.integrationId, seen.delivery.keys);
   return res;
 }
 
 /** The delivery this request recorded, once it has. */
 interface Seen {
-  delivery?: { integrationId: number; id: string };
+  delivery?: { integrationId: number; keys: string[] };
 }
 
 async function pipeline(s: Services, req: WebhookRequest, seen: Seen): Promise<WebhookResponse> {
@@ -205,10 +211,10 @@ async function pipeline(s: Services, req: WebhookRequest, seen: Seen): Promise<W
   }
 
   // Only a delivery that proved it comes from the provider is remembered (anyone could send ids).
-  const deliveryId = deliveryIdOf(provider, req);
-  if (deliveryId !== null) {
-    if (!(await firstDelivery(s, integration.id, deliveryId))) return detail(200, ALREADY_PROCESSED, 'duplicate');
-    seen.delivery = { integrationId: integration.id, id: deliveryId };
+  const keys = deliveryKeysOf(provider, req);
+  if (keys.length) {
+    if (!(await firstDelivery(s, integration.id, keys))) return detail(200, ALREADY_PROCESSED, 'duplicate');
+    seen.delivery = { integrationId: integration.id, keys };
   }
 
   const payload = parsePayload(req.body, req.header('content-type'));
@@ -262,28 +268,33 @@ function parseRef(ref: unknown): Ref {
 
 async function github(s: Services, project: Project, integrationId: number, req: WebhookRequest, payload: Record<string, unknown>): Promise<WebhookResponse> {
   const event = req.header('x-github-event') || 'push';
+  // A pull request's payload is read whole before anything changes: a refused one changes nothing.
+  let preview: { action: string; source: ExternalSource; sha: string } | undefined;
+  if (event === 'pull_request' && project.externalBuildsEnabled) {
+    const action = str(payload.action);
+    if (action !== 'opened' && action !== 'synchronize' && action !== 'reopened' && action !== 'closed') return detail(200, UNHANDLED, event);
+    const pr = obj(payload.pull_request);
+    const number = positiveInteger(payload.number, 'number');
+    const source: ExternalSource = {
+      provider: 'github',
+      integrationId,
+      repository: repositoryName(need(obj(payload.repository)?.full_name, 'full_name')),
+      number,
+      url: str(pr?.html_url) ?? null,
+      ref: `pull/${number}/head`,
+    };
+    preview = { action, source, sha: action === 'closed' ? '' : commitSha(obj(pr?.head)?.sha, 'sha') };
+  }
   await followDefaultBranch(s, project, str(obj(payload.repository)?.default_branch));
+  if (preview) {
+    if (preview.action === 'closed') return closePreview(s, project, preview.source, event);
+    return buildPreview(s, project, preview.source, preview.sha, event);
+  }
   if (event === 'ping') return detail(200, 'Webhook configured correctly', event);
   if (event === 'create' || event === 'delete') return sync(s, project, event);
   if (event === 'push') {
     if (payload.created === true || payload.deleted === true) return sync(s, project, event);
     return build(s, project, [parseRef(payload.ref)], event);
-  }
-  if (event === 'pull_request' && project.externalBuildsEnabled) {
-    const action = str(payload.action);
-    if (action !== 'opened' && action !== 'synchronize' && action !== 'reopened' && action !== 'closed') return detail(200, UNHANDLED, event);
-    const pr = obj(payload.pull_request);
-    const number = need(payload.number, 'number');
-    const source: ExternalSource = {
-      provider: 'github',
-      integrationId,
-      repository: repositoryName(need(obj(payload.repository)?.full_name, 'full_name')),
-      number: Number(number),
-      url: str(pr?.html_url) ?? null,
-      ref: `pull/${number}/head`,
-    };
-    if (action === 'closed') return closePreview(s, project, source, event);
-    return buildPreview(s, project, source, String(need(obj(pr?.head)?.sha, 'sha')), event);
   }
   return detail(200, UNHANDLED, event);
 }
@@ -296,11 +307,34 @@ function repositoryName(v: string | number): string {
   return name;
 }
 
-/** GitLab's numeric project id. */
-function projectId(v: string | number): number {
-  const id = Number(v);
-  if (!Number.isSafeInteger(id) || id <= 0) throw new Refused(400, 'Invalid payload. id is required.');
-  return id;
+/**
+ * A number of a payload (a pull request's number, GitLab's iid and project id): a JSON number
+ * that is a whole number from 1 to 2^53 - 1, or a string of ASCII digits naming one, without a
+ * leading zero. Nothing else: no sign, space, exponent, fraction, hex or other digits (`"0x10"`,
+ * `"1e3"`, `" 8"`, `"+8"`, `"８"`, 8.5, -1, 1e21), each of which some parser reads as a number
+ * and another does not. A leading zero is refused too: `"010"` is 10 to JavaScript and Python 3,
+ * 8 to C's strtol(…, 0) and YAML 1.1, and no forge writes one, so one spelling per number.
+ */
+export function payloadNumber(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : null;
+  if (typeof v !== 'string' || !/^[1-9][0-9]{0,15}$/.test(v)) return null;
+  const n = Number(v);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** payloadNumber(), or a 400 naming the field. */
+function positiveInteger(v: unknown, key: string): number {
+  if (v === undefined || v === null || v === '') throw new Refused(400, `Invalid payload. ${key} is required.`);
+  const n = payloadNumber(v);
+  if (n === null) throw new Refused(400, `Invalid payload. ${key} must be a positive whole number: a JSON number or ASCII digits without a leading zero.`);
+  return n;
+}
+
+/** A commit's sha as the forges write it: 7 to 64 hexadecimal digits, as a string. */
+function commitSha(v: unknown, key: string): string {
+  if (v === undefined || v === null || v === '') throw new Refused(400, `Invalid payload. ${key} is required.`);
+  if (typeof v !== 'string' || !/^[0-9a-f]{7,64}$/i.test(v)) throw new Refused(400, `Invalid payload. ${key} must be a commit's hexadecimal sha.`);
+  return v;
 }
 
 /** A value a pull request's payload must have, as Read the Docs' ParseError names it. */
@@ -315,8 +349,6 @@ function need(v: unknown, key: string): string | number {
  * externalBuildsPrivacyLevel says, open again if it was closed.
  */
 async function buildPreview(s: Services, project: Project, source: ExternalSource, commit: string, event: string): Promise<WebhookResponse> {
-  if (!Number.isSafeInteger(source.number) || source.number <= 0) throw new Refused(400, 'Invalid payload. number is required.');
-  if (!/^[0-9a-f]{7,64}$/i.test(commit)) throw new Refused(400, 'Invalid payload. sha is required.');
   const slug = String(source.number);
   const build = await s.prisma.$transaction(async (tx) => {
     const existing = await tx.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug } } });
@@ -350,27 +382,32 @@ async function closePreview(s: Services, project: Project, source: ExternalSourc
 
 async function gitlab(s: Services, project: Project, integrationId: number, payload: Record<string, unknown>): Promise<WebhookResponse> {
   const event = str(payload.object_kind) ?? 'push';
-  await followDefaultBranch(s, project, str(obj(payload.project)?.default_branch));
-  if (event === 'push' || event === 'tag_push') {
-    if (payload.before === ZERO_SHA || payload.after === ZERO_SHA) return sync(s, project, event);
-    return build(s, project, [parseRef(payload.ref)], event);
-  }
+  // A merge request's payload is read whole before anything changes: a refused one changes nothing.
+  let preview: { open: boolean; source: ExternalSource; sha: string } | undefined;
   if (event === 'merge_request' && project.externalBuildsEnabled) {
     const mr = obj(payload.object_attributes);
     const action = str(mr?.action);
     const open = action === 'open' || action === 'reopen' || action === 'update';
     if (!open && action !== 'close' && action !== 'merge') return detail(200, UNHANDLED, event);
-    const number = need(mr?.iid, 'iid');
+    const number = positiveInteger(mr?.iid, 'iid');
     const source: ExternalSource = {
       provider: 'gitlab',
       integrationId,
-      repository: String(projectId(need(obj(payload.project)?.id, 'id'))),
-      number: Number(number),
+      repository: String(positiveInteger(obj(payload.project)?.id, 'id')),
+      number,
       url: str(mr?.url) ?? null,
       ref: `merge-requests/${number}/head`,
     };
-    if (!open) return closePreview(s, project, source, event);
-    return buildPreview(s, project, source, String(need(obj(mr?.last_commit)?.id, 'id')), event);
+    preview = { open, source, sha: open ? commitSha(obj(mr?.last_commit)?.id, 'id') : '' };
+  }
+  await followDefaultBranch(s, project, str(obj(payload.project)?.default_branch));
+  if (preview) {
+    if (!preview.open) return closePreview(s, project, preview.source, event);
+    return buildPreview(s, project, preview.source, preview.sha, event);
+  }
+  if (event === 'push' || event === 'tag_push') {
+    if (payload.before === ZERO_SHA || payload.after === ZERO_SHA) return sync(s, project, event);
+    return build(s, project, [parseRef(payload.ref)], event);
   }
   return detail(200, UNHANDLED, event);
 }

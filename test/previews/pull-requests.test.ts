@@ -89,10 +89,17 @@ function gitlab(slug: string, secret: string, payload: Record<string, unknown>) 
     .send(JSON.stringify({ object_kind: 'merge_request', ...payload }));
 }
 
+/** Events sent so far: each of GitHub's payloads is its own (its `updated_at`); the same body again is a replay (issue 21). */
+let events = 0;
 const prPayload = (action: string, number: number, sha: string) => ({
   action,
   number,
-  pull_request: { head: { sha, ref: 'feature' }, base: { ref: 'main' }, html_url: `https://github.example/acme/docs/pull/${number}` },
+  pull_request: {
+    head: { sha, ref: 'feature' },
+    base: { ref: 'main' },
+    html_url: `https://github.example/acme/docs/pull/${number}`,
+    updated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, ++events)).toISOString(),
+  },
   repository: { full_name: 'acme/docs', default_branch: 'main' },
 });
 

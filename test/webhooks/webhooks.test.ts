@@ -2,7 +2,7 @@
 // signed here with their secrets, versions synced from a real repository served by git daemon (by
 // a worker, from the sync the webhook queued), and what a user sees asserted: status, body, builds
 // queued, versions created or removed.
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,8 +147,13 @@ function github(
   return post(path, body, { 'x-github-event': event, 'x-hub-signature-256': sign(secret, body), ...(delivery ? { 'x-github-delivery': delivery } : {}) });
 }
 
+/**
+ * A push as GitHub sends one: each names its own new commit (`after`), so no two pushes have the
+ * same body (a body seen before is a replay, whatever its delivery id).
+ */
 const pushPayload = (ref: string, extra: Record<string, unknown> = {}) => ({
   ref,
+  after: randomBytes(20).toString('hex'),
   repository: { default_branch: 'main' },
   created: false,
   deleted: false,
@@ -258,7 +263,8 @@ describe('GitHub', () => {
   it('answers other events as unhandled, and queues nothing', async () => {
     for (const event of ['issues', 'pull_request', 'star']) {
       let res: { status: number; body: unknown } | undefined;
-      expect(await queuedBy(p.slug, async () => (res = await github(p.slug, hook.secret, event, { action: 'opened', number: 1 })))).toEqual([]);
+      // Each event its own body, as GitHub's are (the same body again would be a replay).
+      expect(await queuedBy(p.slug, async () => (res = await github(p.slug, hook.secret, event, { action: 'opened', number: 1, [event]: {} })))).toEqual([]);
       expect(res!.status).toBe(200);
       expect(res!.body).toEqual({ detail: 'Unhandled webhook event' });
     }
@@ -632,14 +638,15 @@ describe('replayed deliveries', () => {
   });
   const push = (delivery: string | null) => github(p.slug, hook.secret, 'push', pushPayload('refs/heads/main'), undefined, delivery);
 
-  it('answers a GitHub delivery seen before with 200 and queues nothing; a new delivery of the same push builds', async () => {
+  it('answers a GitHub delivery seen before with 200 and queues nothing; the next push builds', async () => {
     const id = randomUUID();
     expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
     let again: { status: number; body: unknown } | undefined;
     expect(await queuedBy(p.slug, async () => (again = await push(id)))).toEqual([]);
     expect(again!.status).toBe(200);
     expect(again!.body).toEqual(ALREADY);
-    // The same payload in another delivery (GitHub sends each push once, with its own id) is acted on.
+    // Another push (its own commit, its own id) is acted on. The same signed body under a new id
+    // is a replay (issue 21; test/security/incoming.test.ts): it was acted on before.
     expect(await queuedBy(p.slug, () => push(randomUUID()))).toEqual(['latest']);
   });
 
@@ -681,13 +688,23 @@ describe('replayed deliveries', () => {
     expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
   });
 
-  it('remembers a delivery for a day: an older record is deleted and the id acted on again', async () => {
+  it('remembers a delivery for a day: an older record is deleted and the delivery acted on again', async () => {
     const id = randomUUID();
-    expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
+    const payload = pushPayload('refs/heads/main');
+    const send = () => github(p.slug, hook.secret, 'push', payload, undefined, id);
+    expect(await queuedBy(p.slug, send)).toEqual(['latest']);
     const stale = new Date(Date.now() - 25 * 3600 * 1000);
-    await t.db.prisma.webhookDelivery.updateMany({ where: { integrationId: hook.id, deliveryId: `x-github-delivery:${id}` }, data: { receivedAt: stale } });
+    // Both of its records, its id's and its body's, a day old.
+    expect(
+      (
+        await t.db.prisma.webhookDelivery.updateMany({
+          where: { integrationId: hook.id, receivedAt: { gt: new Date(Date.now() - 60_000) } },
+          data: { receivedAt: stale },
+        })
+      ).count,
+    ).toBeGreaterThanOrEqual(2);
     const old = await t.db.prisma.webhookDelivery.create({ data: { integrationId: hook.id, deliveryId: 'x-github-delivery:long-gone', receivedAt: stale } });
-    expect(await queuedBy(p.slug, () => push(id))).toEqual(['latest']);
+    expect(await queuedBy(p.slug, send)).toEqual(['latest']);
     expect(await t.db.prisma.webhookDelivery.findUnique({ where: { id: old.id } })).toBeNull();
     expect(await t.db.prisma.webhookDelivery.count({ where: { receivedAt: { lt: new Date(Date.now() - 24 * 3600 * 1000) } } })).toBe(0);
   });
@@ -699,22 +716,24 @@ describe('replayed deliveries', () => {
         'x-gitlab-token': gl.secret,
         ...headers,
       });
-    for (const header of ['idempotency-key', 'x-gitlab-webhook-uuid', 'x-gitlab-event-uuid']) {
+    for (const [i, header] of ['idempotency-key', 'x-gitlab-webhook-uuid', 'x-gitlab-event-uuid'].entries()) {
       const id = randomUUID();
-      expect(await queuedBy(p.slug, () => gitlab({ [header]: id }, 'b'.repeat(40))), header).toEqual(['latest']);
+      const after = String(i + 1).repeat(40);
+      expect(await queuedBy(p.slug, () => gitlab({ [header]: id }, after)), header).toEqual(['latest']);
       let again: { status: number; body: unknown } | undefined;
       // A retry carries the same id; its body may differ in nothing that matters.
-      expect(await queuedBy(p.slug, async () => (again = await gitlab({ [header]: id }, 'b'.repeat(40)))), header).toEqual([]);
+      expect(await queuedBy(p.slug, async () => (again = await gitlab({ [header]: id }, after))), header).toEqual([]);
       expect(again!.body).toEqual(ALREADY);
     }
-    // Without any id, GitLab deliveries are all acted on (its token, not a signature, is the proof).
+    // Without any id, a GitLab delivery is known by its body: another push is acted on, the same
+    // one again is not (issue 21: deliveries are known by their content as well as their id).
     expect(await queuedBy(p.slug, () => gitlab({}, 'c'.repeat(40)))).toEqual(['latest']);
-    expect(await queuedBy(p.slug, () => gitlab({}, 'c'.repeat(40)))).toEqual(['latest']);
+    expect(await queuedBy(p.slug, () => gitlab({}, 'c'.repeat(40)))).toEqual([]);
 
     const bb = await integration(p.slug, 'bitbucket');
     const hookUuid = `{${randomUUID()}}`;
-    const bitbucket = (request: string, name: string) => {
-      const body = JSON.stringify({ push: { changes: [{ old: { type: 'branch', name }, new: { type: 'branch', name } }] } });
+    const bitbucket = (request: string, name: string, hash = randomBytes(20).toString('hex')) => {
+      const body = JSON.stringify({ push: { changes: [{ old: { type: 'branch', name }, new: { type: 'branch', name, target: { hash } } }] } });
       return post(`/api/v2/webhook/${p.slug}/${bb.id}/`, body, {
         'x-event-key': 'repo:push',
         'x-hub-signature': sign(bb.secret, body),
@@ -723,8 +742,11 @@ describe('replayed deliveries', () => {
       });
     };
     const request = `{${randomUUID()}}`;
-    expect(await queuedBy(p.slug, () => bitbucket(request, 'main'))).toEqual(['latest']);
-    expect(await queuedBy(p.slug, () => bitbucket(request, 'main'))).toEqual([]);
+    const hash = randomBytes(20).toString('hex');
+    expect(await queuedBy(p.slug, () => bitbucket(request, 'main', hash))).toEqual(['latest']);
+    expect(await queuedBy(p.slug, () => bitbucket(request, 'main', hash))).toEqual([]);
+    // The same signed body under a new request id is a replay; another push is acted on.
+    expect(await queuedBy(p.slug, () => bitbucket(`{${randomUUID()}}`, 'main', hash))).toEqual([]);
     expect(await queuedBy(p.slug, () => bitbucket(`{${randomUUID()}}`, 'main'))).toEqual(['latest']);
   });
 });
