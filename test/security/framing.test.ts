@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Browser, Frame, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/domain/users.ts';
 import { servedTestApp, type TestApp, testApp } from '../helpers/app.ts';
@@ -242,22 +242,16 @@ describe('redirects after signing in, in Chromium', () => {
   let stop: () => Promise<void>;
   let origin: string;
   let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const elsewhere: string[] = [];
   beforeAll(async () => {
     ({ t, origin, stop } = await servedTestApp());
     await createUser(t.db.prisma, 'reader', { password: 'reader-password-1' });
     browser = await launchChromium();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stop?.();
-  });
-
-  /** Signs in at /sign-in?<query> (written as it would be in a link) and answers where the browser landed. */
-  async function signInWith(query: string): Promise<{ url: string; pwned: unknown; elsewhere: string[] }> {
-    const context = await browser.newContext();
+    context = await browser.newContext();
     // The machine is shared: a page may take a while to come under load.
     context.setDefaultTimeout(60_000);
-    const elsewhere: string[] = [];
     // Every other site answers with a page of its own, so landing there would show.
     await context.route(
       (url) => url.origin !== origin,
@@ -266,18 +260,31 @@ describe('redirects after signing in, in Chromium', () => {
         return route.fulfill({ contentType: 'text/html', body: '<h1>Evil</h1>' });
       },
     );
-    const page = await context.newPage();
+    // Where the dashboard goes after signing in, only the address matters: a small page stands in
+    // for whatever Lectern would show there (the sign-in page itself, its scripts and /graphql are real).
+    await context.route(
+      (url) => url.origin === origin && url.pathname !== '/sign-in' && url.pathname !== '/graphql' && !url.pathname.startsWith('/assets/'),
+      (route) => (route.request().isNavigationRequest() ? route.fulfill({ contentType: 'text/html', body: '<h1>Landed</h1>' }) : route.fallback()),
+    );
+    page = await context.newPage();
     page.on('dialog', (d) => d.dismiss());
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stop?.();
+  });
+
+  /** Signs in at /sign-in?<query> (written as it would be in a link) and answers where the browser landed. */
+  async function signInWith(query: string): Promise<{ url: string; pwned: unknown }> {
     await page.goto(`${origin}/sign-in?${query}`);
     await page.getByLabel('Username').fill('reader');
     await page.getByLabel('Password').fill('reader-password-1');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL((u) => !u.pathname.startsWith('/sign-in'), { timeout: 20_000 });
+    await page.waitForURL((u) => !u.pathname.startsWith('/sign-in'));
     await page.waitForLoadState('load');
     const url = page.url();
     const pwned = url.startsWith(origin) ? await page.evaluate(() => (window as unknown as { pwned?: unknown }).pwned) : undefined;
-    await context.close();
-    return { url, pwned, elsewhere };
+    return { url, pwned };
   }
 
   it('a hostile next in any spelling lands on Lectern (at /), never on another site; a next of its own is followed', async () => {
@@ -294,7 +301,7 @@ describe('redirects after signing in, in Chromium', () => {
       'next=/./%2Fevil.example/',
       'next=https://evil.example/',
       'next=https:evil.example',
-      `next=${encodeURIComponent(`${'http://127.0.0.1'}@evil.example/`)}`,
+      `next=${encodeURIComponent('http://127.0.0.1@evil.example/')}`,
       'next=javascript:window.pwned=1',
       'next=%20javascript:window.pwned=1',
       'next=/%2509/evil.example/',
@@ -306,8 +313,8 @@ describe('redirects after signing in, in Chromium', () => {
       });
       expect(landed.url, query).toBe(`${origin}/`);
       expect(landed.pwned, query).toBeUndefined();
-      expect(landed.elsewhere, query).toEqual([]);
+      expect(elsewhere, query).toEqual([]);
     }
     expect((await signInWith(`next=${encodeURIComponent('/account?tab=tokens#new')}`)).url).toBe(`${origin}/account?tab=tokens#new`);
-  }, 180_000);
+  }, 300_000);
 });
