@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
-import { ActButton, ActionForm, Failure, Field, Loading, type Problem, ProblemText, problemOf, useEditor, when } from '../ui.tsx';
+import { ActButton, ActionForm, Failure, Field, Loading, type Problem, ProblemText, problemOf, Time, useEditor } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
 
 const Tokens = graphql(`
@@ -58,7 +58,7 @@ export function AccountPage() {
       <ProblemText problem={problem} />
       {tokens.length === 0 && <p>No tokens.</p>}
       {tokens.length > 0 && (
-        <table className="list">
+        <table className="list cards-on-phone">
           <caption className="visually-hidden">API tokens</caption>
           <thead>
             <tr>
@@ -74,12 +74,18 @@ export function AccountPage() {
           <tbody>
             {tokens.map((t) => (
               <tr key={t.id}>
-                <td>{t.name || '(unnamed)'}</td>
-                <td>
+                <th scope="row" className="row-head">
+                  {t.name || '(unnamed)'}
+                </th>
+                <td data-label="Starts with">
                   <code>{t.prefix}…</code>
                 </td>
-                <td>{when(t.createdAt)}</td>
-                <td>{t.lastUsedAt ? when(t.lastUsedAt) : 'never'}</td>
+                <td data-label="Made">
+                  <Time iso={t.createdAt} />
+                </td>
+                <td data-label="Last used">
+                  <Time iso={t.lastUsedAt} empty="never" />
+                </td>
                 <td>
                   <ActButton
                     danger
@@ -101,6 +107,7 @@ export function AccountPage() {
       <ActionForm
         className="inline"
         label="Create token"
+        onTry={() => setProblem(null)}
         reset
         act={async (f) => {
           const r = await client.mutation(CreateToken, { name: f.name ?? '' }).toPromise();
@@ -165,6 +172,7 @@ export function AdminPage() {
   const [problem, setProblem] = useState<Problem | null>(null);
   if (viewer && !viewer.isAdmin) return <p>Only site administrators see the users.</p>;
   const change = async (username: string, input: { isAdmin?: boolean; disabled?: boolean }) => {
+    setProblem(null);
     const r = await client.mutation(ChangeUser, { username, input }).toPromise();
     setProblem(problemOf(r.data?.changeUser, r.error));
   };
@@ -189,7 +197,7 @@ export function AdminPage() {
       {error && <Failure error={error} />}
       {fetching && !data && <Loading what="users" />}
       {data && (
-        <table className="list">
+        <table className="list cards-on-phone">
           <caption className="visually-hidden">Users</caption>
           <thead>
             <tr>
@@ -202,23 +210,33 @@ export function AdminPage() {
           <tbody>
             {data.users.nodes.map((u) => (
               <tr key={u.id}>
-                <td>{u.username}</td>
-                <td>{u.email ?? '—'}</td>
+                <td className="row-head">{u.username}</td>
+                <td data-label="Email">{u.email ?? '—'}</td>
                 <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`${u.username} is an administrator`}
-                    checked={u.isAdmin}
-                    onChange={(e) => change(u.username, { isAdmin: e.target.checked })}
-                  />
+                  <label className="toggle">
+                    <input
+                      type="checkbox"
+                      aria-label={`${u.username} is an administrator`}
+                      checked={u.isAdmin}
+                      onChange={(e) => change(u.username, { isAdmin: e.target.checked })}
+                    />
+                    <span className="on-phone" aria-hidden="true">
+                      Administrator
+                    </span>
+                  </label>
                 </td>
                 <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`${u.username} is disabled`}
-                    checked={u.disabled}
-                    onChange={(e) => change(u.username, { disabled: e.target.checked })}
-                  />
+                  <label className="toggle">
+                    <input
+                      type="checkbox"
+                      aria-label={`${u.username} is disabled`}
+                      checked={u.disabled}
+                      onChange={(e) => change(u.username, { disabled: e.target.checked })}
+                    />
+                    <span className="on-phone" aria-hidden="true">
+                      Disabled
+                    </span>
+                  </label>
                 </td>
               </tr>
             ))}

@@ -1,9 +1,9 @@
 // Signing in, and the first run's setup page (the one-time code from `lectern serve`'s log).
-import { useClient } from 'urql';
-import { useSearch } from 'wouter';
+import { useClient, useQuery } from 'urql';
+import { Link, useSearch } from 'wouter';
 import { graphql } from '../graphql.ts';
 import { nextTarget } from '../next.ts';
-import { ActionForm, Field, problemOf } from '../ui.tsx';
+import { ActionForm, Field, Loading, problemOf } from '../ui.tsx';
 import { ViewerQuery } from '../viewer.ts';
 
 const SignIn = graphql(`
@@ -58,6 +58,27 @@ export function SetupPage() {
   const search = useSearch();
   const client = useClient();
   const code = new URLSearchParams(search).get('code') ?? '';
+  // The setup address works once: after the first account exists it says so, and where to go.
+  const [{ data }] = useQuery({ query: ViewerQuery });
+  if (!data) return <Loading what="the setup page" />;
+  if (!data.setupNeeded)
+    return (
+      <section className="narrow">
+        <h1>Lectern is set up</h1>
+        <p>This setup address has been used: the first administrator exists, and the address no longer creates accounts.</p>
+        <p>
+          {data.viewer ? (
+            <>
+              You are signed in as {data.viewer.username}. <Link href="/">Go to the projects.</Link>
+            </>
+          ) : (
+            <>
+              <Link href="/sign-in">Sign in</Link> with your account, or ask a site administrator for one.
+            </>
+          )}
+        </p>
+      </section>
+    );
   return (
     <section className="narrow">
       <h1>Set up Lectern</h1>

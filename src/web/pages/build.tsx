@@ -1,10 +1,14 @@
 // A build's page: its commands and their output, followed live (subscription buildUpdated over
-// SSE) while it runs, on whichever process runs it; a maintainer cancels it from here.
+// SSE) while it runs, on whichever process runs it; a maintainer cancels it from here. Output is
+// shown with its terminal colours (../ansi.ts), each command with how long it ran and how it ended,
+// and the whole log is a link away as text (REST v2's build log, `/api/v2/build/<id>.txt`).
 import { useEffect, useState } from 'react';
 import { useClient, useQuery, useSubscription } from 'urql';
 import { Link } from 'wouter';
+import { ansiRuns } from '../ansi.ts';
 import { graphql } from '../graphql.ts';
-import { Failure, Loading, NotFound, type Problem, ProblemText, problemOf, StateBadge, when } from '../ui.tsx';
+import { shownCommand } from '../shell.ts';
+import { ActButton, buildOutcome, Failure, Loading, NotFound, type Problem, ProblemText, problemOf, StateBadge, seconds, Time } from '../ui.tsx';
 
 const BuildQuery = graphql(`
   query BuildPage($slug: String!, $id: Int!) {
@@ -46,6 +50,54 @@ interface Command {
   description: string;
   output: string;
   exitCode: number | null;
+  startTime: string;
+  endTime: string | null;
+  runTime: number | null;
+}
+
+/** Output with its colours: each run of text a span with its classes (text, never HTML). */
+function Output({ text }: { text: string }) {
+  const runs = ansiRuns(text);
+  return (
+    <pre className="output">
+      {runs.map((r, i) =>
+        r.classes.length ? (
+          // biome-ignore lint/suspicious/noArrayIndexKey: runs have no identity beyond their place
+          <span key={i} className={r.classes.join(' ')}>
+            {r.text}
+          </span>
+        ) : (
+          r.text
+        ),
+      )}
+    </pre>
+  );
+}
+
+/** How a command ended: its exit status, still running, or cut short when the build ended without it finishing. */
+function CommandStatus({ c, buildRunning }: { c: Command; buildRunning: boolean }) {
+  if (c.exitCode === null)
+    return buildRunning ? <span className="badge badge-running">running</span> : <span className="badge badge-failed">did not finish</span>;
+  return c.exitCode === 0 ? <span className="badge badge-passed">exit 0</span> : <span className="badge badge-failed">exit {c.exitCode}</span>;
+}
+
+/** Seconds since `iso`, again each second while `live`. */
+function useElapsed(iso: string | null, live: boolean): number | null {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    if (!live) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [live]);
+  return iso ? Math.max(0, Math.round((now - new Date(iso).getTime()) / 1000)) : null;
+}
+
+function CommandDuration({ c, buildRunning }: { c: Command; buildRunning: boolean }) {
+  const live = c.exitCode === null && buildRunning;
+  const elapsed = useElapsed(c.startTime, live);
+  if (c.runTime != null) return <span className="muted">{seconds(c.runTime)}</span>;
+  if (live) return <span className="muted">{seconds(elapsed)} so far</span>;
+  return null;
 }
 
 export function BuildPage({ slug, id }: { slug: string; id: number }) {
@@ -55,10 +107,28 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
   const [commands, setCommands] = useState<Command[] | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const client = useClient();
+  const elapsed = useElapsed(build?.startedAt ?? null, running);
 
   useEffect(() => {
     if (build && commands === null) setCommands(build.commands.map((c) => ({ ...c })));
   }, [build, commands]);
+
+  // When the build ends, its commands are read once more as stored: the last updates of a command
+  // may come after the build's own (then the subscription has stopped), and no command is left
+  // looking as if it still ran.
+  const [wasRunning, setWasRunning] = useState(running);
+  useEffect(() => {
+    if (wasRunning && !running) {
+      client
+        .query(BuildQuery, { slug, id }, { requestPolicy: 'network-only' })
+        .toPromise()
+        .then((r) => {
+          const stored = r.data?.project?.build?.commands;
+          if (stored) setCommands(stored.map((c) => ({ ...c })));
+        });
+    }
+    setWasRunning(running);
+  }, [running, wasRunning, client, slug, id]);
 
   // Each update is folded into the commands shown; the build's own fields update in the cache.
   useSubscription({ query: Follow, variables: { id }, pause: !running }, (_prev, update) => {
@@ -69,12 +139,19 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
         const all = [...(list ?? [])];
         let at = all.findIndex((x) => x.id === c.id);
         if (at < 0) {
-          all.push({ id: c.id, command: c.command, description: c.description, output: '', exitCode: null });
+          all.push({ ...c, output: '', exitCode: null, endTime: null, runTime: null });
           at = all.length - 1;
         }
         const was = all[at]!;
         const kept = u.outputOffset != null ? was.output.slice(0, u.outputOffset) : was.output;
-        all[at] = { ...was, exitCode: c.exitCode ?? null, output: u.output != null ? kept + u.output : was.output };
+        all[at] = {
+          ...was,
+          exitCode: c.exitCode ?? null,
+          startTime: c.startTime,
+          endTime: c.endTime ?? null,
+          runTime: c.runTime ?? null,
+          output: u.output != null ? kept + u.output : was.output,
+        };
         return all;
       });
     }
@@ -85,26 +162,27 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
   if (error && !data) return <Failure error={error} />;
   if (!data?.project || !build) return <NotFound what={`There is no build #${id} of "${slug}" that you can see.`} />;
   const shown = commands ?? build.commands;
+  const outcome = buildOutcome(build);
   return (
-    <section>
+    <section className="build">
       <p>
         <Link href={`/projects/${slug}/builds`}>← {data.project.name}: builds</Link>
       </p>
       <div className="title-row">
         <h1>
-          Build #{build.id} <StateBadge state={build.state} success={build.success} />
+          Build #{build.id} <StateBadge {...build} />
         </h1>
         {running && data.project.viewerIsMaintainer && (
-          <button
-            type="button"
-            className="danger"
-            onClick={async () => {
+          <ActButton
+            danger
+            act={async () => {
               const r = await client.mutation(Cancel, { project: slug, id }).toPromise();
-              setProblem(problemOf(r.data?.cancelBuild, r.error));
+              return problemOf(r.data?.cancelBuild, r.error);
             }}
+            report={setProblem}
           >
             Cancel build
-          </button>
+          </ActButton>
         )}
       </div>
       <ProblemText problem={problem} />
@@ -113,12 +191,18 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
         <dd>{build.versionSlug ?? '—'}</dd>
         <dt>Commit</dt>
         <dd>
-          <code>{build.commit ?? '—'}</code>
+          <code className="commit">{build.commit ?? '—'}</code>
         </dd>
         <dt>Started</dt>
-        <dd>{when(build.startedAt ?? build.createdAt)}</dd>
+        <dd>
+          <Time iso={build.startedAt ?? build.createdAt} />
+        </dd>
         <dt>Duration</dt>
-        <dd>{build.duration != null ? `${build.duration} s` : running ? 'running' : '—'}</dd>
+        <dd>{outcome === 'skipped' ? 'nothing was built' : running ? `${seconds(elapsed)} so far` : seconds(build.duration)}</dd>
+        <dt>Raw log</dt>
+        <dd>
+          <a href={`/api/v2/build/${build.id}.txt`}>Build #{build.id} as text</a>
+        </dd>
       </dl>
       {build.error && (
         <p className="error" role="alert">
@@ -136,16 +220,9 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
         {shown.map((c) => (
           <details key={c.id} open={running || c.exitCode !== 0 || shown[shown.length - 1]?.id === c.id}>
             <summary>
-              <code>{c.command}</code>{' '}
-              {c.exitCode === null ? (
-                <span className="badge">running</span>
-              ) : c.exitCode === 0 ? (
-                <span className="badge badge-passed">exit 0</span>
-              ) : (
-                <span className="badge badge-failed">exit {c.exitCode}</span>
-              )}
+              <code>{shownCommand(c.command)}</code> <CommandStatus c={c} buildRunning={running} /> <CommandDuration c={c} buildRunning={running} />
             </summary>
-            <pre className="output">{c.output}</pre>
+            <Output text={c.output} />
           </details>
         ))}
       </div>

@@ -2,12 +2,13 @@
 // builds), builds, settings, redirects, environment variables, integrations, notifications, maintainers,
 // subprojects and translations, each a tab with a URL of its own.
 import { useState } from 'react';
-import { useClient, useMutation, useQuery } from 'urql';
+import { useClient, useQuery } from 'urql';
 import { Link, useLocation } from 'wouter';
 import { graphql } from '../graphql.ts';
 import {
   ActButton,
   ActionForm,
+  buildOutcome,
   Check,
   check,
   Failure,
@@ -16,12 +17,16 @@ import {
   NotFound,
   type Problem,
   ProblemText,
+  Progress,
   problemOf,
   Select,
   StateBadge,
+  seconds,
+  Time,
   useEditor,
-  when,
 } from '../ui.tsx';
+import { sortVersions } from '../versions.ts';
+import { ChoicesQuery, choiceOptions, PRIVACY } from './projects.tsx';
 import { Webhooks } from './webhooks.tsx';
 
 const TABS = [
@@ -40,7 +45,7 @@ const ProjectQuery = graphql(`
   query ProjectPage($slug: String!) {
     viewer { id username isAdmin } setupNeeded
     project(slug: $slug) {
-      id slug name description homepage tags privacyLevel defaultBranch defaultVersion viewerIsMaintainer
+      id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion viewerIsMaintainer
       documentationUrl versionSwitcher docsSearch showVersionWarning singleVersion analyticsCode analyticsDisabled
       externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
       language { code name }
@@ -50,7 +55,7 @@ const ProjectQuery = graphql(`
         totalCount
         nodes {
           id slug verboseName active hidden privacyLevel built type documentationUrl
-          lastBuild { id state success createdAt }
+          lastBuild { id state success createdAt message }
         }
       }
     }
@@ -84,7 +89,13 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
       </nav>
       {!known && <NotFound what={`The project has no "${tab}" page.`} />}
       {tab === 'versions' && <Versions project={project} />}
-      {tab === 'builds' && <Builds slug={slug} versions={project.versions.nodes.map((v) => v.slug)} />}
+      {tab === 'builds' && (
+        <Builds
+          slug={slug}
+          versions={sortVersions(project.versions.nodes.filter((v) => v.active)).map((v) => v.slug)}
+          defaultVersion={project.defaultVersion}
+        />
+      )}
       {tab === 'settings' && <Settings project={project} />}
       {tab === 'redirects' && <Redirects slug={slug} />}
       {tab === 'variables' && <Variables slug={slug} />}
@@ -98,11 +109,33 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
 
 type ProjectData = NonNullable<import('../graphql.ts').ResultOf<typeof ProjectQuery>['project']>;
 
-const UpdateVersion = graphql(`
-  mutation UpdateVersion($project: String!, $slug: String!, $input: UpdateVersionInput!) {
-    updateVersion(project: $project, slug: $slug, input: $input) {
+// Each toggle asks back only what it changes: an answer arriving late (the first of two quick
+// clicks on one row) must not write back another field's older value over a newer change.
+const SetActive = graphql(`
+  mutation SetVersionActive($project: String!, $slug: String!, $active: Boolean!) {
+    updateVersion(project: $project, slug: $slug, input: { active: $active }) {
       __typename
-      ... on MutationUpdateVersionSuccess { data { id active hidden privacyLevel built } }
+      ... on MutationUpdateVersionSuccess { data { id active built lastBuild { id state success createdAt message } } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const SetHidden = graphql(`
+  mutation SetVersionHidden($project: String!, $slug: String!, $hidden: Boolean!) {
+    updateVersion(project: $project, slug: $slug, input: { hidden: $hidden }) {
+      __typename
+      ... on MutationUpdateVersionSuccess { data { id hidden } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const SetPrivacy = graphql(`
+  mutation SetVersionPrivacy($project: String!, $slug: String!, $privacyLevel: PrivacyLevel!) {
+    updateVersion(project: $project, slug: $slug, input: { privacyLevel: $privacyLevel }) {
+      __typename
+      ... on MutationUpdateVersionSuccess { data { id privacyLevel } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -114,29 +147,59 @@ const TriggerBuild = graphql(`
     # A person asking for a build gets one, even of a commit already built (variables may have changed).
     triggerBuild(project: $project, version: $version, force: true) {
       __typename
-      ... on MutationTriggerBuildSuccess { data { build { id state success createdAt } version { id lastBuild { id state success createdAt } } } }
+      ... on MutationTriggerBuildSuccess { data { build { id state success createdAt message } version { id lastBuild { id state success createdAt message } } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
 `);
 
+/** What a version's type means, for its row. */
+const VERSION_TYPES: Record<string, string> = { branch: 'Branch', tag: 'Tag', external: 'Pull request', unknown: 'Other' };
+
+type Change = { field: 'active'; value: boolean } | { field: 'hidden'; value: boolean } | { field: 'privacyLevel'; value: 'public' | 'private' };
+
+/** A version's toggles: each change is sent once, shown at once as pending, its control disabled until Lectern answers. */
+function useVersionChanges(project: string, report: (p: Problem | null) => void) {
+  const client = useClient();
+  const [pending, setPending] = useState<Record<string, Change['value']>>({});
+  const change = async (slug: string, c: Change) => {
+    const key = `${slug} ${c.field}`;
+    if (key in pending) return;
+    setPending((p) => ({ ...p, [key]: c.value }));
+    report(null);
+    try {
+      const r =
+        c.field === 'active'
+          ? await client.mutation(SetActive, { project, slug, active: c.value }).toPromise()
+          : c.field === 'hidden'
+            ? await client.mutation(SetHidden, { project, slug, hidden: c.value }).toPromise()
+            : await client.mutation(SetPrivacy, { project, slug, privacyLevel: c.value }).toPromise();
+      report(problemOf(r.data?.updateVersion, r.error));
+    } finally {
+      setPending(({ [key]: _, ...rest }) => rest);
+    }
+  };
+  /** The value to show: the one asked for while its request runs, else the stored one. */
+  const shown = <T extends Change['value']>(slug: string, field: Change['field'], stored: T): T =>
+    `${slug} ${field}` in pending ? (pending[`${slug} ${field}`] as T) : stored;
+  const busy = (slug: string, field: Change['field']) => `${slug} ${field}` in pending;
+  return { change, shown, busy };
+}
+
 function Versions({ project }: { project: ProjectData }) {
-  const [, update] = useMutation(UpdateVersion);
-  const [, trigger] = useMutation(TriggerBuild);
+  const client = useClient();
   const [, navigate] = useLocation();
   const [problem, setProblem] = useState<Problem | null>(null);
-  const change = async (slug: string, input: { active?: boolean; hidden?: boolean; privacyLevel?: 'public' | 'private' }) => {
-    const r = await update({ project: project.slug, slug, input });
-    setProblem(problemOf(r.data?.updateVersion, r.error));
-  };
-  const versions = project.versions.nodes;
+  const { change, shown, busy } = useVersionChanges(project.slug, setProblem);
+  const versions = sortVersions(project.versions.nodes);
+  const maintainer = project.viewerIsMaintainer;
   return (
     <>
       <ProblemText problem={problem} />
       {versions.length === 0 && <p>No versions yet: they appear when the repository's branches and tags are read, after the first build.</p>}
       {versions.length > 0 && (
-        <table className="list">
+        <table className="list cards-on-phone">
           <caption className="visually-hidden">Versions</caption>
           <thead>
             <tr>
@@ -153,70 +216,104 @@ function Versions({ project }: { project: ProjectData }) {
             </tr>
           </thead>
           <tbody>
-            {versions.map((v) => (
-              <tr key={v.id}>
-                <td>
-                  {v.built && v.active ? <a href={v.documentationUrl}>{v.verboseName}</a> : v.verboseName}
-                  {v.slug === project.defaultVersion && <span className="badge">default</span>}
-                </td>
-                <td>{v.type}</td>
-                <td>{v.built ? 'yes' : 'no'}</td>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`${v.slug} active`}
-                    checked={v.active}
-                    disabled={!project.viewerIsMaintainer}
-                    onChange={(e) => change(v.slug, { active: e.target.checked })}
-                  />
-                </td>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`${v.slug} hidden`}
-                    checked={v.hidden}
-                    disabled={!project.viewerIsMaintainer}
-                    onChange={(e) => change(v.slug, { hidden: e.target.checked })}
-                  />
-                </td>
-                <td>
-                  <select
-                    aria-label={`${v.slug} privacy`}
-                    value={v.privacyLevel}
-                    disabled={!project.viewerIsMaintainer}
-                    onChange={(e) => change(v.slug, { privacyLevel: e.target.value as 'public' | 'private' })}
-                  >
-                    <option value="public">public</option>
-                    <option value="private">private</option>
-                  </select>
-                </td>
-                <td>
-                  {v.lastBuild ? (
-                    <Link href={`/projects/${project.slug}/builds/${v.lastBuild.id}`}>
-                      <StateBadge state={v.lastBuild.state} success={v.lastBuild.success} /> #{v.lastBuild.id}
-                    </Link>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-                <td>
-                  {project.viewerIsMaintainer && v.active && (
-                    <button
-                      type="button"
-                      onClick={async () => {
-                        const r = await trigger({ project: project.slug, version: v.slug }, { additionalTypenames: ['BuildPage'] });
-                        const a = r.data?.triggerBuild;
-                        const p = problemOf(a, r.error);
-                        setProblem(p);
-                        if (!p && a?.__typename === 'MutationTriggerBuildSuccess') navigate(`/projects/${project.slug}/builds/${a.data.build.id}`);
-                      }}
-                    >
-                      Build {v.slug}
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
+            {versions.map((v) => {
+              const active = shown(v.slug, 'active', v.active);
+              const hidden = shown(v.slug, 'hidden', v.hidden);
+              const privacy = shown(v.slug, 'privacyLevel', v.privacyLevel);
+              const pending = busy(v.slug, 'active') || busy(v.slug, 'hidden') || busy(v.slug, 'privacyLevel');
+              return (
+                <tr key={v.id} aria-busy={pending || undefined}>
+                  <th scope="row" className="row-head">
+                    {v.built && v.active ? <a href={v.documentationUrl}>{v.verboseName}</a> : v.verboseName}
+                    {v.slug === project.defaultVersion && <span className="badge">default</span>}
+                    {v.hidden && <span className="badge">hidden</span>}
+                  </th>
+                  <td data-label="Type">{VERSION_TYPES[v.type] ?? v.type}</td>
+                  <td data-label="Built">{v.built ? 'Yes' : 'No'}</td>
+                  <td>
+                    <label className="toggle">
+                      <input
+                        type="checkbox"
+                        aria-label={`${v.slug} active`}
+                        checked={active}
+                        disabled={!maintainer || busy(v.slug, 'active')}
+                        onChange={(e) => change(v.slug, { field: 'active', value: e.target.checked })}
+                      />
+                      <span className="on-phone" aria-hidden="true">
+                        Active (built and served)
+                      </span>
+                    </label>
+                    <Progress busy={busy(v.slug, 'active')} what="Saving…" />
+                  </td>
+                  <td>
+                    <label className="toggle">
+                      <input
+                        type="checkbox"
+                        aria-label={`${v.slug} hidden`}
+                        checked={hidden}
+                        disabled={!maintainer || busy(v.slug, 'hidden')}
+                        onChange={(e) => change(v.slug, { field: 'hidden', value: e.target.checked })}
+                      />
+                      <span className="on-phone" aria-hidden="true">
+                        Hidden (served, not in version menus)
+                      </span>
+                    </label>
+                    <Progress busy={busy(v.slug, 'hidden')} what="Saving…" />
+                  </td>
+                  <td>
+                    <label className="toggle">
+                      <span className="on-phone" aria-hidden="true">
+                        Privacy
+                      </span>
+                      <select
+                        aria-label={`${v.slug} privacy`}
+                        value={privacy}
+                        disabled={!maintainer || busy(v.slug, 'privacyLevel')}
+                        onChange={(e) => change(v.slug, { field: 'privacyLevel', value: e.target.value as 'public' | 'private' })}
+                      >
+                        <option value="public">Public</option>
+                        <option value="private">Private</option>
+                      </select>
+                    </label>
+                    <Progress busy={busy(v.slug, 'privacyLevel')} what="Saving…" />
+                  </td>
+                  <td data-label="Last build">
+                    {v.lastBuild ? (
+                      <Link href={`/projects/${project.slug}/builds/${v.lastBuild.id}`}>
+                        <StateBadge {...v.lastBuild} /> #{v.lastBuild.id}
+                      </Link>
+                    ) : (
+                      '—'
+                    )}
+                    {v.lastBuild && (
+                      <>
+                        {' '}
+                        <Time iso={v.lastBuild.createdAt} />
+                      </>
+                    )}
+                  </td>
+                  <td>
+                    {maintainer && v.active && (
+                      <ActButton
+                        label={`Build ${v.slug}`}
+                        act={async () => {
+                          const r = await client
+                            .mutation(TriggerBuild, { project: project.slug, version: v.slug }, { additionalTypenames: ['BuildPage'] })
+                            .toPromise();
+                          const a = r.data?.triggerBuild;
+                          const p = problemOf(a, r.error);
+                          if (!p && a?.__typename === 'MutationTriggerBuildSuccess') navigate(`/projects/${project.slug}/builds/${a.data.build.id}`);
+                          return p;
+                        }}
+                        report={setProblem}
+                      >
+                        Build {v.slug}
+                      </ActButton>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}
@@ -228,12 +325,12 @@ const BuildsQuery = graphql(`
   query ProjectBuilds($slug: String!) {
     project(slug: $slug) {
       id
-      builds(limit: 50) { totalCount nodes { id state success versionSlug commit createdAt duration error } }
+      builds(limit: 50) { totalCount nodes { id state success versionSlug commit createdAt duration error message } }
     }
   }
 `);
 
-function Builds({ slug, versions }: { slug: string; versions: string[] }) {
+function Builds({ slug, versions, defaultVersion }: { slug: string; versions: string[]; defaultVersion: string }) {
   const [{ data, fetching, error }] = useQuery({ query: BuildsQuery, variables: { slug }, requestPolicy: 'cache-and-network' });
   const client = useClient();
   const [, navigate] = useLocation();
@@ -252,14 +349,14 @@ function Builds({ slug, versions }: { slug: string; versions: string[] }) {
             return p;
           }}
         >
-          <Select label="Version" name="version" options={versions} />
+          <Select label="Version" name="version" options={versions} defaultValue={versions.includes(defaultVersion) ? defaultVersion : versions[0]} />
         </ActionForm>
       )}
       {error && <Failure error={error} />}
       {fetching && !data && <Loading what="builds" />}
       {builds && builds.totalCount === 0 && <p>No builds yet.</p>}
       {builds && builds.totalCount > 0 && (
-        <table className="list">
+        <table className="list cards-on-phone">
           <caption className="visually-hidden">Builds</caption>
           <thead>
             <tr>
@@ -273,15 +370,17 @@ function Builds({ slug, versions }: { slug: string; versions: string[] }) {
           <tbody>
             {builds.nodes.map((b) => (
               <tr key={b.id}>
-                <td>
+                <th scope="row" className="row-head">
                   <Link href={`/projects/${slug}/builds/${b.id}`}>#{b.id}</Link>
+                </th>
+                <td data-label="Version">{b.versionSlug}</td>
+                <td data-label="State">
+                  <StateBadge {...b} />
                 </td>
-                <td>{b.versionSlug}</td>
-                <td>
-                  <StateBadge state={b.state} success={b.success} />
+                <td data-label="Started">
+                  <Time iso={b.createdAt} />
                 </td>
-                <td>{when(b.createdAt)}</td>
-                <td>{b.duration != null ? `${b.duration} s` : '—'}</td>
+                <td data-label="Duration">{buildOutcome(b) === 'skipped' ? 'nothing built' : seconds(b.duration)}</td>
               </tr>
             ))}
           </tbody>
@@ -297,7 +396,7 @@ const UpdateProject = graphql(`
       __typename
       ... on MutationUpdateProjectSuccess {
         data {
-          id slug name description homepage tags privacyLevel defaultBranch defaultVersion documentationUrl versionSwitcher docsSearch
+          id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion documentationUrl versionSwitcher docsSearch
           showVersionWarning singleVersion analyticsCode analyticsDisabled externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
           language { code name } programmingLanguage { code name } repository { url type }
         }
@@ -318,11 +417,32 @@ const DeleteProject = graphql(`
   }
 `);
 
+/** Read the Docs' versioning schemes, as a person reads them, with the addresses each gives. */
+const VERSIONING_SCHEMES = [
+  {
+    value: 'multiple_versions_with_translations',
+    label: 'Several versions, with translations',
+    help: 'Docs are at /<language>/<version>/, such as /en/latest/: a version menu, and translations beside them.',
+  },
+  {
+    value: 'multiple_versions_without_translations',
+    label: 'Several versions, no translations',
+    help: 'Docs are at /<version>/, such as /latest/: a version menu, one language.',
+  },
+  {
+    value: 'single_version_without_translations',
+    label: 'One version, no translations',
+    help: 'The default version is served at the top of the project, /: no version in its addresses.',
+  },
+];
+
 function Settings({ project }: { project: ProjectData }) {
+  const [{ data: choiceData }] = useQuery({ query: ChoicesQuery });
+  const languages = choiceData?.languages;
+  const programmingLanguages = choiceData?.programmingLanguages;
   const client = useClient();
   const [, navigate] = useLocation();
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const versions = project.versions.nodes.map((v) => v.slug);
+  const versions = sortVersions(project.versions.nodes).map((v) => v.slug);
   if (!project.viewerIsMaintainer) return <p>Only the project's maintainers change its settings.</p>;
   return (
     <>
@@ -365,29 +485,52 @@ function Settings({ project }: { project: ProjectData }) {
         <Field label="Name" name="name" defaultValue={project.name} required />
         <Field label="Description" name="description" defaultValue={project.description} />
         <Field label="Homepage" name="homepage" type="url" defaultValue={project.homepage ?? ''} />
-        <Field label="Repository URL" name="repository" defaultValue={project.repository.url} required />
-        <Field label="Default branch" name="defaultBranch" defaultValue={project.defaultBranch} />
+        <Field label="Repository URL" name="repository" field="repository.url" defaultValue={project.repository.url} required />
+        <Field
+          label="Default branch"
+          name="defaultBranch"
+          defaultValue={project.defaultBranchOverride ?? ''}
+          placeholder={project.repositoryDefaultBranch ?? undefined}
+          hint={
+            project.repositoryDefaultBranch ? (
+              <>
+                The branch <code>latest</code> builds. Empty: the repository's own default branch, <code>{project.repositoryDefaultBranch}</code>.
+              </>
+            ) : (
+              <>
+                The branch <code>latest</code> builds. Empty: the repository's own default branch (read when its branches are next listed, at the first build).
+              </>
+            )
+          }
+        />
         <Select
           label="Default version"
           name="defaultVersion"
           options={versions.length ? versions : [project.defaultVersion]}
           defaultValue={project.defaultVersion}
+          hint="The version a reader of the project's address is sent to."
         />
-        <Field label="Language" name="language" defaultValue={project.language.code} />
-        <Field label="Programming language" name="programmingLanguage" defaultValue={project.programmingLanguage.code} />
-        <Select label="Privacy" name="privacyLevel" options={['public', 'private']} defaultValue={project.privacyLevel} />
+        <Select label="Language" name="language" options={choiceOptions(languages, project.language)} defaultValue={project.language.code} />
         <Select
-          label="Pull request previews' privacy"
-          name="externalBuildsPrivacyLevel"
-          options={['public', 'private']}
-          defaultValue={project.externalBuildsPrivacyLevel}
+          label="Programming language"
+          name="programmingLanguage"
+          options={choiceOptions(programmingLanguages, project.programmingLanguage)}
+          defaultValue={project.programmingLanguage.code}
         />
+        <Select label="Privacy" name="privacyLevel" options={PRIVACY} defaultValue={project.privacyLevel} />
+        <Select label="Pull request previews' privacy" name="externalBuildsPrivacyLevel" options={PRIVACY} defaultValue={project.externalBuildsPrivacyLevel} />
         <Field label="Tags (comma separated)" name="tags" defaultValue={project.tags.join(', ')} />
-        <Field label="Path of .readthedocs.yaml" name="readthedocsYamlPath" defaultValue={project.readthedocsYamlPath ?? ''} />
+        <Field
+          label="Path of .readthedocs.yaml"
+          name="readthedocsYamlPath"
+          defaultValue={project.readthedocsYamlPath ?? ''}
+          hint="Empty: .readthedocs.yaml at the top of the repository."
+        />
         <Select
-          label="Versioning scheme"
+          label="Versions and translations"
           name="versioningScheme"
-          options={['multiple_versions_with_translations', 'multiple_versions_without_translations', 'single_version_without_translations']}
+          field="versioningScheme"
+          options={VERSIONING_SCHEMES}
           defaultValue={project.versioningScheme}
         />
         <Field label="Analytics code" name="analyticsCode" defaultValue={project.analyticsCode ?? ''} />
@@ -396,27 +539,30 @@ function Settings({ project }: { project: ProjectData }) {
         <Check label="Search box in pages (and search.html answered by the server)" name="docsSearch" checked={project.docsSearch} />
         <Check label="Build pull requests as previews (GitHub and GitLab integrations)" name="externalBuildsEnabled" checked={project.externalBuildsEnabled} />
         <Check label="Warn on old versions" name="showVersionWarning" checked={project.showVersionWarning} />
-        <Check label="Single version" name="singleVersion" checked={project.singleVersion} />
+        <Check
+          label="Single version"
+          name="singleVersion"
+          checked={project.singleVersion}
+          hint="Serve only the default version, at the top of the project (as the one-version scheme does)."
+        />
       </ActionForm>
       <section className="danger-zone">
         <h2>Delete the project</h2>
         <p>Its versions, builds, redirects, variables and integrations go, and its built docs are deleted from storage. This cannot be undone.</p>
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            const confirm = String(new FormData(e.currentTarget).get('confirm') ?? '');
-            const r = await client.mutation(DeleteProject, { project: project.slug, confirm }, { additionalTypenames: ['Project', 'ProjectPage'] }).toPromise();
+        <ActionForm
+          label={`Delete ${project.slug}`}
+          danger
+          act={async (f) => {
+            const r = await client
+              .mutation(DeleteProject, { project: project.slug, confirm: f.confirm ?? '' }, { additionalTypenames: ['Project', 'ProjectPage'] })
+              .toPromise();
             const p = problemOf(r.data?.deleteProject, r.error);
-            setProblem(p);
             if (!p) navigate('/', { replace: true });
+            return p;
           }}
         >
           <Field label={`Type "${project.slug}" to confirm`} name="confirm" required />
-          <button type="submit" className="danger">
-            Delete {project.slug}
-          </button>
-          <ProblemText problem={problem} />
-        </form>
+        </ActionForm>
       </section>
     </>
   );
@@ -463,6 +609,18 @@ const DeleteRedirect = graphql(`
 const REDIRECT_TYPES = ['page', 'exact', 'clean_url_to_html', 'html_to_clean_url', 'sphinx_html', 'sphinx_htmldir', 'prefix'] as const;
 type RedirectType = (typeof REDIRECT_TYPES)[number];
 
+/** Read the Docs' redirect types, as a person reads them, and what each does. */
+const REDIRECT_OPTIONS: { value: RedirectType; label: string; help: string }[] = [
+  { value: 'page', label: 'Page', help: 'From one page to another, in every version and language: /install.html to /setup.html.' },
+  { value: 'exact', label: 'Exact URL', help: 'From one full path to another: /en/1.0/install.html to /en/1.0/setup.html.' },
+  { value: 'clean_url_to_html', label: 'Clean URL to HTML', help: 'Every /page/ to /page.html.' },
+  { value: 'html_to_clean_url', label: 'HTML to clean URL', help: 'Every /page.html to /page/.' },
+  { value: 'sphinx_html', label: 'Sphinx dirhtml to html', help: 'Every /page/ to /page.html (a project moved from dirhtml to html).' },
+  { value: 'sphinx_htmldir', label: 'Sphinx html to dirhtml', help: 'Every /page.html to /page/ (a project moved from html to dirhtml).' },
+  { value: 'prefix', label: 'Prefix (old)', help: 'Every path under a prefix to the same page in the default version.' },
+];
+const REDIRECT_LABEL = Object.fromEntries(REDIRECT_OPTIONS.map((o) => [o.value, o.label]));
+
 function redirectInput(f: Record<string, string>) {
   return {
     type: f.type as RedirectType,
@@ -477,15 +635,22 @@ function redirectInput(f: Record<string, string>) {
 
 function RedirectFields(props: {
   r?: { type: string; fromUrl: string; toUrl: string; httpStatus: number; force: boolean; enabled: boolean; description: string };
-  id: string;
 }) {
   const r = props.r;
   return (
     <div className="grid">
-      <Select label="Type" name="type" options={REDIRECT_TYPES} defaultValue={r?.type ?? 'page'} />
+      <Select label="Type" name="type" options={REDIRECT_OPTIONS} defaultValue={r?.type ?? 'page'} />
       <Field label="From" name="fromUrl" defaultValue={r?.fromUrl} hint="Empty for the clean URL and HTML types." />
       <Field label="To" name="toUrl" defaultValue={r?.toUrl} />
-      <Select label="Status" name="httpStatus" options={['302', '301']} defaultValue={String(r?.httpStatus ?? 302)} />
+      <Select
+        label="Status"
+        name="httpStatus"
+        options={[
+          { value: '302', label: '302 Found (temporary)', help: 'Browsers ask again each time: for redirects that may change.' },
+          { value: '301', label: '301 Moved Permanently', help: 'Browsers and search engines remember it: for pages gone for good.' },
+        ]}
+        defaultValue={String(r?.httpStatus ?? 302)}
+      />
       <Field label="Description" name="description" defaultValue={r?.description} />
       <Check label="Enabled" name="enabled" checked={r?.enabled ?? true} />
       <Check label="Force (even when the page exists)" name="force" checked={r?.force ?? false} />
@@ -513,7 +678,7 @@ function Redirects({ slug }: { slug: string }) {
         {nodes.map((r, i) => (
           <li key={r.id}>
             <div className="card-head">
-              <code>{r.type}</code> {r.fromUrl || '(any page)'} → {r.toUrl || '(same page)'} ({r.httpStatus})
+              <span className="badge">{REDIRECT_LABEL[r.type] ?? r.type}</span> {r.fromUrl || '(any page)'} → {r.toUrl || '(same page)'} ({r.httpStatus})
               {!r.enabled && <span className="badge">disabled</span>}
               {r.force && <span className="badge">forced</span>}
             </div>
@@ -551,7 +716,7 @@ function Redirects({ slug }: { slug: string }) {
                       return problemOf(u.data?.updateRedirect, u.error);
                     }}
                   >
-                    <RedirectFields r={r} id={`r${r.id}`} />
+                    <RedirectFields r={r} />
                   </ActionForm>
                 </details>
               </div>
@@ -564,6 +729,7 @@ function Redirects({ slug }: { slug: string }) {
           <summary>Add a redirect</summary>
           <ActionForm
             label="Add redirect"
+            onTry={() => setProblem(null)}
             reset
             act={async (f) => {
               const r = await client.mutation(CreateRedirect, { project: slug, input: redirectInput(f) }).toPromise();
@@ -572,7 +738,7 @@ function Redirects({ slug }: { slug: string }) {
               return problem;
             }}
           >
-            <RedirectFields id="new" />
+            <RedirectFields />
           </ActionForm>
         </details>
       )}
@@ -616,7 +782,10 @@ function Variables({ slug }: { slug: string }) {
       <ul className="cards">
         {vars.map((v) => (
           <li key={v.id}>
-            <code>{v.name}</code> {v.public && <span className="badge">public</span>} <span className="muted">added {when(v.createdAt)}</span>{' '}
+            <code>{v.name}</code> {v.public && <span className="badge">public</span>}{' '}
+            <span className="muted">
+              added <Time iso={v.createdAt} />
+            </span>{' '}
             <ActButton
               danger
               act={async () => {
@@ -634,6 +803,7 @@ function Variables({ slug }: { slug: string }) {
       <h2>Add a variable</h2>
       <ActionForm
         label="Add variable"
+        onTry={() => setProblem(null)}
         reset
         act={async (f) => {
           const r = await client.mutation(CreateVariable, { project: slug, input: { name: f.name, value: f.value, public: check(f, 'public') } }).toPromise();
@@ -684,6 +854,8 @@ const DeleteIntegration = graphql(`
   }
 `);
 
+const PROVIDERS: Record<string, string> = { github: 'GitHub', gitlab: 'GitLab', bitbucket: 'Bitbucket', generic: 'Generic webhook' };
+
 function Integrations({ slug }: { slug: string }) {
   const { data, client, problem, setProblem, reload, pending } = useEditor(IntegrationsQuery, { slug });
   const [created, setCreated] = useState<{ webhookUrl: string; secret: string } | null>(null);
@@ -707,7 +879,7 @@ function Integrations({ slug }: { slug: string }) {
       <ul className="cards">
         {list.map((i) => (
           <li key={i.id}>
-            <strong>{i.provider}</strong> <code>{i.webhookUrl}</code>{' '}
+            <strong>{PROVIDERS[i.provider] ?? i.provider}</strong> <code className="wrap">{i.webhookUrl}</code>{' '}
             {(i.provider === 'github' || i.provider === 'gitlab') && (
               <details>
                 <summary>{i.hasToken ? 'Commit statuses: token set' : 'Commit statuses on pull requests: set a token'}</summary>
@@ -746,6 +918,7 @@ function Integrations({ slug }: { slug: string }) {
       <ActionForm
         className="inline"
         label="Add integration"
+        onTry={() => setProblem(null)}
         act={async (f) => {
           const r = await client
             .mutation(CreateIntegration, { project: slug, provider: f.provider as 'github' | 'gitlab' | 'bitbucket' | 'generic' })
@@ -759,7 +932,16 @@ function Integrations({ slug }: { slug: string }) {
           return p;
         }}
       >
-        <Select label="Provider" name="provider" options={['github', 'gitlab', 'bitbucket', 'generic']} />
+        <Select
+          label="Provider"
+          name="provider"
+          options={[
+            { value: 'github', label: 'GitHub', help: 'Builds on pushes, and pull requests as previews (with a token, commit statuses too).' },
+            { value: 'gitlab', label: 'GitLab', help: 'Builds on pushes, and merge requests as previews (with a token, commit statuses too).' },
+            { value: 'bitbucket', label: 'Bitbucket', help: 'Builds on pushes.' },
+            { value: 'generic', label: 'Generic API incoming webhook', help: 'Any service POSTs to the URL, with the secret, to build branches.' },
+          ]}
+        />
       </ActionForm>
     </>
   );
@@ -823,6 +1005,7 @@ function Maintainers({ slug }: { slug: string }) {
         <ActionForm
           className="inline"
           label="Add maintainer"
+          onTry={() => setProblem(null)}
           reset
           act={async (f) => {
             const r = await client.mutation(AddMaintainer, { project: slug, username: f.username ?? '' }).toPromise();
@@ -921,6 +1104,7 @@ function Related({ slug }: { slug: string }) {
         <ActionForm
           className="inline"
           label="Add subproject"
+          onTry={() => setProblem(null)}
           reset
           act={async (f) => {
             const r = await client.mutation(CreateSubproject, { project: slug, input: { child: f.child, alias: f.alias || undefined } }).toPromise();
@@ -961,6 +1145,7 @@ function Related({ slug }: { slug: string }) {
         <ActionForm
           className="inline"
           label="Add translation"
+          onTry={() => setProblem(null)}
           reset
           act={async (f) => {
             const r = await client.mutation(AddTranslation, { project: slug, translation: f.translation ?? '' }).toPromise();

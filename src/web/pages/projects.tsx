@@ -2,7 +2,7 @@
 import { useClient, useQuery } from 'urql';
 import { Link, useLocation, useSearch } from 'wouter';
 import { graphql } from '../graphql.ts';
-import { ActionForm, Failure, Field, Loading, problemOf, Select, StateBadge } from '../ui.tsx';
+import { ActionForm, Failure, Field, Loading, problemOf, Select, StateBadge, Time } from '../ui.tsx';
 
 const PAGE = 25;
 
@@ -14,7 +14,7 @@ const Projects = graphql(`
       nodes {
         id slug name description tags privacyLevel viewerIsMaintainer
         language { code name }
-        builds(limit: 1) { nodes { id state success createdAt } }
+        builds(limit: 1) { nodes { id state success createdAt message } }
       }
     }
   }
@@ -67,7 +67,7 @@ export function ProjectsPage() {
       {data && total === 0 && <p>No projects{name || tag ? ' match' : ' yet'}.</p>}
       {data && total > 0 && (
         <>
-          <table className="list">
+          <table className="list cards-on-phone">
             <caption className="visually-hidden">Projects</caption>
             <thead>
               <tr>
@@ -87,15 +87,23 @@ export function ProjectsPage() {
                       {p.privacyLevel === 'private' && <span className="badge">private</span>}
                       <div className="muted">{p.description}</div>
                     </td>
-                    <td>{p.language.name}</td>
-                    <td>
+                    <td data-label="Language">{p.language.name}</td>
+                    <td data-label="Tags">
                       {p.tags.map((t) => (
                         <Link key={t} href={`/?tag=${encodeURIComponent(t)}`} className="tag">
                           {t}
                         </Link>
                       ))}
                     </td>
-                    <td>{last ? <StateBadge state={last.state} success={last.success} /> : '—'}</td>
+                    <td data-label="Last build">
+                      {last ? (
+                        <>
+                          <StateBadge {...last} /> <Time iso={last.createdAt} />
+                        </>
+                      ) : (
+                        '—'
+                      )}
+                    </td>
                   </tr>
                 );
               })}
@@ -133,10 +141,26 @@ const ImportProject = graphql(`
   }
 `);
 
-const LANGUAGES = ['en', 'de', 'es', 'fr', 'it', 'ja', 'ko', 'nl', 'pl', 'pt', 'pt-br', 'ru', 'sv', 'uk', 'zh-cn', 'zh-tw'];
+/** The languages and programming languages a project may name: one list for import and settings. */
+export const ChoicesQuery = graphql(`
+  query Choices { languages { code name } programmingLanguages { code name } }
+`);
+
+export const PRIVACY = [
+  { value: 'public', label: 'Public', help: 'Anyone can read the docs, signed in or not.' },
+  { value: 'private', label: 'Private', help: "Only the project's maintainers, signed in, can read the docs." },
+];
+
+/** A list of `{code, name}` choices as a select's options, `current` kept first if it is no longer offered. */
+export function choiceOptions(list: readonly { code: string; name: string }[] | undefined, current?: { code: string; name: string }) {
+  const all = list ?? [];
+  const options = all.map((c) => ({ value: c.code, label: `${c.name} (${c.code})` }));
+  return !current || all.some((c) => c.code === current.code) ? options : [{ value: current.code, label: `${current.name} (${current.code})` }, ...options];
+}
 
 export function ImportPage() {
   const client = useClient();
+  const [{ data: choices }] = useQuery({ query: ChoicesQuery });
   const [, navigate] = useLocation();
   return (
     <section className="narrow">
@@ -159,10 +183,20 @@ export function ImportPage() {
         }}
       >
         <Field label="Name" name="name" required />
-        <Field label="Repository URL" name="url" required hint="https://, ssh:// or git:// (a git repository Lectern can clone)" />
+        <Field
+          label="Repository URL"
+          name="url"
+          field="repository.url"
+          required
+          hint="An https://, ssh:// or git:// address of a git repository Lectern can clone."
+        />
         <Field label="Default branch" name="defaultBranch" hint="Empty: the repository's own default branch." />
-        <Select label="Language" name="language" options={LANGUAGES} defaultValue="en" />
-        <Select label="Privacy" name="privacyLevel" options={['public', 'private']} defaultValue="public" />
+        {choices ? (
+          <Select label="Language" name="language" options={choiceOptions(choices.languages)} defaultValue="en" hint="The language the docs are written in." />
+        ) : (
+          <Loading what="the languages" />
+        )}
+        <Select label="Privacy" name="privacyLevel" options={PRIVACY} defaultValue="public" />
       </ActionForm>
     </section>
   );

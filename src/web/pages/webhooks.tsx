@@ -1,8 +1,9 @@
 // A project's outgoing webhooks (build notifications): each with its events and the outcomes of its
 // recent deliveries; add one (the secret is shown once), or delete it.
 import { useState } from 'react';
+import { Link } from 'wouter';
 import { graphql } from '../graphql.ts';
-import { ActButton, ActionForm, Check, check, Field, ProblemText, problemOf, useEditor, when } from '../ui.tsx';
+import { ActButton, ActionForm, Check, check, Field, ProblemText, problemOf, Time, useEditor } from '../ui.tsx';
 
 const WebhooksQuery = graphql(`
   query ProjectWebhooks($slug: String!) {
@@ -63,12 +64,15 @@ export function Webhooks({ slug }: { slug: string }) {
       {hooks.length === 0 && <p>No webhooks.</p>}
       {hooks.map((h) => (
         <section key={h.id} className="card">
-          <h2>
+          <h2 className="wrap">
             <code>{h.url}</code>
           </h2>
           <p>
             {h.events.map((e) => EVENTS.find(([v]) => v === e)?.[1] ?? e).join(', ')}
-            {h.payload ? ', custom payload' : ', default JSON payload'} <span className="muted">added {when(h.createdAt)}</span>{' '}
+            {h.payload ? ', custom payload' : ', default JSON payload'}{' '}
+            <span className="muted">
+              added <Time iso={h.createdAt} />
+            </span>{' '}
             <ActButton
               danger
               act={async () => {
@@ -77,6 +81,7 @@ export function Webhooks({ slug }: { slug: string }) {
               }}
               report={setProblem}
               done={reload}
+              label={`Delete the webhook to ${h.url}`}
             >
               Delete
             </ActButton>
@@ -84,7 +89,7 @@ export function Webhooks({ slug }: { slug: string }) {
           {h.deliveries.length === 0 ? (
             <p className="muted">Nothing sent yet.</p>
           ) : (
-            <table className="list">
+            <table className="list cards-on-phone">
               <caption>Recent deliveries</caption>
               <thead>
                 <tr>
@@ -99,19 +104,28 @@ export function Webhooks({ slug }: { slug: string }) {
               <tbody>
                 {h.deliveries.map((d) => (
                   <tr key={d.id}>
-                    <td>{EVENTS.find(([v]) => v === d.event)?.[1] ?? d.event}</td>
-                    <td>#{d.buildId}</td>
-                    <td>
-                      <span className={`badge badge-${d.state === 'delivered' ? 'passed' : d.state === 'failed' ? 'failed' : d.state}`}>{d.state}</span>
-                      {d.nextAttemptAt && <small> next try {when(d.nextAttemptAt)}</small>}
+                    <th scope="row" className="row-head">
+                      {EVENTS.find(([v]) => v === d.event)?.[1] ?? d.event}
+                    </th>
+                    <td data-label="Build">
+                      <Link href={`/projects/${slug}/builds/${d.buildId}`}>#{d.buildId}</Link>
                     </td>
-                    <td>
+                    <td data-label="State">
+                      <span className={`badge badge-${d.state === 'delivered' ? 'passed' : d.state === 'failed' ? 'failed' : d.state}`}>{d.state}</span>
+                      {d.nextAttemptAt && (
+                        <small>
+                          {' '}
+                          next try <Time iso={d.nextAttemptAt} />
+                        </small>
+                      )}
+                    </td>
+                    <td data-label="Answer">
                       {d.statusCode ?? '—'}
                       {d.error && <small className="error"> {d.error}</small>}
                     </td>
-                    <td>{d.attempts}</td>
-                    <td>
-                      {when(d.lastAttemptAt)}
+                    <td data-label="Attempts">{d.attempts}</td>
+                    <td data-label="Last attempt">
+                      <Time iso={d.lastAttemptAt} />
                       {d.durationMs !== null && <small> ({d.durationMs} ms)</small>}
                     </td>
                   </tr>
@@ -124,6 +138,7 @@ export function Webhooks({ slug }: { slug: string }) {
       <h2>Add a webhook</h2>
       <ActionForm
         label="Add webhook"
+        onTry={() => setProblem(null)}
         reset
         act={async (f) => {
           const events = EVENTS.filter(([v]) => check(f, v)).map(([v]) => v);
