@@ -1,22 +1,19 @@
 // The `lectern` command: serve, migrate, user/token management, and uploads of built docs.
-// @see ../shared/spec/decisions.md §3
+// README "Command line" lists the commands.
 
+// Each command loads only what it uses, when it runs (import()): the API's schema, the docs
+// server and the build worker take seconds to load, and `user create` or `token create` need none
+// of them (test/bench/cli.ts measures it). What `run` recognizes in a failure loads at once.
 import { createServer, type Server } from 'node:http';
 import { parseArgs } from 'node:util';
-import { buildApp } from './app.ts';
-import { Worker } from './builds/worker.ts';
+import type { Worker } from './builds/worker.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { type Database, openDatabase } from './db/database.ts';
-import { DataDirInUseError } from './db/lock.ts';
+import type { Database } from './db/database.ts';
+import { checkDataDirFree, DataDirInUseError } from './db/lock.ts';
 import { MigrationError } from './db/migrate.ts';
-import { createTokenFor, createUser, firstRunSetupCode, setPassword } from './domain/users.ts';
-import { syncProjectVersions } from './domain/version-sync.ts';
-import { ValidationError } from './graphql/errors.ts';
-import { createLogger, type Logger } from './log.ts';
-import { reindexPublished } from './search/index.ts';
-import { Cipher, loadSecretKey } from './secrets.ts';
-import { fileStorageDir, openStorage, type Storage } from './storage/index.ts';
-import { UploadFailed, upload } from './uploads/client.ts';
+import { ValidationError } from './domain/errors.ts';
+import type { Logger } from './log.ts';
+import type { Storage } from './storage/index.ts';
 
 const USAGE = `usage: lectern <command>
 
@@ -47,12 +44,21 @@ async function passwordFromStdin(): Promise<string> {
   return text.split(/\r?\n/)[0] ?? '';
 }
 
-function open(config: Config): Promise<Database> {
+async function open(config: Config): Promise<Database> {
+  // Refused while a server holds the embedded data dir, before the database code is loaded.
+  if (!config.databaseUrl) checkDataDirFree(config.dataDir);
+  const { openDatabase } = await import('./db/database.ts');
   return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, statementTimeoutMs: config.dbStatementTimeoutMs });
 }
 
 async function serve(config: Config): Promise<void> {
   const started = performance.now();
+  const [{ createLogger }, { buildApp }, { loadSecretKey }, { firstRunSetupCode }] = await Promise.all([
+    import('./log.ts'),
+    import('./app.ts'),
+    import('./secrets.ts'),
+    import('./domain/users.ts'),
+  ]);
   const log = createLogger(config.logLevel);
   const db = await open(config);
   const secret = loadSecretKey(config.dataDir, config.secretKey);
@@ -115,6 +121,12 @@ function stopOnSignals(log: Logger, message: string, shutdown: () => Promise<voi
 const WORKER_GRACE_MS = 20_000;
 
 async function startWorker(config: Config, db: Database, log: Logger, secretKey: string, storage: Storage): Promise<Worker> {
+  const [{ Worker }, { Cipher }, { fileStorageDir }, { syncProjectVersions }] = await Promise.all([
+    import('./builds/worker.ts'),
+    import('./secrets.ts'),
+    import('./storage/index.ts'),
+    import('./domain/version-sync.ts'),
+  ]);
   const worker = new Worker(
     {
       prisma: db.prisma,
@@ -138,6 +150,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
 
 /** `lectern worker`: builds only, no HTTP. */
 async function workerOnly(config: Config): Promise<void> {
+  const [{ createLogger }, { loadSecretKey }, { openStorage }] = await Promise.all([import('./log.ts'), import('./secrets.ts'), import('./storage/index.ts')]);
   const log = createLogger(config.logLevel);
   const db = await open(config);
   const secret = loadSecretKey(config.dataDir, config.secretKey);
@@ -192,6 +205,7 @@ export async function main(argv: string[]): Promise<number> {
       throw new UsageError('usage: lectern upload --url URL [--token T] <project> <version> <dir|archive>   (the token from LECTERN_TOKEN by default)');
     }
     if (!token) throw new UsageError('lectern upload: give an API token in LECTERN_TOKEN (or --token)');
+    const { upload, UploadFailed } = await import('./uploads/client.ts');
     try {
       const build = await upload({ url: values.url, token, project, version, source });
       if (!build.success) {
@@ -226,6 +240,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'user': {
       if (sub === 'create' && name) {
         const password = values['password-stdin'] ? await passwordFromStdin() : values.password;
+        const { createUser } = await import('./domain/users.ts');
         return withDatabase(config, async (db) => {
           const { user, token } = await createUser(db.prisma, name, { email: values.email, password, isAdmin: values.admin });
           console.log(`created ${user.isAdmin ? 'site admin' : 'user'} ${user.username}; API token (shown once):`);
@@ -235,6 +250,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       if (sub === 'set-password' && name) {
         const password = values.password ?? (await passwordFromStdin());
+        const { setPassword } = await import('./domain/users.ts');
         return withDatabase(config, async (db) => {
           await setPassword(db.prisma, name, password);
           console.log(`password of ${name} set`);
@@ -245,16 +261,19 @@ export async function main(argv: string[]): Promise<number> {
         'usage: lectern user create <username> [--email E] [--admin] [--password P | --password-stdin]\n       lectern user set-password <username> [--password P | --password-stdin]',
       );
     }
-    case 'token':
+    case 'token': {
       if (sub !== 'create' || !name) throw new UsageError('usage: lectern token create <username>');
+      const { createTokenFor } = await import('./domain/users.ts');
       return withDatabase(config, async (db) => {
         const token = await createTokenFor(db.prisma, name);
         console.log(`new API token for ${name} (shown once):`);
         console.log(token);
         return 0;
       });
+    }
     case 'search': {
       if (sub !== 'reindex') throw new UsageError('usage: lectern search reindex [project]');
+      const [{ reindexPublished }, { openStorage }] = await Promise.all([import('./search/index.ts'), import('./storage/index.ts')]);
       return withDatabase(config, async (db) => {
         if (name && !(await db.prisma.project.findUnique({ where: { slug: name }, select: { id: true } }))) {
           throw ValidationError.field('project', `No project "${name}".`);

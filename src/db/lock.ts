@@ -51,6 +51,21 @@ function create(file: string): void {
   }
 }
 
+/**
+ * Throws DataDirInUseError when another live process holds the data dir's lock, without taking it:
+ * the command line asks this before it loads the database, so a refusal is answered at once.
+ */
+export function checkDataDirFree(dataDir: string): void {
+  let content: string;
+  try {
+    content = readFileSync(path.resolve(dataDir, 'lectern.pid'), 'utf8');
+  } catch {
+    return;
+  }
+  const pid = Number.parseInt(content, 10);
+  if (Number.isInteger(pid) && pid !== process.pid && alive(pid)) throw new DataDirInUseError(dataDir, pid);
+}
+
 /** Takes the data dir's lock or throws DataDirInUseError; returns the release function. */
 export function lockDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });

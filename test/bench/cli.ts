@@ -1,0 +1,153 @@
+// Benchmark (not a test): how long a person waits for the command line and for the first start.
+// For R rounds, alternating the order, it runs each command as a person types it (`node src/bin.js
+// …`, the Node 24 of node_modules/.bin, production mode as `lectern` sets it) on an existing
+// embedded data dir, wall clock from spawn to exit:
+//   node -e 0          Node's own start, the floor every command stands on
+//   --help, migrate, user create, token create, user set-password, search reindex
+//   refused            `token create` while `lectern serve` holds the data dir (it must say so at once)
+//   serve (new dir)    `lectern serve` on a new, empty data dir until it logs that it listens
+//   serve (existing)   the same on the data dir the commands used
+// With `--base <git rev>` the same commands of that revision run side by side in the same rounds (a
+// git worktree in a temporary directory sharing this checkout's node_modules and generated client).
+// Prints every round, then the median of each command and its ratio to Node's own start.
+//
+//   npx tsx test/bench/cli.ts [rounds=5] [--base <rev>]
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const NODE = path.join(ROOT, 'node_modules/.bin/node');
+const args = process.argv.slice(2);
+const baseAt = args.indexOf('--base');
+const BASE = baseAt >= 0 ? args.splice(baseAt, 2)[1] : undefined;
+const ROUNDS = Number(args[0] ?? 5);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1 || (baseAt >= 0 && !BASE)) {
+  console.error('usage: npx tsx test/bench/cli.ts [rounds=5] [--base <rev>]');
+  process.exit(2);
+}
+
+const temp: string[] = [];
+const tempDir = (name: string) => {
+  const d = mkdtempSync(path.join(os.tmpdir(), name));
+  temp.push(d);
+  return d;
+};
+
+/** A checkout of `rev` beside this one, sharing node_modules and the generated Prisma client. */
+function worktree(rev: string): string {
+  const dir = path.join(tempDir('lectern-bench-base-'), 'tree');
+  execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', dir, rev], { stdio: 'ignore' });
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  cpSync(path.join(ROOT, 'src/generated'), path.join(dir, 'src/generated'), { recursive: true });
+  return dir;
+}
+
+const env = (dataDir: string) => ({ ...process.env, LECTERN_DATA_DIR: dataDir, NODE_ENV: 'production', PORT: '0', LECTERN_LOG_LEVEL: 'info' });
+
+/** Seconds from spawn to exit; the command must exit with `expect`. */
+function timed(cwd: string, argv: string[], dataDir: string, expect = 0, input?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(NODE, argv, { cwd, env: env(dataDir), stdio: ['pipe', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (b: Buffer) => (err += b));
+    child.stdin.end(input ?? '');
+    child.on('exit', (code) =>
+      code === expect ? resolve((performance.now() - started) / 1000) : reject(new Error(`${argv.join(' ')} exited ${code}: ${err}`)),
+    );
+  });
+}
+
+/** Starts `lectern serve`; resolves with the seconds until it logged that it listens, and the process. */
+function serve(cwd: string, dataDir: string): Promise<{ seconds: number; stop: () => Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(NODE, ['src/bin.js', 'serve'], { cwd, env: { ...env(dataDir), LECTERN_BUILD_CONCURRENCY: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const stop = () =>
+      new Promise<void>((done) => {
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      });
+    child.stdout.on('data', (b: Buffer) => {
+      out += b;
+      if (/Lectern listening/.test(out)) resolve({ seconds: (performance.now() - started) / 1000, stop });
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${out.slice(-2000)}`)));
+  });
+}
+
+interface Subject {
+  name: string;
+  cwd: string;
+  dataDir: string;
+}
+
+type Row = Record<string, number>;
+
+async function round(s: Subject, r: number): Promise<Row> {
+  const row: Row = {};
+  const run = async (label: string, argv: string[], expect = 0, input?: string) => {
+    row[label] = await timed(s.cwd, argv, s.dataDir, expect, input);
+  };
+  row['node -e 0'] = await timed(s.cwd, ['-e', '0'], s.dataDir);
+  await run('--help', ['src/bin.js', '--help']);
+  await run('migrate', ['src/bin.js', 'migrate']);
+  await run('user create', ['src/bin.js', 'user', 'create', `user${r}`, '--password-stdin'], 0, 'a long bench passphrase\n');
+  await run('token create', ['src/bin.js', 'token', 'create', `user${r}`]);
+  await run('user set-password', ['src/bin.js', 'user', 'set-password', `user${r}`], 0, 'another bench passphrase\n');
+  await run('search reindex', ['src/bin.js', 'search', 'reindex']);
+  const held = await serve(s.cwd, s.dataDir);
+  row['serve (existing)'] = held.seconds;
+  try {
+    await run('refused', ['src/bin.js', 'token', 'create', `user${r}`], 1);
+  } finally {
+    await held.stop();
+  }
+  const fresh = tempDir('lectern-bench-new-');
+  const first = await serve(s.cwd, fresh);
+  row['serve (new dir)'] = first.seconds;
+  await first.stop();
+  return row;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+try {
+  const subjects: Subject[] = [{ name: 'this checkout', cwd: ROOT, dataDir: tempDir('lectern-bench-cli-') }];
+  if (BASE) subjects.push({ name: `base ${BASE}`, cwd: worktree(BASE), dataDir: tempDir('lectern-bench-cli-') });
+  for (const s of subjects) await timed(s.cwd, ['src/bin.js', 'migrate'], s.dataDir); // the existing data dir
+  const rows = new Map<string, Row[]>(subjects.map((s) => [s.name, []]));
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 ? [...subjects].reverse() : subjects;
+    for (const s of order) {
+      const row = await round(s, r);
+      rows.get(s.name)!.push(row);
+      console.log(
+        `round ${r + 1} ${s.name}: ${Object.entries(row)
+          .map(([k, v]) => `${k} ${v.toFixed(2)} s`)
+          .join(', ')}`,
+      );
+    }
+  }
+  console.log(`\nmedian of ${ROUNDS} rounds, seconds (ratio to node -e 0)`);
+  const labels = Object.keys(rows.get(subjects[0]!.name)![0]!);
+  console.log(['command'.padEnd(20), ...subjects.map((s) => s.name.padStart(22))].join(''));
+  for (const label of labels) {
+    const cells = subjects.map((s) => {
+      const all = rows.get(s.name)!;
+      const m = median(all.map((x) => x[label]!));
+      const floor = median(all.map((x) => x['node -e 0']!));
+      return `${m.toFixed(2)} (${(m / floor).toFixed(1)}x)`.padStart(22);
+    });
+    console.log([label.padEnd(20), ...cells].join(''));
+  }
+} finally {
+  if (BASE) execFileSync('git', ['-C', ROOT, 'worktree', 'prune'], { stdio: 'ignore' });
+  for (const d of temp) rmSync(d, { recursive: true, force: true });
+}
