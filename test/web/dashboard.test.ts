@@ -220,7 +220,7 @@ describe('the dashboard, from the first run', () => {
     await fresh.getByRole('button', { name: 'Sign in' }).waitFor();
     await check('13-sign-in', fresh);
     await fresh.close();
-  });
+  }, 120_000);
 
   it('keeps its routes across a reload, reads on a phone, and sends a signed-out reader to sign in and back', async () => {
     await page.goto(`${origin}/projects/handbook/settings`);
