@@ -208,13 +208,32 @@ describe('numbers in payloads are JSON numbers or ASCII digits', () => {
       // A payload whose default branch would move latest, if anything were acted on.
       const res = await github(n, undefined, 'moved');
       expect(res.status, n).toBe(400);
-      expect(res.body.detail, n).toMatch(/^Invalid payload\. number (is required|must be a positive whole number)/);
+      expect(res.body.detail, n).toMatch(/^Invalid payload\. number (is required|must be a positive whole number|holds U\+0000)/);
       const iid = await gitlab(n, '42');
       expect(iid.status, n).toBe(400);
-      expect(iid.body.detail, n).toMatch(/^Invalid payload\. iid /);
+      expect(iid.body.detail, n).toMatch(/^Invalid payload\. (object_attributes\.)?iid /);
       const id = await gitlab('3', n);
       expect(id.status, n).toBe(400);
-      expect(id.body.detail, n).toMatch(/^Invalid payload\. id /);
+      expect(id.body.detail, n).toMatch(/^Invalid payload\. (project\.)?id /);
+    }
+    expect(await state()).toEqual(before);
+  });
+
+  it('refuses a NUL or another control character anywhere in a payload, naming the field, and changes nothing', async () => {
+    const before = await state();
+    for (const [payload, field] of [
+      [{ ref: 'refs/heads/ma\u0000in', after: randomBytes(20).toString('hex') }, 'ref'],
+      [{ ref: 'refs/heads/main', after: randomBytes(20).toString('hex'), repository: { default_branch: 'x\u001b[2J' } }, 'repository.default_branch'],
+      [{ ref: 'refs/heads/main', commits: [{ message: 'fine' }, { message: 'half \ud800' }] }, 'commits.1.message'],
+    ] as const) {
+      const body = JSON.stringify(payload);
+      const res = await post(`/api/v2/webhook/github/${slug}/`, body, {
+        'x-github-event': 'push',
+        'x-hub-signature-256': sign(hooks.github!.secret, body),
+        'x-github-delivery': randomUUID(),
+      });
+      expect(res.status, body).toBe(400);
+      expect(res.body.detail).toMatch(new RegExp(`^Invalid payload\\. ${field.replace(/\./g, '\\.')} holds U\\+`));
     }
     expect(await state()).toEqual(before);
   });
