@@ -325,7 +325,8 @@ const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto', style: 'sh
 /** "3 min. ago", "in 2 hr.", "now": `iso` from `now`. */
 export function ago(iso: string, now = Date.now()): string {
   const seconds = Math.round((new Date(iso).getTime() - now) / 1000);
-  if (Math.abs(seconds) < 10) return 'just now';
+  // Lectern's clock and the browser's may differ by a little: a moment just ahead is "just now".
+  if (seconds > -10 && seconds < 60) return 'just now';
   for (const [unit, size] of UNITS) {
     if (Math.abs(seconds) >= size || unit === 'second') return relative.format(Math.trunc(seconds / size), unit);
   }
@@ -344,12 +345,12 @@ function useNow(everyMs = 30_000): number {
 
 /** A moment as a person reads it ("3 min. ago"), the exact time on hover and for machines. */
 export function Time({ iso, empty = '—' }: { iso: string | null | undefined; empty?: string }) {
-  const now = useNow();
+  useNow(); // renders again every 30 s; each render reads the clock afresh
   if (!iso) return <>{empty}</>;
   const exact = new Date(iso).toLocaleString(undefined, { dateStyle: 'full', timeStyle: 'long' });
   return (
     <time dateTime={iso} title={exact}>
-      {ago(iso, now)}
+      {ago(iso)}
     </time>
   );
 }
