@@ -65,8 +65,12 @@ export function unresolveDocsUrl({ publicUrl, docsDomain }: DocsHost, text: stri
   let rest: string[];
   // Segments as sent (still percent-encoded); the URL parser has already applied `.` and `..`.
   const segments = url.pathname.split('/').slice(1);
-  if (docsDomain && url.hostname.endsWith(`.${docsDomain}`)) {
-    project = url.hostname.slice(0, -(docsDomain.length + 1));
+  // A docs domain that names a port (`docs.example:8000`) is compared with the URL's host and
+  // port, as the docs server compares it with the Host header; one without, with the host name.
+  const domain = docsDomain?.toLowerCase().replace(/^\.+|\.+$/g, '');
+  const host = domain?.includes(':') ? url.host : url.hostname;
+  if (domain && host.endsWith(`.${domain}`)) {
+    project = host.slice(0, -(domain.length + 1));
     if (!project || project.includes('.')) return null;
     byHost = true;
     rest = segments;

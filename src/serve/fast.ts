@@ -143,6 +143,8 @@ export class FastPath {
     const answer = this.#answers.get(key);
     if (!answer) return false;
     if (this.#domain === undefined) res.setHeader('Content-Security-Policy', DOCS_SANDBOX);
+    // Only public files are recorded, and those answer any origin (./router.ts).
+    res.setHeader('Access-Control-Allow-Origin', '*');
     respond(res, answer, req.method === 'HEAD', asked);
     return true;
   }

@@ -106,6 +106,21 @@ interface Scope {
 const FORMATS = { pdf: 'pdf', htmlzip: 'zip', epub: 'epub' } as const;
 type DownloadFormat = keyof typeof FORMATS;
 
+/** Read the Docs' embed paths on a docs host, v2 or v3, and which. */
+const EMBED_PATH = /^\/_\/api\/(v2|v3)\/embed\/?$/;
+
+/** The path of a request URL, without its query. */
+const pathOf = (url: string) => url.replace(/[?#].*$/s, '');
+
+/** Put into a project's own 404 page for a reader who may not be signed in: a way to sign in. */
+function signInNote(href: string): string {
+  return (
+    `<div role="note" aria-label="Sign in" data-lectern-sign-in style="position:fixed;left:0;right:0;bottom:0;z-index:2147483647;` +
+    `margin:0;padding:.5em 1em;background:#eef4ff;color:#1a3a6b;border-top:1px solid #9bb7e0;font:14px/1.4 system-ui,sans-serif">` +
+    `This page may be private. <a href="${escapeAttr(href)}" style="color:inherit;text-decoration:underline">Sign in to read private documentation.</a></div>`
+  );
+}
+
 const NOT_FOUND_PAGE =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head>' +
   '<body><h1>Not found</h1><p>There is no documentation page at this address.</p></body></html>';
@@ -257,6 +272,12 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       res.status(401).set('WWW-Authenticate', 'Token').set('Cache-Control', 'no-store').type('text/plain').send(e.message);
       return;
     }
+    // Without a docs domain, an anonymous reader's navigation that meets a 404 may be one who could
+    // read the page signed in: the 404 offers sign-in, and back to the page (where the session
+    // cookie then grants it).
+    if (!domain && grant === undefined && sessionId === undefined && !req.headers.authorization && isNavigation(req)) {
+      res.locals.signIn = `${config.publicUrl}/sign-in?next=${encodeURIComponent(req.originalUrl)}`;
+    }
     const root = site.slug ? await resolve.projectBySlug(site.slug, fresh) : await resolve.projectByHostLabel(site.hostLabel!, fresh);
     // A private project reads as a missing one: its existence is not revealed.
     if (!root || !(await reader.canSeeProject(root))) return notFound(res, grant !== undefined);
@@ -384,7 +405,11 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     if (q) return searchPage(s, project, version.slug, `${prefix}/${key}`, q, tag);
     // Public files sent to anonymous readers (no Authorization header) are the same for every such reader.
     const record = deps.fast && reader === anonymous && !isPrivate ? deps.fast.recorder(s.req, s.epoch, s.fresh) : undefined;
+    // Public files answer any origin (a sandboxed page's fonts, a theme's fetch of its own JSON, a
+    // search worker's index): never private ones, nor anything read under a grant.
+    if (!isPrivate && !s.grant) s.res.setHeader('Access-Control-Allow-Origin', '*');
     if (await sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag, record })) return;
+    s.res.removeHeader('Access-Control-Allow-Origin');
     // `dir` names a directory with an index: the same page at `dir/`, whose relative links work.
     if (!dir && (await sender.exists(`${prefix}/${key}/index.html`))) return redirect(s, 302, `${s.base}/${raw.join('/')}/`);
     // The cached row may name a build another process has since replaced (and removed): look
@@ -480,7 +505,9 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const hit = matchRedirect(project.redirects, rr, (r) => !r.force || current === null);
     if (hit) return userRedirect(s, hit);
     // A private project's 404 page is its own HTML: never kept by a shared cache.
-    const page = (priv: boolean) => ({ status: 404 as const, cacheControl: priv ? 'private, no-cache' : 'no-cache' });
+    const signIn = s.res.locals.signIn as string | undefined;
+    const tag = signIn ? pageTags(domain ? '' : STORAGE_SHIM, '', '', signInNote(signIn)) : undefined;
+    const page = (priv: boolean) => ({ status: 404 as const, cacheControl: priv ? 'private, no-cache' : 'no-cache', tag });
     const g = s.grant;
     // Under a grant: the granted version's own 404 page only, and (a URL grant) only to its session's navigation.
     if (g && !(current && g.versions.has(current.version.id) && (g.kind !== 'url' || g.withCookie))) return notFound(s.res, true);
@@ -700,6 +727,28 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     res.redirect(302, `${target.origin}${underGrant('', ticket, rest || '/')}${target.search}`);
   };
 
+  /**
+   * A CORS preflight for a docs path (a theme's fetch of its own `_static/*.json` with a custom
+   * header, from a sandboxed page's opaque origin): 204, with the CORS headers when the project is
+   * public and nothing is asked under a grant, as its GET would answer any origin. A private
+   * project's, or one under a grant, is 204 without them: the browser then sends nothing.
+   */
+  const preflight = async (req: Request, res: Response, unparsed: Site): Promise<void> => {
+    const site = withGrant(unparsed);
+    res.set('Allow', 'GET, HEAD, OPTIONS').set('Cache-Control', 'no-cache');
+    const label = site.slug ?? site.hostLabel;
+    const asked = req.get('access-control-request-method');
+    if (site.grant === undefined && asked && label && /^[a-z0-9][a-z0-9_-]*$/.test(label) && ['GET', 'HEAD'].includes(asked.toUpperCase())) {
+      const project = site.slug ? await resolve.projectBySlug(site.slug) : await resolve.projectByHostLabel(label);
+      if (project?.privacyLevel === 'public') {
+        const headers = req.get('access-control-request-headers');
+        res.set('Access-Control-Allow-Origin', '*').set('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS').set('Access-Control-Max-Age', '86400');
+        if (headers) res.set('Access-Control-Allow-Headers', headerSafe(headers));
+      }
+    }
+    res.status(204).end();
+  };
+
   return (req, res, next) => {
     if (req.path === '/_/docs-access' && domain && (req.method === 'GET' || req.method === 'HEAD') && siteOf(req) === null) {
       docsAccess(req, res).catch(next);
@@ -707,6 +756,17 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     }
     const site = siteOf(req);
     if (!site) return next();
+    // The embed API on a docs host, at Read the Docs' `/_/api/v3/embed/` (sphinx-hoverxref's default
+    // API host is `/_`) and `/_/api/v2/embed/`: answered by the REST routes, as on Lectern's host.
+    const embed = site !== 'elsewhere' && site.hostLabel !== undefined ? EMBED_PATH.exec(pathOf(req.originalUrl)) : null;
+    if (embed) {
+      req.url = `/api/${embed[1]}/embed/${queryOf(req.originalUrl)}`;
+      return next();
+    }
+    if (req.method === 'OPTIONS' && site !== 'elsewhere') {
+      preflight(req, res, site).catch(next);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('Method not allowed.');
       return;
