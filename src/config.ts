@@ -1,8 +1,10 @@
 // Every setting Lectern reads from the environment, validated once at start-up so a typo fails
 // loudly with every bad key listed, instead of surfacing later as odd behaviour.
 // README "Configuration" lists them.
+import { realpathSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -72,6 +74,11 @@ const schema = z.object({
     .string()
     .refine((v) => list(v).every(isCidr), 'must be comma-separated IPv4 CIDR ranges')
     .optional(),
+  /**
+   * Directories (absolute paths, comma-separated) whose repositories builds may clone as
+   * `file:///…` or a plain path; each is mounted read-only into the clone's sandbox only. Unset: none.
+   */
+  LECTERN_BUILD_LOCAL_REPOSITORIES: z.string().optional(),
   /** Output of one build command kept in its log, and of all of a build's commands together (bytes). */
   LECTERN_BUILD_LOG_COMMAND_BYTES: intFrom(1_048_576, 1024, 1024 ** 3),
   LECTERN_BUILD_LOG_BYTES: intFrom(10 * 1_048_576, 1024, 1024 ** 3),
@@ -160,6 +167,8 @@ export interface Config {
 export interface BuildLimits {
   /** Private IPv4 CIDR ranges network steps may reach besides the public internet. */
   networkAllow: string[];
+  /** Directories (real paths) whose repositories builds may clone (LECTERN_BUILD_LOCAL_REPOSITORIES). */
+  localRepositories: string[];
   logCommandBytes: number;
   logBytes: number;
   maxPublishBytes: number;
@@ -178,6 +187,7 @@ export const DEFAULT_BUILD_LIMITS: BuildLimits = buildLimits(schema.parse({}));
 function buildLimits(e: z.infer<typeof schema>): BuildLimits {
   return {
     networkAllow: list(e.LECTERN_BUILD_NETWORK_ALLOW ?? ''),
+    localRepositories: [],
     logCommandBytes: e.LECTERN_BUILD_LOG_COMMAND_BYTES,
     logBytes: e.LECTERN_BUILD_LOG_BYTES,
     maxPublishBytes: e.LECTERN_BUILD_MAX_PUBLISH_BYTES,
@@ -189,6 +199,43 @@ function buildLimits(e: z.infer<typeof schema>): BuildLimits {
     uploadMaxBytes: e.LECTERN_UPLOAD_MAX_BYTES,
     uploadMaxRatio: e.LECTERN_UPLOAD_MAX_RATIO,
   };
+}
+
+/**
+ * LECTERN_BUILD_LOCAL_REPOSITORIES as real paths, or why not: each an absolute path to an existing
+ * directory, never `/`, nor one holding or inside Lectern's data dir or its file storage (a
+ * clone's sandbox would see the database, the secret key and every build). A path is not a secret:
+ * the message names it.
+ */
+function localRepositories(value: string | undefined, dataDirSetting: string | undefined, storage: string | undefined): string[] | string {
+  const out: string[] = [];
+  if (!value) return out;
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const dataDir = real(path.resolve(dataDirSetting ?? './.lectern'));
+  const storageDir = storage?.startsWith('file:') ? real(storage.startsWith('file://') ? fileURLToPath(storage) : storage.slice(5)) : null;
+  const protectedDirs = [dataDir, ...(storageDir ? [storageDir] : [])];
+  const under = (p: string, d: string) => p === d || d === '/' || p.startsWith(`${d}/`);
+  for (const item of list(value)) {
+    if (!path.isAbsolute(item)) return `${item} is not an absolute path`;
+    let dir: string;
+    try {
+      dir = realpathSync(item);
+      if (!statSync(dir).isDirectory()) return `${item} is not a directory`;
+    } catch {
+      return `${item} does not exist`;
+    }
+    if (dir === '/') return `${item} is the whole file system; name the directories that hold repositories`;
+    const clash = protectedDirs.find((d) => under(d, dir) || under(dir, d));
+    if (clash) return `${item} overlaps Lectern's own data (${clash}), which builds must never read`;
+    out.push(dir);
+  }
+  return [...new Set(out)];
 }
 
 export class ConfigError extends Error {
@@ -204,9 +251,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     known.LECTERN_SERVE_X_ACCEL && known.LECTERN_STORAGE && !known.LECTERN_STORAGE.startsWith('file:')
       ? [{ path: ['LECTERN_SERVE_X_ACCEL'], message: 'needs LECTERN_STORAGE=file:… (nginx must read the files itself)' }]
       : [];
-  if (!parsed.success || xAccelIssue.length) {
+  const local = localRepositories(known.LECTERN_BUILD_LOCAL_REPOSITORIES, known.LECTERN_DATA_DIR, known.LECTERN_STORAGE);
+  const localIssue = typeof local === 'string' ? [{ path: ['LECTERN_BUILD_LOCAL_REPOSITORIES'], message: local }] : [];
+  if (!parsed.success || xAccelIssue.length || localIssue.length) {
     // Name the variable and the rule, never the value: it may be a secret.
-    const issues = [...(parsed.success ? [] : parsed.error.issues), ...xAccelIssue];
+    const issues = [...(parsed.success ? [] : parsed.error.issues), ...xAccelIssue, ...localIssue];
     const lines = issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
@@ -234,7 +283,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     serveCacheSeconds: e.LECTERN_SERVE_CACHE_SECONDS,
     corsOrigins: list(e.LECTERN_CORS_ORIGINS ?? ''),
     trustedProxies: list(e.LECTERN_TRUSTED_PROXIES ?? ''),
-    build: buildLimits(e),
+    build: { ...buildLimits(e), localRepositories: local as string[] },
     webhooks: { allow: list(e.LECTERN_WEBHOOK_ALLOW ?? ''), timeoutSeconds: e.LECTERN_WEBHOOK_TIMEOUT_SECONDS },
     previewRetentionDays: e.LECTERN_PREVIEW_RETENTION_DAYS,
     dbStatementTimeoutMs: e.LECTERN_DB_STATEMENT_TIMEOUT_MS,

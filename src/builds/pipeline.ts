@@ -13,6 +13,7 @@ import path from 'node:path';
 import { type BuildLimits, DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
 import { forbiddenVariableName } from '../domain/environment-variables.ts';
+import { firewallExplanation, localGit, localRepositoryPath, resolveLocalRepository } from '../domain/git.ts';
 import type { Build, Project, Version } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
 import { finishedEvent, queueBuildEvent } from '../notifications/queue.ts';
@@ -156,7 +157,17 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     step: string,
     description: string,
     argv: string[],
-    opts: { cwd?: string; network?: boolean; allowFailure?: boolean; mayskip?: boolean } = {},
+    opts: {
+      cwd?: string;
+      network?: boolean;
+      allowFailure?: boolean;
+      mayskip?: boolean;
+      /** A local repository's directory (read-only) and git's settings for it: the clone's commands only. */
+      readOnly?: string[];
+      env?: Record<string, string>;
+      /** Said after the output when the command fails (why the build firewall refused the host). */
+      explain?: () => Promise<string | null>;
+    } = {},
   ) => {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new StepFailed(`The build ran longer than its time limit of ${project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S} s.`);
@@ -164,10 +175,10 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const attempt = () =>
       recorder.run(description, argv, {
         cwd: workdir,
-        env: { ...baseEnv, ...rtdEnv, ...env },
+        env: { ...baseEnv, ...rtdEnv, ...env, ...opts.env },
         timeoutMs: deadline - Date.now(),
         signal,
-        sandbox: prepareSandbox(argv, { workdir, hide, cwd, network: opts.network ?? false, uid, limits }),
+        sandbox: prepareSandbox(argv, { workdir, hide, cwd, network: opts.network ?? false, readOnly: opts.readOnly, uid, limits }),
       });
     // bubblewrap failing to set the sandbox up is this machine's trouble, not the project's; the
     // attempt it could not start is not kept in the log (the command never ran).
@@ -189,7 +200,8 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
           : r.exitCode === 183
             ? 'asked to skip the build (exit code 183)'
             : `exited with code ${r.exitCode}`;
-      throw new StepFailed(`${step} failed: \`${recorder.display(argv)}\` ${why}.\n${tail(r.output)}`);
+      const explained = !r.timedOut && !r.limit ? await opts.explain?.() : null;
+      throw new StepFailed(`${step} failed: \`${recorder.display(argv)}\` ${why}.\n${tail(r.output)}${explained ? `\n${explained}` : ''}`);
     }
     return r;
   };
@@ -255,19 +267,33 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     const url = project.repositoryUrl;
     const isTagCommit = version.type === 'tag' && version.machine; // machine `stable` on a tag: identifier is a commit
     const ref = version.type === 'tag' && !version.machine ? version.verboseName : version.type === 'branch' ? version.identifier : null;
-    await run('Cloning', 'git clone', ['git', 'clone', '--depth', '1', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url, checkout], {
-      cwd: workdir,
-      network: true,
-    });
+    // A repository on this machine (LECTERN_BUILD_LOCAL_REPOSITORIES), checked again now: its
+    // directory is mounted read-only for the clone's commands only, which then have no network.
+    const local = localRepositoryPath(url) === null ? null : resolveLocalRepository(url, limits.localRepositories);
+    if (typeof local === 'string') throw new StepFailed(`Cloning failed: ${local}`);
+    const how = local ? localGit(local) : null;
+    const remote = local
+      ? { network: false, readOnly: [local.dir], env: how!.env }
+      : { network: true, explain: () => firewallExplanation(url, limits.networkAllow) };
+    const options = how?.options ?? [];
+    await run(
+      'Cloning',
+      'git clone',
+      ['git', 'clone', ...options, '--depth', '1', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', how?.url ?? url, checkout],
+      {
+        cwd: workdir,
+        ...remote,
+      },
+    );
     if (isTagCommit && version.identifier) {
-      await run('Cloning', 'git fetch', ['git', 'fetch', '--depth', '1', 'origin', version.identifier], { network: true });
+      await run('Cloning', 'git fetch', ['git', 'fetch', ...options, '--depth', '1', 'origin', version.identifier], remote);
       await run('Cloning', 'git checkout', ['git', 'checkout', '--force', version.identifier]);
     }
     // A pull request's preview: its head, from the ref the forge keeps for it (pull/<n>/head,
     // merge-requests/<n>/head), as Read the Docs fetches it.
     const external = version.type === 'external' ? (version.externalSource as { ref?: unknown } | null) : null;
     if (external && typeof external.ref === 'string' && /^(pull|merge-requests)\/\d+\/head$/.test(external.ref)) {
-      await run('Cloning', 'git fetch', ['git', 'fetch', '--depth', '1', 'origin', external.ref], { network: true });
+      await run('Cloning', 'git fetch', ['git', 'fetch', ...options, '--depth', '1', 'origin', external.ref], remote);
       await run('Cloning', 'git checkout', ['git', 'checkout', '--force', 'FETCH_HEAD']);
     }
     const head = await retryingSandboxSetup(async () => {

@@ -23,6 +23,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { chown, lstat, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -320,6 +321,11 @@ export interface SandboxOptions {
   cwd: string;
   /** No network (false), or the filtered outside network (true). */
   network: boolean;
+  /**
+   * Host directories put read-only at their own path (a clone's allowed local repositories,
+   * LECTERN_BUILD_LOCAL_REPOSITORIES): only for the git commands that read them.
+   */
+  readOnly?: string[];
   /** Run as this user id (only when Lectern runs as root); null: as Lectern's user. */
   uid: number | null;
   limits: BuildLimits;
@@ -405,6 +411,7 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     '--bind',
     o.workdir,
     o.workdir,
+    ...(o.readOnly ?? []).flatMap((d) => [...parents(d), '--ro-bind', d, d]),
     ...(network ? ['--ro-bind', resolv, '/etc/resolv.conf'] : hostResolvConf()),
     '--unshare-pid',
     '--unshare-ipc',
@@ -515,6 +522,36 @@ export function ownAddresses(): string[] {
     .flat()
     .filter((a): a is NonNullable<typeof a> => Boolean(a) && a!.family === 'IPv4')
     .map((a) => a.address);
+}
+
+const ipv4 = (a: string) => a.split('.').reduce((n, part) => n * 256 + Number(part), 0);
+const inCidr = (address: string, cidr: string) => {
+  const [base, bits = '32'] = cidr.split('/');
+  if (isIP(base!) !== 4) return false;
+  const size = 2 ** (32 - Number(bits));
+  return Math.floor(ipv4(address) / size) === Math.floor(ipv4(base!) / size);
+};
+
+/**
+ * Why the build firewall refuses `address` (an IP address), naming the setting that changes it,
+ * or null when a network step may reach it. The same ranges as firewallRules.
+ */
+export function firewallRefusal(address: string, allow: string[], own = ownAddresses()): string | null {
+  const local = `a repository on this machine is cloned from a directory LECTERN_BUILD_LOCAL_REPOSITORIES names (file:///… or a path), never over the network`;
+  if (isIP(address) === 6) {
+    if (address === '::1') return `${address} is loopback, which builds never reach: ${local}`;
+    return `${address} is an IPv6 address, which builds cannot reach (their network is IPv4 only)`;
+  }
+  if (isIP(address) !== 4) return null;
+  if (inCidr(address, '127.0.0.0/8')) return `${address} is loopback, which builds never reach: ${local}`;
+  if (own.includes(address)) return `${address} is an address of this machine, which builds never reach: ${local}`;
+  const never = NEVER.find((c) => inCidr(address, c));
+  if (never) return `${address} is in ${never} (link-local, reserved or the build network's own), which builds never reach`;
+  if (allow.some((c) => inCidr(address, c))) return null;
+  const priv = PRIVATE.find((c) => inCidr(address, c));
+  if (priv)
+    return `${address} is in the private range ${priv}, which builds reach only when LECTERN_BUILD_NETWORK_ALLOW names it (for example LECTERN_BUILD_NETWORK_ALLOW=${address}/32)`;
+  return null;
 }
 
 /** The firewall of a network step's namespace, in nft's language. */
@@ -748,7 +785,15 @@ export async function retryingSandboxSetup<T extends { exitCode: number; output:
  */
 export async function runSandboxedOnce(
   argv: string[],
-  o: { scratch: string; hide: string[]; limits: BuildLimits; env: Record<string, string>; timeoutMs: number },
+  o: {
+    scratch: string;
+    hide: string[];
+    limits: BuildLimits;
+    env: Record<string, string>;
+    timeoutMs: number;
+    /** A local repository's allowed directory, read-only, and then no network (it needs none). */
+    readOnly?: string[];
+  },
 ): Promise<{ exitCode: number; output: string; timedOut: boolean }> {
   await mkdir(o.scratch, { recursive: true, mode: 0o700 });
   const workdir = await mkdtemp(path.join(o.scratch, 'once-'));
@@ -760,7 +805,15 @@ export async function runSandboxedOnce(
         cwd: workdir,
         env: { ...o.env, HOME: workdir, TMPDIR: '/tmp' },
         timeoutMs: o.timeoutMs,
-        sandbox: prepareSandbox(argv, { workdir, hide: o.hide, cwd: workdir, network: true, uid, limits: o.limits }),
+        sandbox: prepareSandbox(argv, {
+          workdir,
+          hide: o.hide,
+          cwd: workdir,
+          network: !o.readOnly?.length,
+          readOnly: o.readOnly,
+          uid,
+          limits: o.limits,
+        }),
         maxOutputBytes: 64 * MiB,
       }),
     );

@@ -36,12 +36,12 @@ export const VERSIONING_SCHEMES = new Set([
 ]);
 const PRIVACY = new Set(['public', 'private']);
 
-function checkRepository(c: Collector, repo: RepositoryInput | null | undefined, required: boolean) {
+function checkRepository(c: Collector, repo: RepositoryInput | null | undefined, required: boolean, localRepositories: string[]) {
   if (repo === undefined || repo === null) {
     if (required) c.add('repository', 'This field is required.');
     return;
   }
-  c.add('repository.url', checkRepositoryUrl(repo.url));
+  c.add('repository.url', checkRepositoryUrl(repo.url, localRepositories));
   if (repo.type !== undefined && repo.type !== null && repo.type !== 'git') c.add('repository.type', `"${repo.type}" is not a valid choice.`);
 }
 
@@ -73,7 +73,7 @@ export async function importProject(ctx: Context, input: ImportProjectInput, que
   c.add('name', checkString(input.name, { max: 63, required: true }));
   const uploadOnly = input.uploadOnly ?? false;
   if (uploadOnly && input.repository) c.add('repository', 'An upload-only project has no repository: leave it out.');
-  else checkRepository(c, input.repository, !uploadOnly);
+  else checkRepository(c, input.repository, !uploadOnly, ctx.config.build.localRepositories);
   c.add('homepage', checkUrl(input.homepage));
   c.add('language', checkChoice(input.language, LANGUAGES));
   c.add('programmingLanguage', checkChoice(input.programmingLanguage, PROGRAMMING_LANGUAGES));
@@ -170,7 +170,7 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   const project = await projectToChange(ctx, slug);
   const c = new Collector();
   if (input.name !== undefined) c.add('name', checkString(input.name, { max: 63, required: true }));
-  if (input.repository !== undefined) checkRepository(c, input.repository, true);
+  if (input.repository !== undefined) checkRepository(c, input.repository, true, ctx.config.build.localRepositories);
   c.add('homepage', checkUrl(input.homepage));
   c.add('language', checkChoice(input.language, LANGUAGES));
   c.add('programmingLanguage', checkChoice(input.programmingLanguage, PROGRAMMING_LANGUAGES));

@@ -3,6 +3,7 @@
 // `collect` gathers them into one ValidationError, so a client sees every bad field at once and
 // nothing is written.
 import { type FieldError, ValidationError } from './errors.ts';
+import { LOCAL_SETTING, localRepositoryPath, resolveLocalRepository } from './git.ts';
 
 export type Check = () => string[] | string | undefined;
 
@@ -56,13 +57,22 @@ export function checkUrl(value: string | null | undefined, max = 255) {
 
 /**
  * Repository URLs a build may clone: http(s) and git:// (RTD's RepositoryURLValidator with
- * private repositories off). Shell-significant characters are refused first.
+ * private repositories off), and repositories on this machine (`file://` or a path) under the
+ * directories LECTERN_BUILD_LOCAL_REPOSITORIES names. Shell-significant characters are refused first.
  */
-export function checkRepositoryUrl(value: string | null | undefined) {
+export function checkRepositoryUrl(value: string | null | undefined, localRepositories: string[] = []) {
   if (value === undefined || value === null) return required;
   if (value.trim() === '') return notBlank;
   if (value.length > 255) return maxLength(255);
   if (value.includes('&&') || value.includes('|')) return 'Invalid character in the URL';
+  // A repository on this machine: only under a directory LECTERN_BUILD_LOCAL_REPOSITORIES names.
+  if (localRepositoryPath(value) !== null) {
+    const local = resolveLocalRepository(value, localRepositories);
+    return typeof local === 'string' ? local : undefined;
+  }
+  // git's transport helpers run a program (ext::) or talk over descriptors (fd::).
+  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(value))
+    return `Git's transport helpers (${value.split('::')[0]}::) are not supported: use http(s):// or git://, or for a repository on this machine a file:// URL or path under a directory ${LOCAL_SETTING} names`;
   let scheme = '';
   try {
     scheme = new URL(value).protocol.replace(/:$/, '');
