@@ -86,30 +86,31 @@ describe("a local repository's clone sandbox", () => {
     expect(r.output).toMatch(/pack-hook-ran': No such file/);
   });
 
-  it('a repository changed after its check to point outside (a .git link to a clone borrowing its objects) cannot be read', async () => {
+  it('a repository borrowing its objects from outside (alternates) cannot read them in the sandbox, even unchecked', async () => {
     const repo = path.join(allowed, 'borrower');
-    makeRepo(repo, { 'index.md': '# borrower\n' });
-    const checked = resolveLocalRepository(repo, [allowed]);
-    expect(typeof checked).not.toBe('string');
-    // After the check: its objects are now the lender's, outside (as git clone --shared leaves them).
-    rmSync(path.join(repo, '.git'), { recursive: true });
-    git(root, 'clone', '--quiet', '--shared', '--no-checkout', path.join(outside, 'lender'), path.join(root, 'tmp-shared'));
-    git(root, '-C', path.join(root, 'tmp-shared'), 'config', 'core.bare', 'false');
-    symlinkSync(path.join(root, 'tmp-shared', '.git'), path.join(repo, '.git'));
-    const local = resolveLocalRepository(repo, [allowed]);
-    expect(local).toMatch(/\.git points outside/);
-    // Even so, in the sandbox made for the first check, the objects outside are not there.
-    const how = localGit(checked as Exclude<typeof checked, string>);
-    const r = await runSandboxedOnce(['git', 'clone', ...how.options, '--depth', '1', '--', how.url, 'out'], {
-      scratch,
-      hide: [scratch],
-      limits: DEFAULT_BUILD_LIMITS,
-      env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', ...GIT_ENV, ...how.env },
-      timeoutMs: 60_000,
-      readOnly: [allowed],
-    });
+    git(root, 'clone', '--quiet', '--shared', path.join(outside, 'lender'), repo);
+    // The check refuses it at import and at clone time...
+    expect(resolveLocalRepository(repo, [allowed])).toMatch(/objects\/info\/alternates points outside/);
+    // ...and were it passed by (the alternates written after the check), the sandbox holds only the
+    // allowed directory: the objects outside are absent, and the clone fails without them.
+    const how = localGit({ path: repo, gitDir: path.join(repo, '.git'), dir: allowed });
+    const clone = (readOnly: string[]) =>
+      runSandboxedOnce(['sh', '-c', 'git clone "$@" out && cat out/lent.md', 'sh', ...how.options, '--', how.url], {
+        scratch,
+        hide: [scratch],
+        limits: DEFAULT_BUILD_LIMITS,
+        env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', ...GIT_ENV, ...how.env },
+        timeoutMs: 60_000,
+        readOnly,
+      });
+    const r = await clone([allowed]);
     expect(r.exitCode).not.toBe(0);
-    expect(r.output).not.toContain('lent');
+    expect(r.output).toMatch(new RegExp(`${outside}/lender/.git/objects`));
+    expect(r.output).not.toContain('lent\n');
+    // The same clone with the lender's directory in the sandbox too reads them: the mount is what keeps them out.
+    const seen = await clone([allowed, path.join(outside, 'lender')]);
+    expect(seen.exitCode, seen.output).toBe(0);
+    expect(seen.output).toContain('lent');
   });
 
   it('a submodule naming another local path is not cloned (git gets only network transports there)', async () => {
