@@ -9,6 +9,7 @@ import path from 'node:path';
 import express, { type Router } from 'express';
 
 export const DASHBOARD_DIR = path.resolve(import.meta.dirname, '../dist/web');
+const FAVICON = path.resolve(import.meta.dirname, 'web/favicon.svg');
 
 /** The app's routes (src/web/main.tsx); anything else is not the dashboard's. */
 const ROUTES = /^\/(?:|sign-in|setup|import|account|admin|projects\/[^/]+(?:\/[^/]+){0,2})\/?$/;
@@ -38,6 +39,12 @@ export function dashboardRouter(dir = DASHBOARD_DIR): Router {
       setHeaders: (res) => res.set('X-Content-Type-Options', 'nosniff'),
     }),
   );
+  // What a browser asks of every page without an icon of its own (GraphiQL, error pages): the dashboard's icon.
+  let icon: Buffer | undefined;
+  router.get('/favicon.ico', (_req, res) => {
+    icon ??= readFileSync(FAVICON);
+    res.set('Cache-Control', 'public, max-age=86400').set('X-Content-Type-Options', 'nosniff').type('image/svg+xml').send(icon);
+  });
   let page: Buffer | undefined;
   router.get(ROUTES, (_req, res) => {
     const file = path.join(dir, 'index.html');

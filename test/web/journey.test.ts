@@ -428,6 +428,9 @@ describe("a new user's first hour, at 390 px and 1280 px", { timeout: 240_000 },
       const icon = await p.locator('link[rel="icon"]').getAttribute('href');
       const answer = await p.request.get(`${origin}${icon}`);
       expect([answer.status(), answer.headers()['content-type']]).toEqual([200, 'image/svg+xml']);
+      // And where browsers look for one on pages that name none (GraphiQL, error pages).
+      const ico = await p.request.get(`${origin}/favicon.ico`);
+      expect([ico.status(), ico.headers()['content-type']]).toEqual([200, 'image/svg+xml']);
     }
     // Only the refusals this journey asked for: none of the pages' own requests failed.
     expect(failures).toEqual([]);
