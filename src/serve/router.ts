@@ -23,7 +23,7 @@ import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redir
 import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
 import { answerSearchPage, type BoxResult, isSearchPage, resultsPage, SEARCH_JS, searchTag } from './search-box.ts';
 import { Sender } from './send.ts';
-import { compareVersions, escapeAttr, injectTag, type PageTags, pageTags, previewBanner, STORAGE_SHIM, SWITCHER_JS, switcherTag } from './switcher.ts';
+import { compareVersions, escapeAttr, injectTag, type PageTags, pageTags, previewBanner, SANDBOX_HEAD, SWITCHER_JS, switcherTag } from './switcher.ts';
 
 export interface ServeDeps {
   /** The app's database, storage, settings and logger. */
@@ -399,7 +399,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     // cookie, which a sandboxed page's fetch never carries): it sends the reader to a results page.
     const search = project.docsSearch ? searchTag(s.base, versionSlug, s.grant?.kind === 'url') : '';
     const banner = version.type === 'external' ? previewBanner(version.externalSource as { number?: unknown; url?: unknown } | null) : '';
-    const tag = switcher || search || banner || !domain ? pageTags(domain ? '' : STORAGE_SHIM, switcher, search, banner) : undefined;
+    const tag = switcher || search || banner || !domain ? pageTags(domain ? '' : SANDBOX_HEAD, switcher, search, banner) : undefined;
     // Sphinx's search page, asked a question: answered with the server's results.
     const q = project.docsSearch && isSearchPage(key) ? queryString(s.req.query.q)?.trim() : undefined;
     if (q) return searchPage(s, project, version.slug, `${prefix}/${key}`, q, tag);
@@ -506,7 +506,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     if (hit) return userRedirect(s, hit);
     // A private project's 404 page is its own HTML: never kept by a shared cache.
     const signIn = s.res.locals.signIn as string | undefined;
-    const tag = signIn ? pageTags(domain ? '' : STORAGE_SHIM, '', '', signInNote(signIn)) : undefined;
+    const tag = signIn ? pageTags(domain ? '' : SANDBOX_HEAD, '', '', signInNote(signIn)) : undefined;
     const page = (priv: boolean) => ({ status: 404 as const, cacheControl: priv ? 'private, no-cache' : 'no-cache', tag });
     const g = s.grant;
     // Under a grant: the granted version's own 404 page only, and (a URL grant) only to its session's navigation.

@@ -14,13 +14,17 @@ import * as cheerio from 'cheerio';
 import { escapeAttr } from './switcher.ts';
 
 /** Bumped when the script changes. */
-export const SEARCH_REVISION = '2';
+export const SEARCH_REVISION = '3';
 
 export const SEARCH_JS = `/* Lectern search box */
 (function () {
   var script = document.currentScript;
   if (!script || !window.fetch) return;
   var d = script.dataset;
+  /* The theme's own search (Sphinx's searchbox, the Read the Docs theme's and Furo's forms, MkDocs'
+     modal, Material's header): no second button beside it, as Read the Docs' addons do. "/" still
+     opens this box, unless the theme took the key first. */
+  var themed = document.querySelector('form[action$="search.html"], form[action$="search/"], [role="search"] input, #mkdocs-search-query, [data-md-component="search"]');
   var button = document.createElement('button');
   button.type = 'button';
   button.id = 'lectern-search-button';
@@ -120,7 +124,7 @@ export const SEARCH_JS = `/* Lectern search box */
       .catch(function () { if (mine === asked) status.textContent = 'Search is not available.'; });
   }
   function open() { dialog.hidden = false; input.focus(); input.select(); }
-  function close() { dialog.hidden = true; button.focus(); }
+  function close() { dialog.hidden = true; if (button.isConnected) button.focus(); }
   button.addEventListener('click', open);
   input.addEventListener('input', function () { clearTimeout(timer); timer = setTimeout(query, 200); });
   input.addEventListener('keydown', function (e) {
@@ -133,9 +137,9 @@ export const SEARCH_JS = `/* Lectern search box */
   dialog.addEventListener('click', function (e) { if (e.target === dialog) close(); });
   document.addEventListener('keydown', function (e) {
     var t = e.target && e.target.tagName;
-    if (e.key === '/' && dialog.hidden && t !== 'INPUT' && t !== 'TEXTAREA' && !(e.target && e.target.isContentEditable)) { e.preventDefault(); open(); }
+    if (e.key === '/' && !e.defaultPrevented && dialog.hidden && t !== 'INPUT' && t !== 'TEXTAREA' && !(e.target && e.target.isContentEditable)) { e.preventDefault(); open(); }
   });
-  document.body.appendChild(button);
+  if (!themed) document.body.appendChild(button);
   document.body.appendChild(dialog);
 })();
 `;
@@ -190,6 +194,11 @@ export const isSearchPage = (key: string) => key === 'search.html' || key === 's
 export function answerSearchPage(html: string, q: string, results: BoxResult[], count: number): string {
   const $ = cheerio.load(html);
   $('script[src*="searchtools"], script[src*="searchindex"]').remove();
+  // Themes that load the index themselves (the Read the Docs theme's `Search.loadIndex(...)`) would
+  // then call a Search that is no longer there.
+  $('script:not([src])')
+    .filter((_, el) => /\bSearch\.loadIndex\b/.test($(el).text()))
+    .remove();
   const out = $('#search-results').first().length ? $('#search-results').first() : $('[role="main"], main, body').first();
   out.empty();
   out.append($('<h2>').text('Search Results'));

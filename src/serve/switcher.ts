@@ -160,3 +160,26 @@ export function compareVersions(a: string, b: string): number {
   const rank = (s: string) => (s === 'latest' ? 0 : s === 'stable' ? 1 : 2);
   return rank(a) - rank(b) || b.localeCompare(a, 'en', { numeric: true });
 }
+
+/**
+ * Put into sandboxed pages' heads beside STORAGE_SHIM: a page in an opaque origin cannot start a
+ * Worker from its own site's URL (Chromium: "cannot be accessed from origin 'null'"), so MkDocs'
+ * search never ran. A classic Worker of an http(s) URL is started instead from a `blob:` URL the
+ * page makes (same opaque origin, so allowed) whose script loads the real one with importScripts
+ * (a no-cors script load) and resolves the worker's relative `importScripts`, XHR and `fetch` URLs
+ * against the real script's address; what it then reads (a search index) answers any origin when
+ * public (router.ts). Module workers, blob and data URLs are started as asked.
+ */
+export const WORKER_SHIM =
+  '<script>(function(){var W=window.Worker;if(!W||!window.Blob||!window.URL||!URL.createObjectURL)return;' +
+  'function L(u,o){var a;try{a=new URL(String(u),document.baseURI)}catch(e){return new W(u,o)}' +
+  "if(!/^https?:$/.test(a.protocol)||(o&&o.type==='module'))return new W(u,o);" +
+  "var s='var __b='+JSON.stringify(a.href)+';var __i=self.importScripts;self.importScripts=function(){return __i.apply(self,Array.prototype.map.call(arguments,function(u){return new URL(u,__b).href}))};'+" +
+  "'if(self.XMLHttpRequest){var __o=XMLHttpRequest.prototype.open;XMLHttpRequest.prototype.open=function(m,u){arguments[1]=new URL(u,__b).href;return __o.apply(this,arguments)}}'+" +
+  '\'if(self.fetch){var __f=self.fetch;self.fetch=function(u,o){return __f.call(self,typeof u==="string"?new URL(u,__b).href:u,o)}}\'+' +
+  "'importScripts(__b);';" +
+  "return new W(URL.createObjectURL(new Blob([s],{type:'text/javascript'})),o)}" +
+  'L.prototype=W.prototype;window.Worker=L})()</script>';
+
+/** What every sandboxed page (no docs domain) gets in its head. */
+export const SANDBOX_HEAD = STORAGE_SHIM + WORKER_SHIM;
