@@ -4,8 +4,7 @@
 // not signed out; add a redirect and see the docs server follow it; create a token, use it on
 // the REST API, revoke it and see it refused; add a user as admin. Every page is scanned with
 // axe-core (no serious or critical violation) and photographed under test-results/screenshots/.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,12 +12,12 @@ import type { Worker } from '../../src/builds/worker.ts';
 import { DASHBOARD_DIR } from '../../src/dashboard.ts';
 import { firstRunSetupCode } from '../../src/domain/users.ts';
 import { servedTestApp, type TestApp } from '../helpers/app.ts';
+import { seriousViolations } from '../helpers/axe.ts';
 import { startTestWorker } from '../helpers/builds.ts';
 import { dbKind } from '../helpers/db.ts';
 import { type GitServer, startGitServer } from '../helpers/git.ts';
 import { launchChromium } from '../helpers/publish.ts';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots', dbKind());
 
 let t: TestApp;
@@ -63,17 +62,7 @@ afterAll(async () => {
 
 /** No serious or critical axe-core violation on the page as it is now; and its picture. */
 async function check(name: string, p: Page = page) {
-  // Evaluated by the browser's devtools protocol: the dashboard's CSP (rightly) refuses a script tag.
-  await p.evaluate(AXE);
-  const violations = await p.evaluate(async () => {
-    const result = await (
-      window as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }
-    ).axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  expect(violations, name).toEqual([]);
+  expect(await seriousViolations(p), name).toEqual([]);
   await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
 

@@ -6,8 +6,7 @@
 // their request runs, with a progress indicator; relative times with the exact time on hover; a
 // build log in colour with each command's duration, exit status and the raw log a link away.
 // Every page is scanned with axe-core and photographed under test-results/screenshots/<db>/.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,13 +14,13 @@ import type { Worker } from '../../src/builds/worker.ts';
 import { DASHBOARD_DIR } from '../../src/dashboard.ts';
 import { firstRunSetupCode } from '../../src/domain/users.ts';
 import { servedTestApp, type TestApp } from '../helpers/app.ts';
+import { seriousViolations } from '../helpers/axe.ts';
 import { startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { dbKind } from '../helpers/db.ts';
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';
 import { launchChromium } from '../helpers/publish.ts';
 import { until } from '../helpers/wait.ts';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots', dbKind());
 const PASSWORD = 'correct horse battery';
 
@@ -94,16 +93,7 @@ async function noOverflow(p: Page, name: string) {
 /** No overflow, no serious or critical axe-core violation, every label naming a visible control; and its picture. */
 async function look(p: Page, name: string) {
   await noOverflow(p, name);
-  await p.evaluate(AXE);
-  const violations = await p.evaluate(async () => {
-    const result = await (
-      window as unknown as { axe: { run: () => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }
-    ).axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  expect(violations, name).toEqual([]);
+  expect(await seriousViolations(p), name).toEqual([]);
   // Ids are unique, and a label seen on the page points at a control seen with it (not one in a closed form).
   const labels = await p.evaluate(() => {
     const ids = [...document.querySelectorAll('[id]')].map((e) => e.id);
