@@ -2,7 +2,6 @@
 // app that does not listen, so tests drive it in-process through the real HTTP stack.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance, maskError as yogaMaskError } from 'graphql-yoga';
@@ -13,6 +12,7 @@ import { DatabaseThrottle, SignInThrottle } from './db/throttle.ts';
 import type { SessionHandle, Viewer } from './domain/context.ts';
 import { endSession, overTls, readSessionCookie, sessionCookieName, sessionViewer, startSession } from './domain/sessions.ts';
 import { uploadsDir } from './domain/uploads.ts';
+import { GRAPHIQL_ASSETS, graphiqlAssets, graphiqlHtml, graphiqlPage } from './graphiql.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
 import { type Context, createContext, type Services } from './graphql/context.ts';
 import { LecternError, toGraphQLError } from './graphql/errors.ts';
@@ -266,7 +266,8 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage };
 
   const sessions = sessionCookies(config, db, log);
-  let graphiqlPage: string | undefined;
+  const graphiql = { title: 'Lectern GraphQL' };
+  let graphiqlPageHtml: string | undefined;
   const yoga: Yoga = createYoga<{ req: express.Request; res?: express.Response }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -277,10 +278,10 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     // answers the origins LECTERN_CORS_ORIGINS names, for /graphql and /api/v3 alike.
     cors: false,
     plugins: [limitTokens, takingTurnsByCost(schema, () => config.graphql.maxComplexity)],
-    graphiql: { title: 'Lectern GraphQL' },
-    // GraphiQL from Lectern itself, its scripts and styles inlined: it works with no internet (yoga's
-    // default loads them from a CDN). The page (9 MB) is made once; the options never change.
-    renderGraphiQL: (opts) => (graphiqlPage ??= renderGraphiQL(opts)),
+    graphiql,
+    // GraphiQL from Lectern itself: it works with no internet (yoga's default loads it from a CDN).
+    // graphiqlPage() below answers browsers first, compressed; this is the same page, for any it lets by.
+    renderGraphiQL: (opts) => (graphiqlPageHtml ??= graphiqlHtml(opts)),
     landingPage: false,
     logging: {
       debug: (...a: unknown[]) => log.debug(a.map(String).join(' ')),
@@ -333,9 +334,14 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   const fast = config.serveCacheSeconds > 0 ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy) : undefined;
   app.use(serveRouter({ services, fast }));
 
+  // GraphiQL's scripts, styles and fonts, on Lectern's own host (docs hosts were answered above).
+  app.use(GRAPHIQL_ASSETS, graphiqlAssets());
+
   app.use(PUBLIC_CORS_PATHS, publicCors());
   const cors = corsFor(config.corsOrigins);
   app.use([yoga.graphqlEndpoint, '/api/v3'], cors);
+  // A browser's GET /graphql: GraphiQL's page, small, compressed, its parts at immutable URLs (./graphiql.ts).
+  app.get(yoga.graphqlEndpoint, graphiqlPage(graphiql));
 
   // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
   // parsed here (so malformed JSON gets our 400); every other body yoga accepts
