@@ -306,7 +306,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
 
   // Every request counted and timed by part of the product (the docs fast path counts its own, below).
   const metrics = createMetrics(db.prisma);
-  app.use(metrics.middleware((host) => docsDomain !== undefined && host.toLowerCase().endsWith(`.${docsDomain}`)));
+  app.use(metrics.middleware((req) => isDocsRequest(req, docsDomain)));
   app.get('/metrics', metrics.handler);
 
   app.get('/healthz', (_req, res) => {

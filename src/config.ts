@@ -19,7 +19,14 @@ const schema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   PORT: intFrom(8000, 0, 65535),
   LECTERN_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
-  LECTERN_DOCS_DOMAIN: z.string().optional(),
+  /**
+   * Docs are served on `<project>.<this>`; `off` serves them sandboxed under `/docs/` of Lectern's own
+   * origin. Unset: `localhost:<port>` when the public URL is on localhost, else off (docsDomainFor).
+   */
+  LECTERN_DOCS_DOMAIN: z
+    .string()
+    .regex(/^(off|[A-Za-z0-9.-]+(:\d{1,5})?)$/, 'must be a domain such as docs.example.org (a port may follow: docs.example:8000), or off')
+    .optional(),
   LECTERN_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   LECTERN_BUILD_CONCURRENCY: intFrom(1, 0, 64),
   /** Seconds a worker holds a build without a heartbeat before another worker takes it back. */
@@ -238,6 +245,20 @@ function localRepositories(value: string | undefined, dataDirSetting: string | u
   return [...new Set(out)];
 }
 
+/**
+ * Where docs are served (docs/design/docs-origins.md). A set domain wins, and `off` means none
+ * (docs sandboxed under `/docs/`). Unset, docs on a localhost public URL get an origin of their own
+ * per project, `<project>.localhost:<port>`: browsers resolve every `*.localhost` name to this
+ * machine without DNS, and each such host is a site of its own. Any other public URL has no names
+ * Lectern could count on: unset means none there.
+ */
+export function docsDomainFor(setting: string | undefined, publicUrl: string): string | undefined {
+  if (setting?.toLowerCase() === 'off') return undefined;
+  if (setting) return setting;
+  const url = new URL(publicUrl);
+  return url.hostname === 'localhost' ? url.host : undefined;
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -261,14 +282,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const dataDir = path.resolve(e.LECTERN_DATA_DIR);
+  const publicUrl = (e.LECTERN_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
   return {
     dataDir,
     databaseUrl: e.DATABASE_URL,
     storage: e.LECTERN_STORAGE ?? `file:${path.join(dataDir, 'storage')}`,
     host: e.HOST,
     port: e.PORT,
-    publicUrl: (e.LECTERN_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
-    docsDomain: e.LECTERN_DOCS_DOMAIN,
+    publicUrl,
+    docsDomain: docsDomainFor(e.LECTERN_DOCS_DOMAIN, publicUrl),
     secretKey: e.LECTERN_SECRET_KEY,
     buildConcurrency: e.LECTERN_BUILD_CONCURRENCY,
     buildLeaseSeconds: e.LECTERN_BUILD_LEASE_SECONDS,

@@ -3,7 +3,7 @@
 // on a queue that stops moving whichever process runs the workers. Labels are fixed sets, never
 // paths, slugs or tokens.
 // @see https://github.com/siimon/prom-client
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import client from 'prom-client';
 import type { PrismaClient } from './db/database.ts';
 
@@ -22,8 +22,8 @@ export function areaOf(path: string, docsHost: boolean): Area {
 
 export interface Metrics {
   registry: client.Registry;
-  /** Counts and times every request; `docsHost` says whether a request came to a docs host name. */
-  middleware(docsHost: (host: string) => boolean): RequestHandler;
+  /** Counts and times every request; `docsHost` says whether a request is for docs (a docs host, or `/docs/` without one). */
+  middleware(docsHost: (req: Request) => boolean): RequestHandler;
   handler: RequestHandler;
   /** Counts a request answered outside express (the docs fast path); `start` from process.hrtime.bigint(). */
   observe(area: Area, method: string, status: number, start: bigint): void;
@@ -93,7 +93,7 @@ export function createMetrics(prisma: PrismaClient): Metrics {
     middleware: (docsHost) => (req, res, next) => {
       const start = process.hrtime.bigint();
       // Read now: mounted routers rewrite req.url while they handle the request.
-      const area = areaOf(req.path, docsHost(req.hostname ?? ''));
+      const area = areaOf(req.path, docsHost(req));
       res.once('finish', () => observe(area, req.method, res.statusCode, start));
       next();
     },

@@ -72,7 +72,14 @@ await admin.query('CREATE DATABASE lectern_serve_bench');
 await admin.end();
 const databaseUrl = withDatabase(adminUrl, 'lectern_serve_bench');
 const storageDir = path.join(work, 'storage');
-const env = { LECTERN_DATA_DIR: path.join(work, 'data'), DATABASE_URL: databaseUrl, LECTERN_LOG_LEVEL: 'silent', LECTERN_STORAGE: `file:${storageDir}` };
+// Docs under /docs/ of the one origin (no docs hosts), as nginx's side serves them.
+const env = {
+  LECTERN_DATA_DIR: path.join(work, 'data'),
+  DATABASE_URL: databaseUrl,
+  LECTERN_LOG_LEVEL: 'silent',
+  LECTERN_STORAGE: `file:${storageDir}`,
+  LECTERN_DOCS_DOMAIN: 'off',
+};
 const db = await openDatabase({ dataDir: env.LECTERN_DATA_DIR, databaseUrl });
 const prisma = db.prisma;
 

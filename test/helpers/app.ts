@@ -110,12 +110,18 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
 /**
  * A test app listening on 127.0.0.1 with that address as its public URL, for a real browser (the
  * session cookie speaks only for requests from the public URL's origin). `stop` closes both.
+ * `hostname: 'localhost'` names it as `npm start` does (`http://localhost:<port>`), where each
+ * project's docs get a host of their own, `<project>.localhost:<port>` (browsers resolve every
+ * `*.localhost` name to this machine).
  */
-export async function servedTestApp(env: Partial<Record<keyof Env, string>> = {}): Promise<{ t: TestApp; origin: string; stop: () => Promise<void> }> {
+export async function servedTestApp(
+  env: Partial<Record<keyof Env, string>> = {},
+  { hostname = '127.0.0.1' }: { hostname?: '127.0.0.1' | 'localhost' } = {},
+): Promise<{ t: TestApp; origin: string; stop: () => Promise<void> }> {
   let app: TestApp | undefined;
   const server = createServer((req, res) => (app ? app.handler(req, res) : res.writeHead(503).end()));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const origin = `http://${hostname}:${(server.address() as AddressInfo).port}`;
   app = await testApp({ LECTERN_PUBLIC_URL: origin, ...env });
   const t = app;
   return {

@@ -41,6 +41,8 @@ const attack = (api: string) => `
   await attempt('updateProject', () => gql('mutation { updateProject(slug: "victim-docs", input: { name: "Owned" }) { __typename } }'));
   await attempt('rest', () => fetch('${api}/api/v3/projects/', { credentials: 'include' }).then((x) => x.status + ' ' + x.type));
   await attempt('serviceWorker', () => navigator.serviceWorker.register('/docs/evil/en/latest/sw.js').then(() => 'registered'));
+  // A session cookie planted for every parent domain of the page's host, to shadow the reader's.
+  await attempt('plant', () => { const h = location.hostname.split('.'); for (let i = 1; i < h.length; i++) document.cookie = 'lectern_session=planted; path=/; domain=' + h.slice(i).join('.'); return 'tried'; });
   document.getElementById('f').submit();
   await new Promise((ok) => setTimeout(ok, 500));
   await attempt('frame', () => String(document.getElementById('dash').contentDocument && document.getElementById('dash').contentDocument.body.innerText));
@@ -135,16 +137,20 @@ describe("a hostile project's page, opened by a signed-in reader, on the dashboa
   });
 });
 
-describe("a hostile project's page on its own docs host (LECTERN_DOCS_DOMAIN), opened by a signed-in reader", () => {
+describe.each([
+  { setup: 'LECTERN_DOCS_DOMAIN=docs.localhost', env: { LECTERN_DOCS_DOMAIN: 'docs.localhost' }, hostname: '127.0.0.1', evilHost: 'evil.docs.localhost' },
+  // `npm start`'s own: the public URL on localhost, docs on <project>.localhost:<port>.
+  { setup: 'the default on localhost', env: {}, hostname: 'localhost', evilHost: 'evil.localhost' },
+] as const)("a hostile project's page on its own docs host ($setup), opened by a signed-in reader", ({ env, hostname, evilHost }) => {
   let hosted: TestApp;
   let stopHosted: () => Promise<void>;
   let api: string;
   let docs: string;
 
   beforeAll(async () => {
-    ({ t: hosted, origin: api, stop: stopHosted } = await servedTestApp({ LECTERN_DOCS_DOMAIN: 'docs.localhost' }));
+    ({ t: hosted, origin: api, stop: stopHosted } = await servedTestApp(env, { hostname }));
     // Chromium resolves every *.localhost name to this machine: each project a site of its own.
-    docs = api.replace('127.0.0.1', 'evil.docs.localhost');
+    docs = api.replace(hostname, evilHost);
     const { user: victim } = await createUser(hosted.db.prisma, 'victim', { password: 'victim-password-1' });
     const { user: attacker } = await createUser(hosted.db.prisma, 'attacker', { password: 'attacker-password-1' });
     await makeProject(hosted, { slug: 'victim-docs', maintainers: [victim.id] });
@@ -173,6 +179,15 @@ describe("a hostile project's page on its own docs host (LECTERN_DOCS_DOMAIN), o
     const victim = await hosted.db.prisma.user.findUniqueOrThrow({ where: { username: 'victim' }, include: { tokens: true } });
     expect(victim.tokens.map((k) => k.name)).toEqual(['']);
     expect((await hosted.db.prisma.project.findUniqueOrThrow({ where: { slug: 'victim-docs' } })).name).not.toBe('Owned');
+    // No cookie it set reaches Lectern's host: the reader's session still speaks for the reader.
+    expect(r.plant).toBe('tried');
+    expect((await context.cookies(api)).map((c) => `${c.name}=${c.value}`)).not.toContain('lectern_session=planted');
+    const home = await context.newPage();
+    await home.goto(`${api}/healthz`);
+    const viewer = await home.evaluate(() =>
+      fetch('/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ viewer { username } }"}' }).then((x) => x.json()),
+    );
+    expect(viewer).toEqual({ data: { viewer: { username: 'victim' } } });
     await context.close();
   });
 });

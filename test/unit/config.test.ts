@@ -24,7 +24,8 @@ describe('loadConfig', () => {
     expect(c.host).toBe('0.0.0.0');
     expect(c.port).toBe(8000);
     expect(c.publicUrl).toBe('http://localhost:8000');
-    expect(c.docsDomain).toBeUndefined();
+    // Each project's docs on an origin of its own, <project>.localhost:8000, out of the box.
+    expect(c.docsDomain).toBe('localhost:8000');
     expect(c.secretKey).toBeUndefined();
     expect(c.buildConcurrency).toBe(1);
     expect(c.logLevel).toBe('info');
@@ -59,6 +60,22 @@ describe('loadConfig', () => {
 
   it('derives the public URL from PORT when it is not set', () => {
     expect(loadConfig({ PORT: '8123' }).publicUrl).toBe('http://localhost:8123');
+  });
+
+  it('serves docs on <project>.localhost:<port> when the public URL is on localhost, unless told otherwise', () => {
+    expect(loadConfig({ PORT: '8123' }).docsDomain).toBe('localhost:8123');
+    expect(loadConfig({ LECTERN_PUBLIC_URL: 'http://localhost/' }).docsDomain).toBe('localhost');
+    expect(loadConfig({ LECTERN_PUBLIC_URL: 'https://LOCALHOST:8443' }).docsDomain).toBe('localhost:8443');
+    // `off`: docs sandboxed under /docs/ of Lectern's origin, as on any other public URL without a docs domain.
+    expect(loadConfig({ LECTERN_DOCS_DOMAIN: 'off' }).docsDomain).toBeUndefined();
+    expect(loadConfig({ LECTERN_DOCS_DOMAIN: 'OFF', PORT: '9000' }).docsDomain).toBeUndefined();
+    expect(loadConfig({ LECTERN_PUBLIC_URL: 'http://127.0.0.1:8000' }).docsDomain).toBeUndefined();
+    expect(loadConfig({ LECTERN_PUBLIC_URL: 'https://lectern.example.com' }).docsDomain).toBeUndefined();
+    expect(loadConfig({ LECTERN_PUBLIC_URL: 'http://localhost.example.com' }).docsDomain).toBeUndefined();
+    expect(loadConfig({ LECTERN_DOCS_DOMAIN: 'docs.example:8000' }).docsDomain).toBe('docs.example:8000');
+    for (const bad of ['https://docs.example.com', 'docs.example.com/path', 'docs example', 'docs.example:port']) {
+      expect(configError({ LECTERN_DOCS_DOMAIN: bad }).message).toMatch(/^\s*LECTERN_DOCS_DOMAIN: must be a domain/m);
+    }
   });
 
   it('treats an empty variable as unset', () => {
@@ -118,7 +135,7 @@ describe('loadConfig', () => {
       LECTERN_LOG_LEVEL: 'S3CRET-5',
       LECTERN_BUILD_CONCURRENCY: 'S3CRET-6',
       LECTERN_STORAGE: 's3://S3CRET-7/bucket', // valid, beside invalid ones
-      LECTERN_DOCS_DOMAIN: 'S3CRET-8.example.com',
+      LECTERN_DOCS_DOMAIN: 'S3CRET-8.example.com/x',
     };
     const e = configError(values);
     expect(e.message).not.toContain('S3CRET');
