@@ -12,10 +12,12 @@
 //   sibling project's) neither receives it nor could use it.
 // - Where docs share Lectern's origin (no docs domain), pages run sandboxed in opaque origins whose
 //   subresource requests carry no cookie: the grant is a path segment, `<docs root>/_/r/<grant>/…`,
-//   signed for the version (urlGrant). It reads a version's files for GRANT_SECONDS at most, and its
-//   HTML, downloads and search only in a request that also carries the grant's own session cookie
-//   (a navigation), so a copied URL opens no page anywhere else.
+//   signed for the version and the reader's network address (urlGrant). It reads a version's files
+//   for GRANT_SECONDS at most and from that address only, and its HTML, downloads and search only in
+//   a request that also carries the grant's own session cookie (a navigation), so a copied URL opens
+//   no page anywhere else, and reads no file from another network.
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { PrismaClient } from '../db/database.ts';
 import { type Cipher, hashToken } from '../secrets.ts';
 
@@ -54,18 +56,42 @@ function read(cipher: Cipher, purpose: string, text: string, now: number): Grant
   return grant.expires * 1000 > now ? grant : null;
 }
 
-/** A URL grant's purpose: a grant signed for a cookie, or for another setup, never reads as one. */
-const URL_PURPOSE = 'docs-grant:url';
+/**
+ * The network a client address is in, as a URL grant is bound to it: an IPv4 address itself (an
+ * IPv4-mapped IPv6 one read as IPv4), an IPv6 address's /64, the prefix one host's privacy
+ * addresses rotate within (docs/design/grants.md).
+ */
+export function networkOf(address: string | undefined): string {
+  const a = (address ?? '').toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
+  if (mapped) return mapped[1]!;
+  if (isIP(a) !== 6) return a;
+  const [head = '', tail = ''] = a.split('::');
+  const left = head ? head.split(':') : [];
+  const right = a.includes('::') ? (tail ? tail.split(':') : []) : [];
+  const groups = [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+/**
+ * A URL grant's purpose, with the network it was issued to: a grant signed for a cookie, for
+ * another setup or for another network never reads as one.
+ */
+const urlPurpose = (address: string | undefined) => `docs-grant:url:${networkOf(address)}`;
 /** A cookie grant is signed for its host: moved to another host (a sibling project's, a preview's) it reads nothing. */
 const cookiePurpose = (host: string) => `docs-grant:cookie:${host.toLowerCase()}`;
 
 export const urlGrant = {
-  issue(cipher: Cipher, g: Omit<Grant, 'expires'>, now = Date.now()): string {
-    return sign(cipher, URL_PURPOSE, { ...g, expires: Math.floor(now / 1000) + GRANT_SECONDS });
+  /** A grant for the reader at `address` (the request's client address, express's req.ip). */
+  issue(cipher: Cipher, g: Omit<Grant, 'expires'>, address: string | undefined, now = Date.now()): string {
+    return sign(cipher, urlPurpose(address), { ...g, expires: Math.floor(now / 1000) + GRANT_SECONDS });
   },
-  /** The grant a path segment holds, or null when it is malformed, forged, of another kind or expired. */
-  read(cipher: Cipher, segment: string, now = Date.now()): Grant | null {
-    return read(cipher, URL_PURPOSE, segment, now);
+  /** The grant a path segment holds for a request from `address`, or null when it is malformed, forged, of another kind or network, or expired. */
+  read(cipher: Cipher, segment: string, address: string | undefined, now = Date.now()): Grant | null {
+    return read(cipher, urlPurpose(address), segment, now);
   },
   /** Whether a navigation should be sent on under a fresh grant. */
   stale(g: Grant, now = Date.now()): boolean {

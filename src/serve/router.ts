@@ -209,7 +209,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       if (site.grant !== undefined) {
         res.setHeader('Referrer-Policy', 'no-referrer');
         // On a docs host the segment is a one-time ticket; on Lectern's origin, a URL grant.
-        const url = domain ? null : urlGrant.read(services.cipher, site.grant);
+        const url = domain ? null : urlGrant.read(services.cipher, site.grant, req.ip);
         const ticketSession = domain ? await peekTicket(services.prisma, site.grant, host) : null;
         const grantSession = url?.sessionId ?? ticketSession;
         const who = grantSession != null && (await signedIn(services.prisma, { sessionId: grantSession }, config.sessionIdleSeconds));
@@ -285,7 +285,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       sessionId === undefined
         ? undefined
         : (project: { id: number }, version: { id: number }) =>
-            underGrant(site.base, urlGrant.issue(services.cipher, { sessionId, projectId: project.id, versionId: version.id }), site.rest || '/');
+            underGrant(site.base, urlGrant.issue(services.cipher, { sessionId, projectId: project.id, versionId: version.id }, req.ip), site.rest || '/');
     let priv = root.privacyLevel !== 'public';
     const path = parseDocPath(site.rest);
     if (!path) return notFound(res, priv);
@@ -472,7 +472,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       return true;
     }
     if (g.kind === 'url' && g.stale && isNavigation(s.req)) {
-      const fresh = urlGrant.issue(services.cipher, { sessionId: g.sessionId, projectId: project.id, versionId: version.id });
+      const fresh = urlGrant.issue(services.cipher, { sessionId: g.sessionId, projectId: project.id, versionId: version.id }, s.req.ip);
       redirect(s, 302, underGrant(g.root, fresh, g.plainPath.slice(g.root.length)));
       return true;
     }

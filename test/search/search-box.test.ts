@@ -105,7 +105,7 @@ describe('search.json and search.html on the docs site', () => {
     const cookie = await startSession(t.db.prisma, user.id);
     const session = await t.db.prisma.session.findFirstOrThrow({ where: { userId: user.id } });
     const latest = await t.db.prisma.version.findFirstOrThrow({ where: { projectId: secret.id, slug: 'latest' } });
-    const grant = urlGrant.issue(t.services.cipher, { sessionId: session.id, projectId: secret.id, versionId: latest.id });
+    const grant = urlGrant.issue(t.services.cipher, { sessionId: session.id, projectId: secret.id, versionId: latest.id }, '127.0.0.1');
     // Search reads the version's text: under a URL grant, only with the grant's own session cookie
     // (docs/design/grants.md), and never for another origin (no Access-Control-Allow-Origin).
     const bare = await t.http.get(`/docs/secret/_/r/${grant}/_/search.json`).query({ q: 'zanzibar', version: 'latest' }).set('sec-fetch-mode', 'cors');

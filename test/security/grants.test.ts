@@ -82,7 +82,8 @@ describe("URL grants, docs on Lectern's origin (no docs domain)", () => {
   let bob: string;
 
   beforeAll(async () => {
-    t = await testApp();
+    // Behind a proxy on this machine, as the README's nginx setup: X-Forwarded-For names the reader.
+    t = await testApp({ LECTERN_TRUSTED_PROXIES: '127.0.0.1,::1' });
     const tree = await privateTree(t);
     alice = `${PLAIN_SESSION_COOKIE}=${await startSession(t.db.prisma, tree.alice.id)}`;
     bob = `${PLAIN_SESSION_COOKIE}=${await startSession(t.db.prisma, tree.bob.id)}`;
@@ -184,6 +185,31 @@ describe("URL grants, docs on Lectern's origin (no docs domain)", () => {
     // The same search for another version, or the whole project with its subproject: nothing.
     const v2 = await http(t).get(`/docs/secret/_/r/${g}/_/search.json`).query({ q: 'zanzibar', version: 'v2' }).set('cookie', alice);
     expect(v2.status).toBe(404);
+  });
+
+  it("a copied URL reads no file from another network, and its reader's moved address is granted anew", async () => {
+    const from = (address: string) => (path: string) => asStyle(path).set('x-forwarded-for', address);
+    for (const [reader, same, other] of [
+      ['198.51.100.7', '198.51.100.7', '198.51.100.8'],
+      ['2001:db8:1:2::5', '2001:db8:1:2:abcd::9', '2001:db8:1:3::5'],
+      ['::ffff:203.0.113.4', '203.0.113.4', '203.0.113.5'],
+    ]) {
+      const nav = await http(t)
+        .get('/docs/secret/en/latest/')
+        .set('cookie', alice)
+        .set('sec-fetch-mode', 'navigate')
+        .set('sec-fetch-dest', 'document')
+        .set('x-forwarded-for', reader!);
+      const g = /\/_\/r\/([^/]+)\//.exec(nav.headers.location!)![1]!;
+      const css = `/docs/secret/_/r/${g}/en/latest/style.css`;
+      // The reader's page loads its stylesheet (an IPv6 reader's privacy address may change within its /64).
+      expect([reader, (await from(same!)(css)).status]).toEqual([reader, 200]);
+      // The URL copied to another network reads nothing there, not even a stylesheet.
+      expect([reader, (await from(other!)(css)).status]).toEqual([reader, 404]);
+      // The reader, moved to that network, follows a link: sent to the page, granted there anew.
+      const moved = await http(t).get(`/docs/secret/_/r/${g}/en/latest/`).set('cookie', alice).set('sec-fetch-mode', 'navigate').set('x-forwarded-for', other!);
+      expect([moved.status, moved.headers.location]).toEqual([302, '/docs/secret/en/latest/']);
+    }
   });
 
   it('public docs keep answering any origin; private ones answer none', async () => {

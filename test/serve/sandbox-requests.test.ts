@@ -88,7 +88,11 @@ describe('private docs', () => {
       expect([p, pre.status, pre.headers['access-control-allow-origin']]).toEqual([p, 204, undefined]);
     }
     const cookie = await startSession(t.db.prisma, userId);
-    const grant = urlGrant.issue(t.services.cipher, { sessionId: (await t.db.prisma.session.findFirstOrThrow({ where: { userId } })).id, ...secretIds });
+    const grant = urlGrant.issue(
+      t.services.cipher,
+      { sessionId: (await t.db.prisma.session.findFirstOrThrow({ where: { userId } })).id, ...secretIds },
+      '127.0.0.1',
+    );
     const under = `/docs/secret/_/r/${grant}/en/latest/_static/font.woff2`;
     const pre = await preflight(under);
     expect(pre.headers['access-control-allow-origin']).toBeUndefined();
