@@ -211,6 +211,9 @@ describe(`the README's first hour on ${kind}, at 390 px and 1280 px`, () => {
     await phone.getByRole('heading', { name: 'Import a project' }).waitFor();
     await phone.getByLabel('Name').fill('Hello');
     const url = phone.getByLabel('Repository URL');
+    // The field's hint says a path is an answer too (it named network addresses alone).
+    const hint = await url.evaluate((e) => document.getElementById(e.getAttribute('aria-describedby')!.split(' ')[0]!)?.textContent);
+    expect(hint).toContain('path on this machine');
     await url.fill(repo);
     await look(phone, 'import');
     await phone.getByRole('button', { name: 'Import' }).click();

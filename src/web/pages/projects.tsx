@@ -188,7 +188,7 @@ export function ImportPage() {
           name="url"
           field="repository.url"
           required
-          hint="An https://, ssh:// or git:// address of a git repository Lectern can clone."
+          hint="An https://, ssh:// or git:// address of a git repository Lectern can clone, or its path on this machine where LECTERN_BUILD_LOCAL_REPOSITORIES allows it."
         />
         <Field label="Default branch" name="defaultBranch" hint="Empty: the repository's own default branch." />
         {choices ? (
