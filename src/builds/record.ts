@@ -194,7 +194,7 @@ export class Recorder {
   }
 
   display(argv: string[]): string {
-    let text = argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'"'"'`)}'`)).join(' ');
+    let text = asWritten(argv);
     for (const [from, to] of this.#replacements) text = text.split(from).join(to);
     return this.mask(text);
   }
@@ -647,4 +647,22 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
     progress.off('resync', onResync);
     unlisten();
   }
+}
+
+/**
+ * A command as a person reads it, in the build's records, log and errors: a configuration's own
+ * command, which runs as `bash -c <command>`, as it was written in .readthedocs.yaml (as Read the
+ * Docs shows it); any other command's words quoted only where a shell needs it, the readable way.
+ */
+export function asWritten(argv: string[]): string {
+  if (argv.length === 3 && /^(?:ba)?sh$/.test(argv[0]!) && argv[1] === '-c') return argv[2]!;
+  return argv.map(quoteWord).join(' ');
+}
+
+/** One word as a shell reads it back: bare when it can be, in double quotes around a lone `'`. */
+function quoteWord(word: string): string {
+  if (/^[\w@%+=:,./-]+$/.test(word)) return word;
+  if (!word.includes("'")) return `'${word}'`;
+  if (!/[$`"\\!]/.test(word)) return `"${word}"`;
+  return `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,7 +1,6 @@
-// A build command as a person would write it. Lectern records each command as POSIX-quoted words
-// (`bash -c 'echo "it'"'"'s"'`): a configuration's own command, run by `bash -c`, is shown as it was
-// written in .readthedocs.yaml, and other words are quoted the readable way (double quotes for a
-// word holding a single quote).
+// A build command as a person would write it. Lectern records commands that way now; builds
+// recorded before held each as POSIX-quoted words (`bash -c 'echo "it'"'"'s"'`), whose
+// configuration command is shown as it was written in .readthedocs.yaml.
 
 /** The words of a POSIX-quoted command line (quotes, backslashes), or null when it does not parse. */
 export function shellWords(line: string): string[] | null {
@@ -36,20 +35,13 @@ export function shellWords(line: string): string[] | null {
   return words;
 }
 
-const SAFE = /^[\w@%+=:,./$-]+$/;
-
-/** One word quoted as a person would: bare when it can be, in double quotes around a single quote. */
-function quoted(word: string): string {
-  if (word !== '' && SAFE.test(word)) return word;
-  if (!word.includes("'")) return `'${word}'`;
-  if (!/[$`"\\!]/.test(word)) return `"${word}"`;
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The command to show for a recorded one. */
+/**
+ * The command to show for a recorded one: Lectern records commands as a person reads them
+ * (builds/record.ts asWritten); records made before that hold a configuration's command as
+ * `bash -c '<command, quoted>'`, shown here as it was written.
+ */
 export function shownCommand(command: string): string {
-  const words = shellWords(command);
-  if (!words) return command;
-  if (words.length === 3 && /^(?:\/(?:usr\/)?bin\/)?(?:ba)?sh$/.test(words[0]!) && words[1] === '-c') return words[2]!;
-  return words.map(quoted).join(' ');
+  const words = command.startsWith('bash -c ') || command.startsWith('sh -c ') ? shellWords(command) : null;
+  if (words?.length === 3 && words[1] === '-c') return words[2]!;
+  return command;
 }

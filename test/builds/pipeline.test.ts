@@ -262,7 +262,7 @@ describe('build.jobs', () => {
     const p = await importProject(t, token, 'Failing Job', repo.url);
     const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
     expect(build.success).toBe(false);
-    expect(build.error).toMatch(/^build\.jobs\.pre_build failed: `bash -c .*` exited with code 3\.\nbroken on purpose/);
+    expect(build.error).toMatch(/^build\.jobs\.pre_build failed: `echo broken on purpose; exit 3` exited with code 3\.\nbroken on purpose/);
   });
 });
 

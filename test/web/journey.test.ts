@@ -309,6 +309,9 @@ describe("a new user's first hour, at 390 px and 1280 px", { timeout: 240_000 },
     expect(await raw.getAttribute('href')).toBe(`/api/v2/build/${id}.txt`);
     const log = await t.http.get(`/api/v2/build/${id}.txt`);
     expect([log.status, log.text.includes("it's quoted")]).toEqual([200, true]);
+    // The raw log names each command as written too.
+    expect(log.text).toContain(`echo "it's quoted"`);
+    expect(log.text).not.toContain(`'"'"'`);
     await look(phone, 'build-passed');
     await desk.goto(phone.url());
     await desk.locator('h1 .badge-passed').waitFor();
