@@ -21,8 +21,54 @@ interface Style {
 
 const plain = (): Style => ({ fg: null, bg: null, bold: false, dim: false, italic: false, underline: false });
 
-/** A 256-colour index as one of the 16 named colours, or null for the cube and greys (shown as the default). */
-const indexed = (n: number): string | null => (n < 8 ? NAMES[n]! : n < 16 ? `bright-${NAMES[n - 8]}` : null);
+/** The 16 named colours as xterm draws them by default: what the nearest colour is measured against. */
+const PALETTE: [string, number, number, number][] = [
+  ['black', 0, 0, 0],
+  ['red', 205, 0, 0],
+  ['green', 0, 205, 0],
+  ['yellow', 205, 205, 0],
+  ['blue', 0, 0, 238],
+  ['magenta', 205, 0, 205],
+  ['cyan', 0, 205, 205],
+  ['white', 229, 229, 229],
+  ['bright-black', 127, 127, 127],
+  ['bright-red', 255, 0, 0],
+  ['bright-green', 0, 255, 0],
+  ['bright-yellow', 255, 255, 0],
+  ['bright-blue', 92, 92, 255],
+  ['bright-magenta', 255, 0, 255],
+  ['bright-cyan', 0, 255, 255],
+  ['bright-white', 255, 255, 255],
+];
+
+/**
+ * A colour as the nearest of the 16 named ones (the log draws those, in colours readable on its dark
+ * background): true colour (38;2;r;g;b) and the 256-colour cube and greys alike. Null when a
+ * component is out of range.
+ */
+export function nearestNamed(r: number, g: number, b: number): string | null {
+  if (![r, g, b].every((c) => Number.isInteger(c) && c >= 0 && c <= 255)) return null;
+  let best = PALETTE[0]!;
+  let distance = Infinity;
+  for (const entry of PALETTE) {
+    // Weighted as the eye weighs red, green and blue ("redmean" would be finer; this is enough for 16 colours).
+    const d = 3 * (r - entry[1]) ** 2 + 4 * (g - entry[2]) ** 2 + 2 * (b - entry[3]) ** 2;
+    if (d < distance) [best, distance] = [entry, d];
+  }
+  return best[0];
+}
+
+const CUBE = [0, 95, 135, 175, 215, 255];
+
+/** A 256-colour index as a named colour: the first 16 are the named ones, the cube and greys their nearest. */
+const indexed = (n: number): string | null => {
+  if (!Number.isInteger(n) || n < 0 || n > 255) return null;
+  if (n < 8) return NAMES[n]!;
+  if (n < 16) return `bright-${NAMES[n - 8]}`;
+  if (n < 232) return nearestNamed(CUBE[Math.floor((n - 16) / 36)]!, CUBE[Math.floor((n - 16) / 6) % 6]!, CUBE[(n - 16) % 6]!);
+  const grey = 8 + 10 * (n - 232);
+  return nearestNamed(grey, grey, grey);
+};
 
 function apply(style: Style, params: number[]): Style {
   const s = { ...style };
@@ -44,9 +90,10 @@ function apply(style: Style, params: number[]): Style {
     else if (p >= 100 && p <= 107) s.bg = `bright-${NAMES[p - 100]}`;
     else if (p === 49) s.bg = null;
     else if (p === 38 || p === 48) {
-      // 38;5;n (256 colours) or 38;2;r;g;b (true colour): the named ones are kept, the others are left as the default.
+      // 38;5;n (256 colours) or 38;2;r;g;b (true colour), drawn as the nearest named colour.
       const mode = params[i + 1];
-      const colour = mode === 5 ? indexed(params[i + 2] ?? -1) : null;
+      const colour =
+        mode === 5 ? indexed(params[i + 2] ?? -1) : mode === 2 ? nearestNamed(params[i + 2] ?? -1, params[i + 3] ?? -1, params[i + 4] ?? -1) : null;
       if (p === 38) s.fg = colour;
       else s.bg = colour;
       i += mode === 5 ? 2 : mode === 2 ? 4 : 1;
