@@ -12,7 +12,7 @@ import { DatabaseThrottle, SignInThrottle } from './db/throttle.ts';
 import type { SessionHandle, Viewer } from './domain/context.ts';
 import { endSession, overTls, readSessionCookie, sessionCookieName, sessionViewer, startSession } from './domain/sessions.ts';
 import { uploadsDir } from './domain/uploads.ts';
-import { GRAPHIQL_ASSETS, graphiqlAssets, graphiqlHtml, graphiqlPage } from './graphiql.ts';
+import { GRAPHIQL_ASSETS, graphiqlAssets, graphiqlPage } from './graphiql.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
 import { type Context, createContext, type Services } from './graphql/context.ts';
 import { LecternError, toGraphQLError } from './graphql/errors.ts';
@@ -266,8 +266,6 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage };
 
   const sessions = sessionCookies(config, db, log);
-  const graphiql = { title: 'Lectern GraphQL' };
-  let graphiqlPageHtml: string | undefined;
   const yoga: Yoga = createYoga<{ req: express.Request; res?: express.Response }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -278,10 +276,9 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     // answers the origins LECTERN_CORS_ORIGINS names, for /graphql and /api/v3 alike.
     cors: false,
     plugins: [limitTokens, takingTurnsByCost(schema, () => config.graphql.maxComplexity)],
-    graphiql,
-    // GraphiQL from Lectern itself: it works with no internet (yoga's default loads it from a CDN).
-    // graphiqlPage() below answers browsers first, compressed; this is the same page, for any it lets by.
-    renderGraphiQL: (opts) => (graphiqlPageHtml ??= graphiqlHtml(opts)),
+    // GraphiQL is Lectern's own build (./graphiql.ts), which graphiqlPage() below sends to every
+    // request yoga would have answered with its page (yoga's default loads it from a CDN).
+    graphiql: false,
     landingPage: false,
     logging: {
       debug: (...a: unknown[]) => log.debug(a.map(String).join(' ')),
@@ -340,8 +337,8 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   app.use(PUBLIC_CORS_PATHS, publicCors());
   const cors = corsFor(config.corsOrigins);
   app.use([yoga.graphqlEndpoint, '/api/v3'], cors);
-  // A browser's GET /graphql: GraphiQL's page, small, compressed, its parts at immutable URLs (./graphiql.ts).
-  app.get(yoga.graphqlEndpoint, graphiqlPage(graphiql));
+  // A browser's GET /graphql: GraphiQL's page, small, compressed at build time, its assets at immutable URLs (./graphiql.ts).
+  app.get(yoga.graphqlEndpoint, graphiqlPage());
 
   // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
   // parsed here (so malformed JSON gets our 400); every other body yoga accepts
