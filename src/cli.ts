@@ -36,6 +36,9 @@ Configuration is read from the environment (see README.md).`;
 
 class UsageError extends Error {}
 
+/** Commands that open the database. */
+const DATABASE_COMMANDS = new Set(['serve', 'worker', 'migrate', 'user', 'token', 'search']);
+
 /** A password piped to the command (its first line), so it appears in no command line or shell history. */
 async function passwordFromStdin(): Promise<string> {
   if (process.stdin.isTTY) throw new UsageError('give the password on stdin (echo "$PASSWORD" | lectern ...), or with --password');
@@ -223,6 +226,9 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   const config = loadConfig();
+  // Refused at once while a server holds the embedded data dir: before a command loads its own
+  // code (the API's, the domain's, the Prisma client), which takes longer than the answer.
+  if (DATABASE_COMMANDS.has(command) && !config.databaseUrl) checkDataDirFree(config.dataDir);
   switch (command) {
     case 'serve':
       await serve(config);
