@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bwrapAvailable, firewallRefusal, GIT_ENV, runSandboxedOnce } from '../builds/sandbox.ts';
 import type { Config } from '../config.ts';
-import { fileStorageDir } from '../storage/index.ts';
+import { fileStorageDir } from '../storage/spec.ts';
 
 export interface RemoteRefs {
   branches: { name: string; commit: string }[];

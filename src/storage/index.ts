@@ -2,22 +2,14 @@
 // `s3://bucket/prefix` with S3_ENDPOINT, S3_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 // This is the module's entry point: the rest of Lectern imports the interface from here too.
 // @see ../../../shared/spec/decisions.md §3
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FileStorage } from './file.ts';
 import { S3Storage } from './s3.ts';
+import { fileStorageDir } from './spec.ts';
 import type { Storage } from './storage.ts';
 
+export { fileStorageDir } from './spec.ts';
 export type { ByteRange, GetOptions, NotModified, ObjectInfo, PutDirectoryOptions, PutDirectoryResult, Storage, StoredObject } from './storage.ts';
 export { StorageKeyError } from './storage.ts';
-
-/** The directory of a `file:` storage setting (absolute), or null for any other kind. */
-export function fileStorageDir(spec: string): string | null {
-  if (!spec.startsWith('file:')) return null;
-  const dir = spec.startsWith('file://') ? fileURLToPath(spec) : spec.slice('file:'.length);
-  if (!dir) throw new Error('LECTERN_STORAGE: file: needs a directory, as in file:/var/lib/lectern/storage');
-  return path.resolve(dir);
-}
 
 export function openStorage(spec: string, env: Record<string, string | undefined> = process.env): Storage {
   const dir = fileStorageDir(spec);
