@@ -8,6 +8,14 @@
 // few percent faster (test/bench/rest-vs-graphql.ts, nested project read, three interleaved runs:
 // GraphQL 260 req/s against 239).
 process.env.NODE_ENV ??= 'production';
+// Node keeps the compiled code of every module it loads (its type-stripped TypeScript too) in a
+// cache on disk (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE), checked against each
+// file's content: the next command parses and compiles none of them again. It does nothing where
+// the cache can't be written. docs/design/startup.md has the figures.
+const { enableCompileCache } = await import('node:module');
+enableCompileCache?.();
+const { installPrismaWasmHook } = await import('./prisma-wasm-hook.js');
+installPrismaWasmHook();
 if (!process.features.typescript) {
   const { register } = await import('tsx/esm/api');
   register();
