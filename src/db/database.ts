@@ -12,7 +12,8 @@ import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import { lockDataDir } from './lock.ts';
-import { migrate, pendingMigrations, type SqlRunner } from './migrate.ts';
+import { migrate, pendingMigrations, readMigrations, type SqlRunner } from './migrate.ts';
+import { copyTemplate, ensureTemplate, isEmptyDir } from './template.ts';
 
 export { PrismaClient };
 
@@ -277,6 +278,41 @@ function pgRunner(client: pg.Client): SqlRunner {
   };
 }
 
+/**
+ * PostgreSQL's shared buffers in PGlite. Its default, 128 MB, is zeroed by WebAssembly code at
+ * every start: about 1.4 s of CPU, most of what a command line waited for. Pages not in them are
+ * read from the OS's page cache, a copy away. docs/design/startup.md has the figures.
+ */
+const PGLITE_SHARED_BUFFERS = '16MB';
+
+/** A PGlite on the data dir `dir` (made there, by initdb, when it holds none). */
+function createPGlite(dir: string): Promise<PGlite> {
+  return PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
+}
+
+/**
+ * Fills the empty PGlite data dir `dir` with a copy of the migrated template (made first when there
+ * is none: src/db/template.ts, docs/design/startup.md); returns the migrations the copy brought.
+ * Without a template (node_modules not writable, say), nothing is copied: [] and `dir` still empty.
+ */
+async function fromTemplate(dir: string): Promise<string[]> {
+  try {
+    const migrations = await readMigrations();
+    const template = await ensureTemplate(migrations, async (tmp) => {
+      const db = await createPGlite(tmp);
+      try {
+        await migrate(pgliteRunner(db), migrations);
+      } finally {
+        await db.close();
+      }
+    });
+    copyTemplate(template, dir);
+    return migrations.map((m) => m.name);
+  } catch {
+    return [];
+  }
+}
+
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const shouldMigrate = opts.migrate ?? true;
   if (opts.databaseUrl) {
@@ -312,10 +348,12 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   let opened: PGlite | undefined;
   try {
     const dir = path.join(opts.dataDir, 'db');
+    // A new database is a copy of the template, its migrations applied: they count as applied here.
+    const copied = shouldMigrate && isEmptyDir(dir) ? await fromTemplate(dir) : [];
     mkdirSync(dir, { recursive: true });
-    const db = (opened = await PGlite.create(dir));
+    const db = (opened = await createPGlite(dir));
     const runner = pgliteRunner(db);
-    const applied = shouldMigrate ? await migrate(runner) : [];
+    const applied = shouldMigrate ? [...copied, ...(await migrate(runner))] : [];
     // PGlite (PostgreSQL compiled to WASM) has no timer interrupts: `statement_timeout` is accepted
     // and never fires, so none is set here (see README: the limit applies to PostgreSQL).
     let adapter: SqlDriverAdapterFactory = new PrismaPGlite(takingTurns(db)) as unknown as SqlDriverAdapterFactory;
