@@ -256,6 +256,29 @@ export function Progress({ busy, what = 'Working…' }: { busy: boolean; what?: 
   );
 }
 
+/**
+ * Toggles that each send one change per click: the value asked for shows at once, its control is
+ * disabled until Lectern answers (a second click is not sent), and one toggle's answer never undoes
+ * another's. `key` names one control (a row and a field).
+ */
+export function usePendingChanges<V>(report: (p: Problem | null) => void) {
+  const [pending, setPending] = useState<Record<string, V>>({});
+  const change = async (key: string, value: V, send: () => Promise<Problem | null>) => {
+    if (key in pending) return;
+    setPending((p) => ({ ...p, [key]: value }));
+    report(null);
+    try {
+      report(await send());
+    } finally {
+      setPending(({ [key]: _, ...rest }) => rest as Record<string, V>);
+    }
+  };
+  /** The value to show: the one asked for while its request runs, else the stored one. */
+  const shown = <T extends V>(key: string, stored: T): T => (key in pending ? (pending[key] as T) : stored);
+  const busy = (key: string) => key in pending;
+  return { change, shown, busy };
+}
+
 /** A form whose submit runs `act` with its fields, showing the outcome; busy while it runs. */
 export function ActionForm(props: {
   label: string;

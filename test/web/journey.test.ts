@@ -12,7 +12,7 @@ import type { Browser, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
 import { DASHBOARD_DIR } from '../../src/dashboard.ts';
-import { firstRunSetupCode } from '../../src/domain/users.ts';
+import { createUser, firstRunSetupCode } from '../../src/domain/users.ts';
 import { servedTestApp, type TestApp } from '../helpers/app.ts';
 import { seriousViolations } from '../helpers/axe.ts';
 import { startTestWorker, waitForBuild } from '../helpers/builds.ts';
@@ -397,6 +397,41 @@ describe("a new user's first hour, at 390 px and 1280 px", { timeout: 240_000 },
       .toEqual(['Username needs a change: see why below, then try again.Username: No user named "nobody".']);
     expect(await desk.getByLabel('Username').getAttribute('aria-invalid')).toBe('true');
     await look(desk, 'maintainers');
+  });
+
+  it("moves a redirect and changes a user with the control pending until Lectern answers, the others' too", async () => {
+    await desk.goto(`${origin}/projects/journey/redirects`);
+    await desk.locator('summary', { hasText: 'Add a redirect' }).click();
+    const add = desk.locator('form', { has: desk.getByRole('button', { name: 'Add redirect' }) });
+    await add.getByLabel('From').fill('/second.html');
+    await add.getByLabel('To').fill('/index.html');
+    await add.getByRole('button', { name: 'Add redirect' }).click();
+    await desk.getByText('/second.html → /index.html').waitFor();
+    const order = () => desk.locator('.cards li .card-head').allInnerTexts();
+    const [first, second] = (await order()).map((h) => (h.includes('/second.html') ? '/second.html' : '/old.html'));
+    const moving = await holdAnswers(desk, 'UpdateRedirect');
+    await desk.getByRole('button', { name: `Move redirect ${second} up` }).click();
+    // While it moves, no other move is sent (each is computed from the order Lectern holds).
+    await desk.getByRole('status').filter({ hasText: 'Moving…' }).waitFor();
+    for (const name of [`Move redirect ${second} up`, `Move redirect ${first} down`]) expect(await desk.getByRole('button', { name }).isDisabled()).toBe(true);
+    await moving.release();
+    await expect.poll(async () => (await order()).map((h) => h.includes(second!))).toEqual([true, false]);
+    expect(await desk.getByRole('button', { name: `Move redirect ${second} down` }).isDisabled()).toBe(false);
+
+    await createUser(t.db.prisma, 'grace', { password: PASSWORD });
+    await desk.goto(`${origin}/admin`);
+    const admin = desk.getByLabel('grace is an administrator');
+    await admin.waitFor();
+    const changing = await holdAnswers(desk, 'ChangeUser');
+    await admin.click();
+    // Shown as asked at once, disabled until the answer, and said to be saving.
+    expect([await admin.isChecked(), await admin.isDisabled()]).toEqual([true, true]);
+    await desk.getByRole('status').filter({ hasText: 'Saving…' }).waitFor();
+    await changing.release();
+    await expect.poll(() => admin.isDisabled()).toBe(false);
+    expect(await admin.isChecked()).toBe(true);
+    expect((await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'grace' } })).isAdmin).toBe(true);
+    await look(desk, 'admin-users');
   });
 
   it('fits the Notifications tab and its deliveries on a phone', async () => {

@@ -2,7 +2,7 @@
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
-import { ActButton, ActionForm, Failure, Field, Loading, type Problem, ProblemText, problemOf, Time, useEditor } from '../ui.tsx';
+import { ActButton, ActionForm, Failure, Field, Loading, type Problem, ProblemText, Progress, problemOf, Time, useEditor, usePendingChanges } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
 
 const Tokens = graphql(`
@@ -170,12 +170,13 @@ export function AdminPage() {
   const [{ data, fetching, error }, refetch] = useQuery({ query: Users, variables: { search: search || null } });
   const client = useClient();
   const [problem, setProblem] = useState<Problem | null>(null);
+  const toggles = usePendingChanges<boolean>(setProblem);
   if (viewer && !viewer.isAdmin) return <p>Only site administrators see the users.</p>;
-  const change = async (username: string, input: { isAdmin?: boolean; disabled?: boolean }) => {
-    setProblem(null);
-    const r = await client.mutation(ChangeUser, { username, input }).toPromise();
-    setProblem(problemOf(r.data?.changeUser, r.error));
-  };
+  const change = (username: string, field: 'isAdmin' | 'disabled', value: boolean) =>
+    toggles.change(`${username} ${field}`, value, async () => {
+      const r = await client.mutation(ChangeUser, { username, input: { [field]: value } }).toPromise();
+      return problemOf(r.data?.changeUser, r.error);
+    });
   return (
     <section>
       <h1>Users</h1>
@@ -217,26 +218,30 @@ export function AdminPage() {
                     <input
                       type="checkbox"
                       aria-label={`${u.username} is an administrator`}
-                      checked={u.isAdmin}
-                      onChange={(e) => change(u.username, { isAdmin: e.target.checked })}
+                      checked={toggles.shown(`${u.username} isAdmin`, u.isAdmin)}
+                      disabled={toggles.busy(`${u.username} isAdmin`)}
+                      onChange={(e) => change(u.username, 'isAdmin', e.target.checked)}
                     />
                     <span className="on-phone" aria-hidden="true">
                       Administrator
                     </span>
                   </label>
+                  <Progress busy={toggles.busy(`${u.username} isAdmin`)} what="Saving…" />
                 </td>
                 <td>
                   <label className="toggle">
                     <input
                       type="checkbox"
                       aria-label={`${u.username} is disabled`}
-                      checked={u.disabled}
-                      onChange={(e) => change(u.username, { disabled: e.target.checked })}
+                      checked={toggles.shown(`${u.username} disabled`, u.disabled)}
+                      disabled={toggles.busy(`${u.username} disabled`)}
+                      onChange={(e) => change(u.username, 'disabled', e.target.checked)}
                     />
                     <span className="on-phone" aria-hidden="true">
                       Disabled
                     </span>
                   </label>
+                  <Progress busy={toggles.busy(`${u.username} disabled`)} what="Saving…" />
                 </td>
               </tr>
             ))}

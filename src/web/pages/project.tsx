@@ -24,6 +24,7 @@ import {
   seconds,
   Time,
   useEditor,
+  usePendingChanges,
 } from '../ui.tsx';
 import { sortVersions } from '../versions.ts';
 import { ChoicesQuery, choiceOptions, PRIVACY } from './projects.tsx';
@@ -162,28 +163,19 @@ type Change = { field: 'active'; value: boolean } | { field: 'hidden'; value: bo
 /** A version's toggles: each change is sent once, shown at once as pending, its control disabled until Lectern answers. */
 function useVersionChanges(project: string, report: (p: Problem | null) => void) {
   const client = useClient();
-  const [pending, setPending] = useState<Record<string, Change['value']>>({});
-  const change = async (slug: string, c: Change) => {
-    const key = `${slug} ${c.field}`;
-    if (key in pending) return;
-    setPending((p) => ({ ...p, [key]: c.value }));
-    report(null);
-    try {
+  const toggles = usePendingChanges<Change['value']>(report);
+  const change = (slug: string, c: Change) =>
+    toggles.change(`${slug} ${c.field}`, c.value, async () => {
       const r =
         c.field === 'active'
           ? await client.mutation(SetActive, { project, slug, active: c.value }).toPromise()
           : c.field === 'hidden'
             ? await client.mutation(SetHidden, { project, slug, hidden: c.value }).toPromise()
             : await client.mutation(SetPrivacy, { project, slug, privacyLevel: c.value }).toPromise();
-      report(problemOf(r.data?.updateVersion, r.error));
-    } finally {
-      setPending(({ [key]: _, ...rest }) => rest);
-    }
-  };
-  /** The value to show: the one asked for while its request runs, else the stored one. */
-  const shown = <T extends Change['value']>(slug: string, field: Change['field'], stored: T): T =>
-    `${slug} ${field}` in pending ? (pending[`${slug} ${field}`] as T) : stored;
-  const busy = (slug: string, field: Change['field']) => `${slug} ${field}` in pending;
+      return problemOf(r.data?.updateVersion, r.error);
+    });
+  const shown = <T extends Change['value']>(slug: string, field: Change['field'], stored: T): T => toggles.shown(`${slug} ${field}`, stored);
+  const busy = (slug: string, field: Change['field']) => toggles.busy(`${slug} ${field}`);
   return { change, shown, busy };
 }
 
@@ -660,14 +652,23 @@ function RedirectFields(props: {
 
 function Redirects({ slug }: { slug: string }) {
   const { data, client, problem, setProblem, reload, pending } = useEditor(RedirectsQuery, { slug });
+  const [moving, setMoving] = useState<number | null>(null);
   if (!data) return pending('redirects');
   const p = data?.project;
   if (!p) return null;
   const nodes = [...p.redirects.nodes].sort((a, b) => a.position - b.position);
+  // One move at a time: the order another move is computed from must be the one Lectern holds.
   const move = async (id: number, position: number) => {
-    const r = await client.mutation(UpdateRedirect, { project: slug, id, input: { position } }).toPromise();
-    setProblem(problemOf(r.data?.updateRedirect, r.error));
-    reload();
+    if (moving !== null) return;
+    setMoving(id);
+    setProblem(null);
+    try {
+      const r = await client.mutation(UpdateRedirect, { project: slug, id, input: { position } }).toPromise();
+      setProblem(problemOf(r.data?.updateRedirect, r.error));
+      reload();
+    } finally {
+      setMoving(null);
+    }
   };
   return (
     <>
@@ -684,17 +685,23 @@ function Redirects({ slug }: { slug: string }) {
             </div>
             {p.viewerIsMaintainer && (
               <div className="actions">
-                <button type="button" disabled={i === 0} onClick={() => move(r.id, nodes[i - 1]!.position)} aria-label={`Move redirect ${r.fromUrl} up`}>
+                <button
+                  type="button"
+                  disabled={i === 0 || moving !== null}
+                  onClick={() => move(r.id, nodes[i - 1]!.position)}
+                  aria-label={`Move redirect ${r.fromUrl} up`}
+                >
                   Up
                 </button>
                 <button
                   type="button"
-                  disabled={i === nodes.length - 1}
+                  disabled={i === nodes.length - 1 || moving !== null}
                   onClick={() => move(r.id, nodes[i + 1]!.position)}
                   aria-label={`Move redirect ${r.fromUrl} down`}
                 >
                   Down
                 </button>
+                <Progress busy={moving === r.id} what="Moving…" />
                 <ActButton
                   danger
                   act={async () => {
