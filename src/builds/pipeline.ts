@@ -3,7 +3,7 @@
 // build `finished`, unsuccessful, with an error that names the step, the command and the last
 // lines of its output. The pipeline reaches the rest of Lectern only through the database and
 // storage.
-// @see ../../../shared/spec/decisions.md §4, ../../../shared/reference/rtd-behavior.md §9.3
+// @see docs/design/builds.md "Steps"
 
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,7 +1,7 @@
 // One code path, two databases: an embedded PostgreSQL (PGlite) in the data dir when nothing is
 // configured, a PostgreSQL server when DATABASE_URL is set. Both are opened here, migrated, and
 // handed out as one Prisma client.
-// @see ../shared/spec/decisions.md §3
+// @see docs/design/settings.md "Database"
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';

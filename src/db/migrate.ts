@@ -2,7 +2,7 @@
 // records them with a checksum. Prisma's `migrate deploy` needs a native engine that cannot be
 // installed here; this runner is small, and an advisory lock makes it safe when several
 // processes start at once against one PostgreSQL server.
-// @see ../shared/reference/toolchain.md "Migrations without the native engine"
+// @see docs/design/toolchain.md "Migrations without the native engine"
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -2,7 +2,7 @@
 // write a new SQL migration from schema.prisma, and to prove that the committed migrations
 // produce exactly schema.prisma. The CLI's native engine cannot be downloaded on these machines.
 // The shadow database is an in-memory PGlite, so nothing here touches a real database.
-// @see ../shared/reference/toolchain.md "Prisma 7 offline"
+// @see docs/design/toolchain.md "Migrations without the native engine"
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';

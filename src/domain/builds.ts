@@ -1,6 +1,6 @@
 // Queueing a build: the Build row is the queue entry (state `triggered`). A newer build of a
 // version supersedes its pending older ones, which end `finished`, unsuccessful, with a message.
-// @see ../../../shared/spec/decisions.md §4, rtd-behavior §5.6
+// @see docs/design/builds.md "Queueing"
 
 import type { Prisma } from '../generated/prisma/client.ts';
 import { queueBuildEvent } from '../notifications/queue.ts';

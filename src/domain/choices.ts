@@ -1,6 +1,6 @@
 // The language and programming-language choices a project may pick, with the display names the
 // v3 API shows (`{code, name}`). Copied from Read the Docs' projects/constants.py.
-// @see ../../../shared/reference/rtd-behavior.md Appendix A
+// @see docs/design/rest-api.md "Language and programming-language choices"
 
 export const LANGUAGES: ReadonlyMap<string, string> = new Map([
   ['aa', 'Afar'],

@@ -1,5 +1,5 @@
 // Slugs as Read the Docs makes them, so projects imported from readthedocs.org keep their URLs.
-// @see ../../../shared/reference/rtd-behavior.md §5.1 (projects), §5.3 (versions)
+// @see docs/design/rest-api.md "Slugs"
 
 /** Django's slugify, then runs of `-`/`_` collapsed to one `-` and trimmed: "Test Project" -> "test-project". */
 export function projectSlug(name: string): string {

@@ -1,7 +1,7 @@
 // Turns the LECTERN_STORAGE setting (Config.storage) into a Storage: `file:/dir` or
 // `s3://bucket/prefix` with S3_ENDPOINT, S3_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 // This is the module's entry point: the rest of Lectern imports the interface from here too.
-// @see ../../../shared/spec/decisions.md §3
+// @see docs/design/settings.md "Storage"
 import { FileStorage } from './file.ts';
 import { S3Storage } from './s3.ts';
 import { fileStorageDir } from './spec.ts';

@@ -1,6 +1,6 @@
 // Storage in any S3-compatible object store (LECTERN_STORAGE=s3://bucket/prefix), so several
 // Lectern processes on several machines share build artifacts. Keys map to `<prefix>/<key>`.
-// @see ./storage.ts; ../../../shared/spec/decisions.md §3
+// @see ./storage.ts; docs/design/settings.md "Storage"
 
 import type { Readable } from 'node:stream';
 import { DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';

@@ -2,7 +2,7 @@
 // so the local-disk and S3 backends are interchangeable (LECTERN_STORAGE), plus the rules both
 // backends share: which keys are allowed, content types, and uploading a build's output directory
 // (read through src/builds/output.ts, which refuses anything but the build's own regular files).
-// @see ../../../shared/spec/decisions.md §3
+// @see docs/design/settings.md "Storage"
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import mime from 'mime-types';

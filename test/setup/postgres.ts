@@ -1,7 +1,7 @@
 // Vitest global setup for the `postgres` project: a real PostgreSQL server. Uses
 // LECTERN_TEST_DATABASE_URL when set; otherwise starts a throwaway cluster on 127.0.0.1 (about a
 // second), migrates a template database once, and each test file clones it.
-// @see ../../../shared/reference/toolchain.md "PostgreSQL for tests and CI"
+// @see docs/design/toolchain.md "PostgreSQL for tests"
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';

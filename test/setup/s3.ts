@@ -2,7 +2,7 @@
 // monitor, one in-memory OSD) on 127.0.0.1, free ports and a temp dir, `auth * required = none`.
 // About a second to start with the tuning below (the monitor's default 1 s Paxos interval would
 // make it ≈ 12 s). Installs nothing: test/setup/system-deps.sh does, when run as root.
-// @see ../../../shared/reference/toolchain.md "S3-compatible storage"
+// @see docs/design/toolchain.md "S3 for tests"
 
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
