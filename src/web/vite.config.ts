@@ -1,4 +1,4 @@
-// The dashboard's build: a single-page app in dist/web, served by Lectern at / (src/web/serve.ts).
+// The dashboard's build: a single-page app in dist/web, served by Lectern at / (src/dashboard.ts).
 import path from 'node:path';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
