@@ -2,8 +2,8 @@
 // reaches the database, a malformed one gets a JSON 400, and an internal failure is reported
 // without SQL, stack traces or file paths.
 //
-// Each block builds its own app: buildApp() installs the database and settings process-wide
-// (src/services.ts), so the app a block talks to must be the one built last.
+// Each block builds its own app (testApp()), with its own database and settings: they reach the code
+// through the app's context (src/graphql/context.ts), not a process-wide locator.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.ts';

@@ -1,7 +1,7 @@
 // The throttle's arithmetic, with the clock passed in (rtd-behavior §0 Throttling: DRF's
 // SimpleRateThrottle, a sliding window of the request times that were let through), and what the
 // PostgreSQL throttle does with its database's answers and failures (the count itself is tested on
-// a real server in test/rest/throttle-processes.test.ts).
+// a real server in test/postgres/throttle-processes.test.ts).
 import { describe, expect, it } from 'vitest';
 import type { PrismaClient } from '../../src/db/database.ts';
 import { DatabaseThrottle } from '../../src/db/throttle.ts';
