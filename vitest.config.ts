@@ -2,7 +2,11 @@
 // PGlite (`embedded`) and on a real PostgreSQL server (`postgres`). Tests of what only PostgreSQL
 // does (several processes sharing one database) live in test/postgres/ and run on it alone.
 // Test files outside test/unit/ that never open a database (noDbTests) run once, in `unit`:
-// twice would test the same thing twice.
+// twice would test the same thing twice. So do, on the embedded database alone (the one `npm start`
+// gives a newcomer), the browser journeys and themes and the build sandbox's own tests
+// (oneDatabaseTests): what Chromium makes of a page, and what a sandbox lets a build reach, does not
+// depend on which database holds the rows, and every query those tests drive is tested on both
+// databases by the API's own tests. The attack suite (test/security/) runs on both, as issue 21 asks.
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
@@ -14,6 +18,15 @@ const noDbTests = [
   'test/serve/caches.test.ts', // the docs server's and embed's cache rules, no server
 ];
 const unitTests = ['test/unit/**/*.test.ts', ...noDbTests];
+const oneDatabaseTests = [
+  'test/web/**/*.test.ts', // the dashboard and the first hour in Chromium
+  'test/serve/themes.test.ts', // real themes in Chromium
+  'test/serve/browser.test.ts',
+  'test/serve/docs-host-embed.test.ts',
+  'test/graphql/graphiql.test.ts',
+  'test/search/search-box.test.ts',
+  'test/builds/sandbox.test.ts', // the sandbox itself
+];
 const postgresOnlyTests = ['test/postgres/**/*.test.ts'];
 
 export default defineConfig({
@@ -47,7 +60,7 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: dbTests,
-          exclude: unitTests,
+          exclude: [...unitTests, ...oneDatabaseTests],
           globalSetup: ['test/setup/postgres.ts', 'test/setup/outputs.ts'],
           env: { LECTERN_TEST_DB: 'postgres' },
         },
