@@ -1,7 +1,8 @@
 // A new user's first hour as the README's "First steps" and "Building a repository on this machine"
 // tell it, in a real Chromium at a phone's width (390 px) and a desk's (1280 px): the real command
-// as `npm start` runs it (`node src/bin.js serve`, a child process) on a new, empty data dir (on
-// the postgres project also an empty database) with a person's defaults: no LECTERN_PUBLIC_URL, so
+// as `npm start` runs it (`node src/bin.js serve`, a child process) on a new, empty data dir (run
+// on the embedded database, vitest.config.ts oneDatabaseTests; on PostgreSQL it would take an empty
+// database) with a person's defaults: no LECTERN_PUBLIC_URL, so
 // Lectern is at http://localhost:<PORT> and each project's docs at http://<project>.localhost:<PORT>,
 // and LECTERN_BUILD_LOCAL_REPOSITORIES naming a directory with a repository made exactly as the
 // README shows. Then, as a person: the setup address from the log, the administrator, signing in,
