@@ -7,10 +7,11 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimBuild } from '../../src/builds/queue.ts';
-import { MASK, PROGRESS_CHANNEL, Recorder } from '../../src/builds/record.ts';
+import { MASK, PROGRESS_CHANNEL, progressListener, Recorder } from '../../src/builds/record.ts';
 import { liveBuilds } from '../../src/graphql/types/build.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { dbKind } from '../helpers/db.ts';
+import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
 let server: Server;
@@ -354,7 +355,7 @@ describe('Subscription.buildUpdated', () => {
         // Another process: its own connection, a state update and pg_notify, nothing in-process.
         const other = new pg.Client({ connectionString: t.databaseUrl });
         await other.connect();
-        await new Promise((r) => setTimeout(r, 300)); // the LISTEN connection is set up
+        await until('the app to LISTEN for progress', () => progressListener(t.databaseUrl!)?.listening, 10_000, 20);
         await other.query(`UPDATE "Build" SET state = 'building' WHERE id = $1`, [buildId]);
         await other.query(`SELECT pg_notify($1, $2)`, [PROGRESS_CHANNEL, String(buildId)]);
         await stream.until((u) => u.some((x) => x.build.state === 'building'), 5_000);

@@ -33,6 +33,14 @@ const attack = (api: string) => `
 (async () => {
   const r = {};
   const attempt = async (name, f) => { try { r[name] = await f(); } catch (e) { r[name] = 'refused: ' + (e && e.name); } };
+  // Waits, on the condition, for frames to leave their first about:blank (after that a frame of
+  // another origin reads as null), at most 10 s: a frame still readable then is one this page can read.
+  const settled = (ids) => new Promise((ok) => {
+    const end = Date.now() + 10000;
+    const readable = (id) => { try { return document.getElementById(id).contentDocument !== null; } catch (e) { return false; } };
+    const check = () => (!ids.some(readable) || Date.now() > end ? ok() : setTimeout(check, 20));
+    check();
+  });
   const gql = (query) => fetch('${api}/graphql', { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) }).then((x) => x.text());
   await attempt('cookie', () => document.cookie);
   await attempt('localStorage', () => localStorage.getItem('secret'));
@@ -44,7 +52,7 @@ const attack = (api: string) => `
   // A session cookie planted for every parent domain of the page's host, to shadow the reader's.
   await attempt('plant', () => { const h = location.hostname.split('.'); for (let i = 1; i < h.length; i++) document.cookie = 'lectern_session=planted; path=/; domain=' + h.slice(i).join('.'); return 'tried'; });
   document.getElementById('f').submit();
-  await new Promise((ok) => setTimeout(ok, 500));
+  await settled(['dash', 'sink']);
   await attempt('frame', () => String(document.getElementById('dash').contentDocument && document.getElementById('dash').contentDocument.body.innerText));
   await attempt('sink', () => String(document.getElementById('sink').contentDocument && document.getElementById('sink').contentDocument.body.innerText));
   document.getElementById('out').textContent = JSON.stringify(r);

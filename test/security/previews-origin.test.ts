@@ -30,6 +30,14 @@ const hostilePreview = (projectRoot: string) => `<!doctype html><html><body><h1>
 (async () => {
   const r = { location: location.href };
   const attempt = async (name, f) => { try { r[name] = await f(); } catch (e) { r[name] = 'refused: ' + (e && e.name); } };
+  // Waits, on the condition, for frames to leave their first about:blank (after that a frame of
+  // another origin reads as null), at most 10 s: a frame still readable then is one this page can read.
+  const settled = (ids) => new Promise((ok) => {
+    const end = Date.now() + 10000;
+    const readable = (id) => { try { return document.getElementById(id).contentDocument !== null; } catch (e) { return false; } };
+    const check = () => (!ids.some(readable) || Date.now() > end ? ok() : setTimeout(check, 20));
+    check();
+  });
   const grant = (/\\/_\\/r\\/([^/]+)\\//.exec(location.pathname) || [])[1];
   r.grant = grant || null;
   const root = grant ? '${projectRoot}/_/r/' + grant : '${projectRoot}';
@@ -44,7 +52,7 @@ const hostilePreview = (projectRoot: string) => `<!doctype html><html><body><h1>
     s.onerror = () => done('error: ' + String(window.LEAKED));
     document.body.appendChild(s);
   }));
-  await new Promise((ok) => document.getElementById('frame').contentWindow ? setTimeout(ok, 300) : ok());
+  await settled(['frame']);
   await attempt('frame', () => String(document.getElementById('frame').contentDocument && document.getElementById('frame').contentDocument.body.innerText));
   await attempt('frameLocation', () => String(document.getElementById('frame').contentWindow.location.href));
   document.getElementById('out').textContent = JSON.stringify(r);

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/log.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { type GitServer, git, startGitServer, TEST_HOST } from '../helpers/git.ts';
 import { startSyncWorker, syncJobOf, syncSettled } from '../helpers/version-sync.ts';
+import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
 let server: GitServer;
@@ -427,11 +428,7 @@ describe('the answer to a sync (rtd-behavior §7.4 sync_versions_response)', () 
     expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
     expect(await t.db.prisma.versionSyncJob.count({ where: { projectId: id } })).toBe(1);
     // The worker runs it, it fails and waits to be tried again; the answer did not wait for any of it.
-    for (let i = 0; i < 400; i++) {
-      const job = await syncJobOf(t, id);
-      if (job?.lastError) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until('the sync to fail once', async () => (await syncJobOf(t, id))?.lastError, 20_000, 50);
     expect(await syncJobOf(t, id)).toMatchObject({ state: 'queued', attempts: 1, lastError: expect.stringMatching(/ls-remote/) });
     // Not tried again while the rest of this file runs.
     await t.db.prisma.versionSyncJob.update({ where: { projectId: id }, data: { state: 'failed' } });
