@@ -61,6 +61,8 @@ describe('cancelBuild', () => {
 
     const worker = await startTestWorker(t, { leaseSeconds: 3 });
     workers.push(worker);
+    // A fixed wait on purpose: it proves something does NOT happen (the worker, which claims at once,
+    // never starts the cancelled build), so there is no condition to wait on, only a time bound.
     await new Promise((r) => setTimeout(r, 1500));
     const build = await t.db.prisma.build.findUniqueOrThrow({ where: { id }, include: { commands: true } });
     expect(build).toMatchObject({ state: 'finished', error: 'Cancelled by alice.', workerId: null });

@@ -77,7 +77,8 @@ describe('a version sync asked for', () => {
     const res = await restSync(p.slug);
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ triggered: true });
-    // Nothing in this process runs it: the request only wrote the job.
+    // Nothing in this process runs it: the request only wrote the job. A fixed wait on purpose: it
+    // proves something does NOT happen, which has no condition to wait on, only a time bound.
     await new Promise((r) => setTimeout(r, 500));
     expect(await syncJobOf(t, p.id)).toMatchObject({ state: 'queued', attempts: 0, workerId: null, lastError: null });
     expect(await versionSlugs(p.id)).toEqual(['latest']);
@@ -187,7 +188,8 @@ describe('a version sync asked for', () => {
       'failed',
     ]);
 
-    // It stops there: no sixth run.
+    // It stops there: no sixth run. A fixed wait on purpose (longer than the 1 s cap, after which a
+    // sixth run would be due): it proves something does NOT happen, so only a time bound fits.
     await new Promise((r) => setTimeout(r, 1500));
     expect(await syncJobOf(t, p.id)).toMatchObject({ state: 'failed', attempts: 5 });
 
@@ -248,6 +250,7 @@ describe(`lectern processes on ${dbKind()}`, () => {
       const res = await fetch(`${served.url}/api/v3/projects/cli-restart/sync-versions/`, { method: 'POST', headers: { authorization: `Token ${carol}` } });
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ triggered: true });
+      // A fixed wait on purpose: it gives the web process time to do sync work it must NOT do.
       await new Promise((r) => setTimeout(r, 500));
       expect((await served.stop()).code).toBe(0);
       // The web process did no sync work.

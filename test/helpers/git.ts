@@ -139,7 +139,8 @@ export async function startGitServer(): Promise<GitServer> {
       port = candidate;
       break;
     }
-    // What answered may be another process's daemon on that port, ours having failed to bind.
+    // What answered may be another process's daemon on that port, ours having failed to bind. A fixed
+    // wait on purpose: it gives ours time to exit, which must NOT happen, so only a time bound fits.
     if (port) {
       await new Promise((r) => setTimeout(r, 150));
       if (failed) port = 0;

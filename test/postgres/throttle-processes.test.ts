@@ -151,6 +151,7 @@ describe('throttle on PostgreSQL', () => {
       let wait = await throttle.check('user:slide');
       for (let i = 0; i < 20 && wait === 0; i++) wait = await throttle.check('user:slide');
       expect(wait).toBe(1);
+      // A fixed wait on purpose: the time passing is what is tested (the 1 s window slides past).
       await new Promise((r) => setTimeout(r, 1100));
       expect(await throttle.check('user:slide')).toBe(0);
     });
