@@ -1,4 +1,4 @@
-// Prometheus metrics at /metrics (decisions §2): the process (prom-client's defaults), HTTP traffic
+// Prometheus metrics at /metrics (docs/design/urls.md): the process (prom-client's defaults), HTTP traffic
 // by part of the product, and the build queue as the database holds it, so an operator can alert
 // on a queue that stops moving whichever process runs the workers. Labels are fixed sets, never
 // paths, slugs or tokens.

@@ -1,4 +1,4 @@
-// Publishing a build's output (decisions §4 step 5): every file goes to storage first, then one
+// Publishing a build's output (docs/design/builds.md "Steps", 5): every file goes to storage first, then one
 // update of Version.publishedBuildId makes the new set the served one, so readers never see a mix
 // of two builds; the replaced build's files are removed after. The pipeline and the tests that
 // publish builder output use this one piece.

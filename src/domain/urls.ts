@@ -32,7 +32,7 @@ export const servedProjectSelect = {
 
 /**
  * The docs root of a project: a translation is served under its main project (with its own
- * language code), a subproject under `/projects/<alias>/` of its parent (decisions §2). A private
+ * language code), a subproject under `/projects/<alias>/` of its parent (docs/design/urls.md). A private
  * parent does not lend its path to a public project: the URL would name the private project to
  * readers who may not know it exists, so such a project keeps its own root.
  */

@@ -49,7 +49,7 @@ function decode(s: string): string | null {
 
 /**
  * Where a docs URL points (`/docs/<project>/<lang>/<version>/<file>`, or `<project>.<docs-domain>/…`
- * when LECTERN_DOCS_DOMAIN is set), as decisions §2 serves them; null for any other URL.
+ * when LECTERN_DOCS_DOMAIN is set), as docs/design/urls.md serves them; null for any other URL.
  */
 export function unresolveDocsUrl({ publicUrl, docsDomain }: DocsHost, text: string): DocsLocation | null {
   let url: URL;

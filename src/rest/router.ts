@@ -327,8 +327,8 @@ export function restRouter(opts: RouterOptions): express.Router {
       return !Object.values(params).some((v) => v.includes('\u0000'));
     });
 
-    // 1. Authentication: a bad token fails at once; every v3 path needs a token (decisions §1).
-    // v2 reads public data only, so it does not even look at a token (decisions §1).
+    // 1. Authentication: a bad token fails at once; every v3 path needs a token (docs/design/rest-api.md).
+    // v2 reads public data only, so it does not even look at a token (docs/design/rest-api.md).
     let s: Session;
     try {
       s = await session(opts.yoga, req, { anonymous });

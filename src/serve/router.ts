@@ -1,4 +1,4 @@
-// The docs server (decisions §2): `/docs/<project>/<lang>/<version>/<path>`, subprojects under
+// The docs server (docs/design/urls.md): `/docs/<project>/<lang>/<version>/<path>`, subprojects under
 // `/projects/<alias>/`, translations under their main project, downloads under `/_/downloads/`,
 // and with LECTERN_DOCS_DOMAIN the same on `<project>.<domain>`, a pull request's preview on
 // `<project>--<n>.<domain>` alone. One middleware, mounted in app.ts before the API routes, so a

@@ -1,6 +1,6 @@
 // Every v3 route × every kind of caller, through the real HTTP stack: no token and a bad token get
 // 401, a user who does not maintain the project gets 403 on maintainers' routes (and the data on
-// public reads), the maintainer gets the route's success status (decisions §1, rtd-behavior §1).
+// public reads), the maintainer gets the route's success status (docs/design/rest-api.md, rtd-behavior §1).
 // The routes come from `v3Routes`, so a new route is covered as soon as it is added. Two
 // properties hold across all of it: a private project never shows to a non-maintainer, and no
 // response ever carries an environment variable's value.
@@ -24,7 +24,7 @@ const DETAIL: Record<number, string> = {
  * maintainer, written out by hand from Read the Docs' behaviour (rtd-behavior §1, §1.3, the
  * fixtures table) rather than read from the route's own declaration, so a route declared wrongly
  * fails here. Public reads answer everyone; writes, and redirects and environment variables even
- * to read, are the maintainers'. Every route needs a token (401 without one, decisions §1).
+ * to read, are the maintainers'. Every route needs a token (401 without one, docs/design/rest-api.md).
  */
 /**
  * `anonymous`: what a caller without a token gets from a public route (otherwise 401); `declared`:

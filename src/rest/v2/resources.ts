@@ -1,6 +1,6 @@
 // The v2 representations (seed-api §2.10, rtd-behavior §6.3) as resource tables over the GraphQL
 // types. Where the seed names a type and Read the Docs could answer null (a running build's
-// `length`, a version without an identifier), the seed's type wins (decisions §1): 0 or "".
+// `length`, a version without an identifier), the seed's type wins (docs/design/rest-api.md): 0 or "".
 
 import { NO_FLEX } from '../flex.ts';
 import { v2DateTime } from '../format.ts';

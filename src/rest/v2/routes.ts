@@ -12,7 +12,7 @@ import { oneString, restRouter } from '../router.ts';
 import { SEARCH_SELECTION, searchPage, searchPageBody } from '../search.ts';
 import { Build, Project, Version } from './resources.ts';
 
-/** Read the Docs returns every active version at once; Lectern's lists stop at 100 (decisions §1). */
+/** Read the Docs returns every active version at once; Lectern's list stops at 100. */
 const ACTIVE_VERSIONS_LIMIT = 100;
 
 const EMBED_ARGS = ['project', 'version', 'doc', 'path', 'section', 'url'] as const;

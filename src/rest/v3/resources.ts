@@ -180,7 +180,7 @@ const projectFields: Resource['fields'] = {
 };
 
 const projectExpandable: Resource['expandable'] = {
-  // An object keyed by version slug (decisions §1), not Read the Docs' list.
+  // An object keyed by version slug (docs/design/rest-api.md), not Read the Docs' list.
   active_versions: {
     select: (flex) => `activeVersions { slug ${selection(Version, flex)} }`,
     value: (n, env, flex) => Object.fromEntries((n.activeVersions as Node[]).map((v) => [v.slug, serialize(Version, v, env, flex)])),
