@@ -1,4 +1,4 @@
-// The `lectern` command as an operator runs it (decisions.md §3): `node src/bin.js …` in child
+// The `lectern` command as an operator runs it (docs/design/settings.md): `node src/bin.js …` in child
 // processes, on a NEW install (empty data dir; on the postgres project also an empty database) that
 // the first `serve` migrates, then users and tokens made from the command line, then `serve` again
 // on the now EXISTING install, answering GraphQL with those tokens. The tests in the main describe
@@ -183,7 +183,7 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
       expect(wrong.status).toBe(401);
       expect(wrong.body.errors?.[0]?.message).toBe('Invalid token.');
 
-      // The CLI beside a running serve (decisions.md §3): works on PostgreSQL; on the embedded
+      // The CLI beside a running serve (docs/design/settings.md): works on PostgreSQL; on the embedded
       // database it refuses with a message that says what to do, and serve keeps working.
       const r = await lectern('token', 'create', 'alice');
       if (kind === 'postgres') {

@@ -1,4 +1,4 @@
-// The `lectern` command's usage and configuration errors (decisions.md §3): `node src/bin.js …` in
+// The `lectern` command's usage and configuration errors (docs/design/settings.md): `node src/bin.js …` in
 // child processes that stop before opening any database, so this file runs once (the `unit`
 // project, vitest.config.ts) rather than once per database like test/cli/cli.test.ts.
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The embedded database belongs to one process (decisions.md §3): a second opener, in this process
+// The embedded database belongs to one process (docs/design/settings.md): a second opener, in this process
 // or another, is refused with a message saying what to do, and never touches the files; a lock left
 // by a dead process is taken over. Only the embedded database has a data-dir lock, so both vitest
 // projects run these tests on an explicit embedded (PGlite) data dir.

@@ -1,4 +1,4 @@
-// loadConfig(): every setting of decisions.md §3, validated at once; an invalid configuration
+// loadConfig(): every setting of docs/design/settings.md, validated at once; an invalid configuration
 // names every bad variable and never echoes a value (it may be a secret).
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ function configError(env: Record<string, string | undefined>): ConfigError {
 }
 
 describe('loadConfig', () => {
-  it('has the defaults of decisions.md §3 when nothing is set', () => {
+  it('has the defaults of docs/design/settings.md when nothing is set', () => {
     const c = loadConfig({});
     expect(c.dataDir).toBe(path.resolve('./.lectern'));
     expect(path.isAbsolute(c.dataDir)).toBe(true);
