@@ -90,8 +90,11 @@ const RELATIVE = new RegExp(String.raw`(?<![\w./@$-])((?:\.\.?\/)+${OWN})`, 'g')
 const CITES_URL = /\bhttps?:\/\//;
 /** `@see x.ts` (a file beside the citing one): the first word of each `,`/`;`-separated item. */
 const SEE = /@see\s+([^\n]*)/g;
-/** The spec and reference notes kept outside the repository (written so this file does not match itself). */
-const OUTSIDE = /shared\/(?:spec|reference)\b/;
+/**
+ * The spec and reference notes kept outside the repository, by path or by the decisions page's name
+ * (its sections are in docs/design/ now). Written so that this file does not match itself.
+ */
+const OUTSIDE = /shared\/(?:spec|reference)\b|\bdecisions(?:\.md)? \u00a7/u;
 
 function referencesIn(comment: string): string[] {
   const found = new Set<string>();
