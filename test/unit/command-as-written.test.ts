@@ -21,6 +21,11 @@ describe('asWritten', () => {
   });
 
   it('never shows the unreadable form', () => {
-    for (const argv of [['bash', '-c', "echo 'x'"], ['echo', "a'b"], ['git', 'log', "--format='%H'"]]) expect(asWritten(argv)).not.toContain(`'"'"'`);
+    for (const argv of [
+      ['bash', '-c', "echo 'x'"],
+      ['echo', "a'b"],
+      ['git', 'log', "--format='%H'"],
+    ])
+      expect(asWritten(argv)).not.toContain(`'"'"'`);
   });
 });
