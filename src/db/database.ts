@@ -5,11 +5,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PrismaPg } from '@prisma/adapter-pg';
+// Each database's driver is loaded when that database is opened (import()): a command on the
+// embedded database loads no PostgreSQL client, and one on PostgreSQL no PGlite
+// (docs/design/startup.md).
+import type { PGlite } from '@electric-sql/pglite';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import { lockDataDir } from './lock.ts';
 import { migrate, pendingMigrations, readMigrations, type SqlRunner } from './migrate.ts';
@@ -286,7 +287,8 @@ function pgRunner(client: pg.Client): SqlRunner {
 const PGLITE_SHARED_BUFFERS = '16MB';
 
 /** A PGlite on the data dir `dir` (made there, by initdb, when it holds none). */
-function createPGlite(dir: string): Promise<PGlite> {
+async function createPGlite(dir: string): Promise<PGlite> {
+  const { PGlite } = await import('@electric-sql/pglite');
   return PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS}`] });
 }
 
@@ -317,6 +319,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const shouldMigrate = opts.migrate ?? true;
   if (opts.databaseUrl) {
     const url = opts.databaseUrl;
+    const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
     const withClient = async <T>(fn: (r: SqlRunner) => Promise<T>): Promise<T> => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -352,6 +355,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     const copied = shouldMigrate && isEmptyDir(dir) ? await fromTemplate(dir) : [];
     mkdirSync(dir, { recursive: true });
     const db = (opened = await createPGlite(dir));
+    const { PrismaPGlite } = await import('pglite-prisma-adapter');
     const runner = pgliteRunner(db);
     const applied = shouldMigrate ? [...copied, ...(await migrate(runner))] : [];
     // PGlite (PostgreSQL compiled to WASM) has no timer interrupts: `statement_timeout` is accepted

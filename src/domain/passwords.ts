@@ -4,8 +4,8 @@
 // must not be blank, nor one of the passwords people use most (those are guessed first, whatever
 // the throttle): the list zxcvbn-ts keeps, from leaked password sets (docs/design/sessions.md).
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
-import { dictionary } from '@zxcvbn-ts/language-common';
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
 
@@ -23,7 +23,13 @@ export const PASSWORD_MAX = 1024;
 
 /** The common passwords, lowercased (the list is; a password is compared lowercased, as Django's CommonPasswordValidator does). */
 let common: ReadonlySet<string> | undefined;
-const commonPasswords = () => (common ??= new Set(dictionary['passwords-common'].map((p) => p.toLowerCase())));
+/** The list is loaded when first asked (0.1 s of CPU): `lectern token create` or a server answering docs never does (docs/design/startup.md). */
+const commonPasswords = () => {
+  if (common) return common;
+  const { dictionary } = createRequire(import.meta.url)('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
+  common = new Set(dictionary['passwords-common'].map((p) => p.toLowerCase()));
+  return common;
+};
 
 /**
  * Why a new password is refused, or undefined when it is acceptable. Every path that sets a
