@@ -8,6 +8,24 @@
 // few percent faster (test/bench/rest-vs-graphql.ts, nested project read, three interleaved runs:
 // GraphQL 260 req/s against 239).
 process.env.NODE_ENV ??= 'production';
+// A command that runs once and exits runs its WebAssembly (PGlite's PostgreSQL, Prisma's query
+// compiler) with V8's baseline compiler only (--liftoff-only, a V8 flag, which Node takes only on
+// its command line: so this process starts Node again with it and waits). By default V8 also
+// compiles them with its optimizing compiler, on the other core, work a process of a second never
+// uses: `token create` took 4.7 s of CPU and 3.4-5.4 s, and takes 1.5 s of CPU and 1.3-2.5 s
+// (docs/design/startup.md). `serve` and `worker` keep the optimized code for the long run.
+const ONE_SHOT = new Set(['migrate', 'user', 'token', 'search']);
+const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
+if (ONE_SHOT.has(command) && !process.execArgv.includes('--liftoff-only')) {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, ['--liftoff-only', ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  for (const s of signals) process.on(s, () => child.kill(s));
+  const [code, signal] = await new Promise((resolve) => child.on('exit', (c, sig) => resolve([c, sig])));
+  for (const s of signals) process.removeAllListeners(s);
+  if (signal) process.kill(process.pid, signal);
+  process.exit(code ?? 1);
+}
 // Node keeps the compiled code of every module it loads (its type-stripped TypeScript too) in a
 // cache on disk (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE), checked against each
 // file's content: the next command parses and compiles none of them again. It does nothing where
