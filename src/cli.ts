@@ -4,7 +4,9 @@
 // Each command loads only what it uses, when it runs (import()): the API's schema, the docs
 // server and the build worker take seconds to load, and `user create` or `token create` need none
 // of them (test/bench/cli.ts measures it). What `run` recognizes in a failure loads at once.
-import { createServer, type Server } from 'node:http';
+// node:http too: importing it as a module evaluates its lazy exports, which load undici, http2
+// and tls, about 0.15 s (docs/design/startup.md).
+import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { Worker } from './builds/worker.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
@@ -47,16 +49,22 @@ async function passwordFromStdin(): Promise<string> {
   return text.split(/\r?\n/)[0] ?? '';
 }
 
-async function open(config: Config): Promise<Database> {
+async function open(config: Config, o: { shortLived?: boolean } = {}): Promise<Database> {
   // Refused while a server holds the embedded data dir, before the database code is loaded.
   if (!config.databaseUrl) checkDataDirFree(config.dataDir);
   const { openDatabase } = await import('./db/database.ts');
-  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, statementTimeoutMs: config.dbStatementTimeoutMs });
+  return openDatabase({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+    shortLived: o.shortLived,
+  });
 }
 
 async function serve(config: Config): Promise<void> {
   const started = performance.now();
-  const [{ createLogger }, { buildApp }, { loadSecretKey }, { firstRunSetupCode }] = await Promise.all([
+  const [{ createServer }, { createLogger }, { buildApp }, { loadSecretKey }, { firstRunSetupCode }] = await Promise.all([
+    import('node:http'),
     import('./log.ts'),
     import('./app.ts'),
     import('./secrets.ts'),
@@ -166,7 +174,7 @@ async function workerOnly(config: Config): Promise<void> {
 }
 
 async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await open(config);
+  const db = await open(config, { shortLived: true });
   try {
     return await fn(db);
   } finally {
@@ -238,7 +246,7 @@ export async function main(argv: string[]): Promise<number> {
       return -1;
     case 'migrate': {
       // What this process applied: with several starters on one server, the others report none.
-      const db = await open(config);
+      const db = await open(config, { shortLived: true });
       await db.close();
       console.log(db.applied.length ? `applied ${db.applied.length} migration(s): ${db.applied.join(', ')}` : 'the database is up to date');
       return 0;
