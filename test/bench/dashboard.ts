@@ -7,31 +7,18 @@
 //   npm run web:build && npx tsx test/bench/dashboard.ts [loads=20]
 import './production-mode.ts';
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
-import { buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
 import { DASHBOARD_DIR } from '../../src/dashboard.ts';
-import { openDatabase } from '../../src/db/database.ts';
 import { createUser } from '../../src/domain/users.ts';
-import { createLogger } from '../../src/log.ts';
+import { servedApp } from './served-app.ts';
 
 const LOADS = Number(process.argv[2] ?? 20);
 const VERSIONS = 50;
 
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-dashboard-'));
-const server = createServer();
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const config = loadConfig({ LECTERN_DATA_DIR: dataDir, LECTERN_PUBLIC_URL: origin, LECTERN_LOG_LEVEL: 'silent', LECTERN_BUILD_CONCURRENCY: '0' });
-const db = await openDatabase({ dataDir });
-const { handler } = buildApp({ config, db, log: createLogger('silent'), secretKey: 'bench-secret-key-0123456789abcdef0123456789' });
-server.on('request', handler);
+const { origin, db, close } = await servedApp('dashboard');
 
 const { user } = await createUser(db.prisma, 'bench', { password: 'bench-password-1' });
 const project = await db.prisma.project.create({
@@ -120,6 +107,4 @@ for (const f of loaded) console.log(`  ${f}: ${(gz(f) / 1024).toFixed(1)} kB gzi
 console.log(`  JavaScript and CSS loaded, gzipped: ${(loaded.reduce((n, f) => n + gz(f), 0) / 1024).toFixed(1)} kB`);
 
 await browser.close();
-server.close();
-await db.close();
-rmSync(dataDir, { recursive: true, force: true });
+await close();

@@ -12,26 +12,14 @@
 // one core per process making the brotli copies.
 import './production-mode.ts';
 
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
+import { readdirSync } from 'node:fs';
+import { request } from 'node:http';
 import path from 'node:path';
-import { buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { openDatabase } from '../../src/db/database.ts';
 import { GRAPHIQL_DIR } from '../../src/graphiql.ts';
-import { createLogger } from '../../src/log.ts';
 import { rawRequest } from '../serve/world.ts';
+import { servedApp } from './served-app.ts';
 
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-graphiql-'));
-const server = createServer();
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const config = loadConfig({ LECTERN_DATA_DIR: dataDir, LECTERN_PUBLIC_URL: origin, LECTERN_LOG_LEVEL: 'silent', LECTERN_BUILD_CONCURRENCY: '0' });
-const db = await openDatabase({ dataDir });
-const { handler } = buildApp({ config, db, log: createLogger('silent'), secretKey: 'bench-secret-key-0123456789abcdef0123456789' });
-server.on('request', handler);
+const { origin, close } = await servedApp('graphiql');
 
 const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
 console.log('before: render-graphiql, identity only: 8842 KB (9053778 bytes), no caching');
@@ -92,6 +80,4 @@ console.log(
 );
 console.log('a second visit: the page only (the assets are immutable), 304 when unchanged');
 
-server.close();
-await db.close();
-rmSync(dataDir, { recursive: true, force: true });
+await close();
