@@ -4,7 +4,8 @@
 // cache saves). This load hook answers that module with a small one that reads the string out of
 // the same file (0.06 s); a file not shaped as expected is imported as shipped. The command line
 // installs it (src/bin.js); docs/design/startup.md has the figures.
-import { registerHooks } from 'node:module';
+// A namespace import: Node before 22.15 has no registerHooks (the hook is then left out).
+import * as nodeModule from 'node:module';
 
 const COMPILER = /\/@prisma\/client\/runtime\/query_compiler_fast_bg\.[a-z]+\.wasm-base64\.mjs$/;
 const AS_SHIPPED = '#as-shipped';
@@ -18,7 +19,7 @@ export const wasm = shaped ? text.slice(head.length, end) : (await import(${JSON
 `;
 
 export function installPrismaWasmHook() {
-  registerHooks?.({
+  nodeModule.registerHooks?.({
     load(url, context, nextLoad) {
       if (!COMPILER.test(url)) return nextLoad(url, context);
       return { format: 'module', source: source(url), shortCircuit: true };
