@@ -63,12 +63,13 @@ async function open(config: Config, o: { shortLived?: boolean } = {}): Promise<D
 
 async function serve(config: Config): Promise<void> {
   const started = performance.now();
-  const [{ createServer }, { createLogger }, { buildApp }, { loadSecretKey }, { firstRunSetupCode }] = await Promise.all([
+  const [{ createServer }, { createLogger }, { buildApp }, { loadSecretKey }, { firstRunSetupCode }, { docsRoot }] = await Promise.all([
     import('node:http'),
     import('./log.ts'),
     import('./app.ts'),
     import('./secrets.ts'),
     import('./domain/users.ts'),
+    import('./domain/urls.ts'),
   ]);
   const log = createLogger(config.logLevel);
   const db = await open(config);
@@ -85,9 +86,11 @@ async function serve(config: Config): Promise<void> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  // Where a person goes next: the public URL (0.0.0.0 is no address to open), and where docs are.
+  const docs = `${docsRoot(config, '<project>')}/`;
   log.info(
-    { port, database: db.kind, startupMs: Math.round(performance.now() - started) },
-    `Lectern listening on http://${config.host}:${port} (GraphiQL at /graphql)`,
+    { port, database: db.kind, startupMs: Math.round(performance.now() - started), url: `${config.publicUrl}/`, docs },
+    `Lectern listening on ${config.host}:${port}: open ${config.publicUrl}/ (GraphiQL at /graphql); each project's docs at ${docs}`,
   );
   // An empty installation must not be an open door, nor need the command line: its first account
   // is made with this one-time code (a secret until used, shown to whoever runs the server).

@@ -181,6 +181,14 @@ describe(`the README's first hour on ${kind}, at 390 px and 1280 px`, () => {
       .find((l) => l.includes('setupUrl'))!;
     expect(JSON.parse(line).level, line).toBe(40); // pino's warn
     expect(setupUrl).toMatch(new RegExp(`^${lectern}/setup\\?code=[\\w-]+$`));
+    // The line that says it listens names the address to open and where docs will be, not 0.0.0.0.
+    const listening = JSON.parse(
+      server
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('Lectern listening'))!,
+    );
+    expect([listening.url, listening.docs]).toEqual([`${lectern}/`, `${lectern.replace('//localhost', '//<project>.localhost')}/`]);
 
     await desk.goto(setupUrl);
     await desk.getByRole('heading', { name: 'Set up Lectern' }).waitFor();
