@@ -149,9 +149,11 @@ ${urls.map((u, i) => `<iframe id="f${i}" src="${u}" style="opacity:0.05" width="
 
   beforeAll(async () => {
     ({ t, origin, stop } = await servedTestApp({ LECTERN_DOCS_DOMAIN: 'docs.localhost' }));
-    // Chromium resolves *.localhost to this machine: localhost:<port> is Lectern by another name,
-    // of the same site as every <project>.docs.localhost:<port>.
-    sameSite = origin.replace('127.0.0.1', 'localhost');
+    // Chromium resolves *.localhost to this machine: docs.localhost:<port> is Lectern by another
+    // name (no docs host: it has no project label), of the same site as every
+    // <project>.docs.localhost:<port> (registrable domain docs.localhost). localhost itself is not:
+    // to the browser it is a public suffix, and <project>.localhost a site of its own.
+    sameSite = origin.replace('127.0.0.1', 'docs.localhost');
     docs = origin.replace('127.0.0.1', 'evil.docs.localhost');
     const { user: victim } = await createUser(t.db.prisma, 'victim', { password: 'victim-password-1' });
     const { user: attacker } = await createUser(t.db.prisma, 'attacker', { password: 'attacker-password-1' });
