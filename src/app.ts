@@ -12,7 +12,7 @@ import { DatabaseThrottle, SignInThrottle } from './db/throttle.ts';
 import type { SessionHandle, Viewer } from './domain/context.ts';
 import { endSession, overTls, readSessionCookie, sessionCookieName, sessionViewer, startSession } from './domain/sessions.ts';
 import { uploadsDir } from './domain/uploads.ts';
-import { GRAPHIQL_ASSETS, graphiqlAssets, graphiqlPage } from './graphiql.ts';
+import { GRAPHIQL_ASSETS, graphiql } from './graphiql.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
 import { type Context, createContext, type Services } from './graphql/context.ts';
 import { LecternError, toGraphQLError } from './graphql/errors.ts';
@@ -276,7 +276,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     // answers the origins LECTERN_CORS_ORIGINS names, for /graphql and /api/v3 alike.
     cors: false,
     plugins: [limitTokens, takingTurnsByCost(schema, () => config.graphql.maxComplexity)],
-    // GraphiQL is Lectern's own build (./graphiql.ts), which graphiqlPage() below sends to every
+    // GraphiQL is Lectern's own build (./graphiql.ts), whose page below answers every
     // request yoga would have answered with its page (yoga's default loads it from a CDN).
     graphiql: false,
     landingPage: false,
@@ -332,13 +332,14 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   app.use(serveRouter({ services, fast }));
 
   // GraphiQL's scripts, styles and fonts, on Lectern's own host (docs hosts were answered above).
-  app.use(GRAPHIQL_ASSETS, graphiqlAssets());
+  const graphiqlFiles = graphiql();
+  app.use(GRAPHIQL_ASSETS, graphiqlFiles.assets);
 
   app.use(PUBLIC_CORS_PATHS, publicCors());
   const cors = corsFor(config.corsOrigins);
   app.use([yoga.graphqlEndpoint, '/api/v3'], cors);
   // A browser's GET /graphql: GraphiQL's page, small, compressed at build time, its assets at immutable URLs (./graphiql.ts).
-  app.get(yoga.graphqlEndpoint, graphiqlPage());
+  app.get(yoga.graphqlEndpoint, graphiqlFiles.page);
 
   // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
   // parsed here (so malformed JSON gets our 400); every other body yoga accepts

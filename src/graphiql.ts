@@ -48,12 +48,8 @@ function fileAt(full: string): File {
   };
 }
 
-const loaded = new Map<string, Built>();
-
-/** The build in `dir`, read once (a few MB); undefined, and asked again next time, while there is none. */
-function built(dir: string): Built | undefined {
-  const known = loaded.get(dir);
-  if (known) return known;
+/** The build in `dir`, read whole (a few MB); undefined while there is none. */
+function readBuild(dir: string): Built | undefined {
   const page = path.join(dir, 'index.html');
   if (!existsSync(page)) return undefined;
   const assets = new Map<string, File>();
@@ -61,20 +57,7 @@ function built(dir: string): Built | undefined {
   for (const name of existsSync(assetsDir) ? readdirSync(assetsDir) : []) {
     if (!/\.(?:br|gz)$/.test(name)) assets.set(`/assets/${name}`, fileAt(path.join(assetsDir, name)));
   }
-  const b = { page: fileAt(page), assets };
-  loaded.set(dir, b);
-  return b;
-}
-
-/** The codings an Accept-Encoding header allows (q > 0), by name. */
-function accepted(header: string | undefined): Set<string> {
-  const names = new Set<string>();
-  for (const part of (header ?? '').split(',')) {
-    const [name, ...params] = part.trim().toLowerCase().split(';');
-    const q = params.map((p) => /^\s*q\s*=\s*([\d.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
-    if (name && (q === undefined || Number(q) > 0)) names.add(name);
-  }
-  return names;
+  return { page: fileAt(page), assets };
 }
 
 /** True when If-None-Match names this file (any coding of it: they change together). */
@@ -88,26 +71,16 @@ function notModified(req: Request, hash: string): boolean {
 function send(req: Request, res: Response, f: File, cache: string) {
   res.set({ 'Content-Type': f.type, 'Cache-Control': cache, 'X-Content-Type-Options': 'nosniff' });
   if (f.br || f.gz) res.set('Vary', 'Accept-Encoding');
-  const codings = accepted(req.get('accept-encoding'));
   let body = f.bytes;
   let coding: 'br' | 'gzip' | undefined;
-  if (f.br && codings.has('br')) [body, coding] = [f.br, 'br'];
-  else if (f.gz && codings.has('gzip')) [body, coding] = [f.gz, 'gzip'];
+  // express's negotiator reads Accept-Encoding (q=0 refuses a coding; no header: the file itself).
+  if (f.br && req.acceptsEncodings('br')) [body, coding] = [f.br, 'br'];
+  else if (f.gz && req.acceptsEncodings('gzip')) [body, coding] = [f.gz, 'gzip'];
   res.set('ETag', `"${f.hash}${coding ? `.${coding}` : ''}"`);
   if (coding) res.set('Content-Encoding', coding);
   if (notModified(req, f.hash)) return void res.status(304).end();
   res.set('Content-Length', String(body.length));
   res.status(200).end(req.method === 'HEAD' ? undefined : body);
-}
-
-/** GET `/_/graphiql/assets/<file>`: one of GraphiQL's files, immutable; anything else passes on. */
-export function graphiqlAssets(dir = GRAPHIQL_DIR): RequestHandler {
-  return (req, res, next) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
-    const f = built(dir)?.assets.get(req.path);
-    if (!f) return next();
-    send(req, res, f, IMMUTABLE);
-  };
 }
 
 const NOT_BUILT =
@@ -116,17 +89,32 @@ const NOT_BUILT =
   'The GraphQL API answers meanwhile: a POST of JSON to /graphql.</p></main></body></html>';
 
 /**
- * GET /graphql from a browser (yoga's own test, shouldRenderGraphiQL: Accept names text/html): the
- * page, compressed, `no-cache` (asked again each visit, answered 304 while it is the same, so a new
- * Lectern's assets are found at once); 503 saying to run `npm run web:build` while there is no
- * build. Anything else (JSON, a query in the URL asked for as JSON, POSTs) passes on to yoga.
+ * GraphiQL's two handlers, over one reading of the build in `dir` (kept by them, made at the first
+ * request that finds it; asked again while there is none):
+ * - `page`: GET /graphql from a browser (yoga's own test, shouldRenderGraphiQL: Accept names
+ *   text/html): the page, compressed, `no-cache` (asked again each visit, answered 304 while it is
+ *   the same, so a new Lectern's assets are found at once); 503 saying to run `npm run web:build`
+ *   while there is no build. Anything else (JSON, a query in the URL asked for as JSON, POSTs)
+ *   passes on to yoga.
+ * - `assets`: GET `/_/graphiql/assets/<file>`: one of GraphiQL's files, immutable; anything else
+ *   passes on.
  */
-export function graphiqlPage(dir = GRAPHIQL_DIR): RequestHandler {
-  return (req, res, next) => {
-    const method = req.method === 'HEAD' ? 'GET' : req.method;
-    if (!shouldRenderGraphiQL({ method, headers: { get: (name: string) => req.get(name) ?? null } } as unknown as globalThis.Request)) return next();
-    const b = built(dir);
-    if (!b) return void res.status(503).set({ 'Cache-Control': 'no-store', 'Retry-After': '60' }).type('html').send(NOT_BUILT);
-    send(req, res, b.page, 'no-cache');
+export function graphiql(dir = GRAPHIQL_DIR): { page: RequestHandler; assets: RequestHandler } {
+  let build: Built | undefined;
+  const built = () => (build ??= readBuild(dir));
+  return {
+    page: (req, res, next) => {
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
+      if (!shouldRenderGraphiQL({ method, headers: { get: (name: string) => req.get(name) ?? null } } as unknown as globalThis.Request)) return next();
+      const b = built();
+      if (!b) return void res.status(503).set({ 'Cache-Control': 'no-store', 'Retry-After': '60' }).type('html').send(NOT_BUILT);
+      send(req, res, b.page, 'no-cache');
+    },
+    assets: (req, res, next) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+      const f = built()?.assets.get(req.path);
+      if (!f) return next();
+      send(req, res, f, IMMUTABLE);
+    },
   };
 }

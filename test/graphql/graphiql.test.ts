@@ -14,7 +14,7 @@ import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLAIN_SESSION_COOKIE, startSession } from '../../src/domain/sessions.ts';
 import { createUser } from '../../src/domain/users.ts';
-import { GRAPHIQL_DIR, graphiqlPage } from '../../src/graphiql.ts';
+import { GRAPHIQL_DIR, graphiql } from '../../src/graphiql.ts';
 import { servedTestApp, type TestApp } from '../helpers/app.ts';
 import { launchChromium } from '../helpers/publish.ts';
 import { type RawResponse, rawRequest } from '../serve/world.ts';
@@ -210,7 +210,7 @@ describe('GraphiQL', () => {
   });
 
   it('says to run npm run web:build when GraphiQL is not built', async () => {
-    const app = express().get('/graphql', graphiqlPage(path.join(GRAPHIQL_DIR, 'not-built')));
+    const app = express().get('/graphql', graphiql(path.join(GRAPHIQL_DIR, 'not-built')).page);
     const res = await supertest(app).get('/graphql').set('accept', 'text/html');
     expect(res.status).toBe(503);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
