@@ -177,9 +177,10 @@ if (dbKind() === 'postgres') {
       await new Promise((r) => proc.once('exit', r));
       const rescuer = await startTestWorker(t, { leaseSeconds: 4 });
       try {
-        await until('the build to be taken back', async () => {
+        // Requeued (no worker) and claimed are two steps; wait for the claim.
+        await until('the build to be taken back by another worker', async () => {
           const b = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
-          return b.workerId !== victim;
+          return b.workerId !== null && b.workerId !== victim;
         });
         // Taken back once the dead worker's lease had run out, not while it still held it.
         const retaken = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
