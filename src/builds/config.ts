@@ -53,7 +53,7 @@ export interface MkdocsConfig {
   fail_on_warning: boolean;
 }
 
-/** The build's `config`: rtd-behavior §9.2, keys in Read the Docs' order. */
+/** The build's `config`: docs/design/read-the-docs.md §8.2, keys in Read the Docs' order. */
 export interface BuildConfig {
   version: '2';
   formats: OfflineFormat[];
@@ -277,7 +277,7 @@ async function normalize(root: string, file: string | null, raw: Mapping, doc: D
   const search = c.search(raw.search);
   c.throwIfAny(file);
 
-  // Which documentation this is, and where its configuration lives (rtd-behavior §9.2 `doctype`).
+  // Which documentation this is, and where its configuration lives (docs/design/read-the-docs.md §8.2 `doctype`).
   const hasKey = raw.sphinx != null || raw.mkdocs != null;
   const jobs = build.jobs;
   const newJobsOverridden = [jobs.create_environment, jobs.install, ...Object.values(jobs.build)].some((j) => j !== null);

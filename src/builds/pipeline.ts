@@ -355,7 +355,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       );
     }
     const jobs = config.build?.jobs;
-    /** The commands of one `build.jobs` entry, each in bash, in order (rtd-behavior §9.3). */
+    /** The commands of one `build.jobs` entry, each in bash, in order (docs/design/read-the-docs.md §8.3). */
     const runJob = async (name: string, commands: string[] | null | undefined, network: boolean) => {
       for (const command of commands ?? []) await run(`build.jobs.${name}`, `build.jobs.${name}`, ['bash', '-c', command], { network, mayskip: true });
     };

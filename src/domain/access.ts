@@ -1,4 +1,4 @@
-// Who may see and change what (rtd-behavior §1.2), in one place: maintainers write; everyone else
+// Who may see and change what (docs/design/read-the-docs.md §2.2), in one place: maintainers write; everyone else
 // reads public data only. Each read rule has two faces (Rule): a Prisma condition for lists and a
 // check of one row, tested to agree. GraphQL, the docs server, embed and webhooks use these, never
 // a copy. Writes look the project up without a privacy filter and then answer 401, 404 or 403 in

@@ -1,5 +1,5 @@
 // Project environment variables: given to builds, never shown again. Values are encrypted at rest;
-// limits follow Read the Docs (rtd-behavior §5.8), and names follow its dashboard rules, since a
+// limits follow Read the Docs (docs/design/read-the-docs.md §4.8), and names follow its dashboard rules, since a
 // build's shell must be able to export them.
 import type { EnvironmentVariable, Prisma } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';

@@ -1,5 +1,5 @@
 // A project's maintainers (added by username, removed; a project always keeps one) and its
-// translations (Read the Docs' dashboard rules, rtd-behavior §5.5: API v3 only lists them).
+// translations (Read the Docs' dashboard rules, docs/design/read-the-docs.md §4.5: API v3 only lists them).
 // Callers' rights are checked by the GraphQL fields (maintainerOfProject); the rules about the
 // projects and users named are checked here, under a lock on the project rows they read.
 import type { Prisma } from '../generated/prisma/client.ts';

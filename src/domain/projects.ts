@@ -1,4 +1,4 @@
-// Importing and updating projects, with Read the Docs' rules (rtd-behavior §1.4, §5.1, §5.9).
+// Importing and updating projects, with Read the Docs' rules (docs/design/read-the-docs.md §2.4, §4.1, §4.9).
 // An import creates the machine-managed `latest` version and queues its first build.
 import { Prisma, type Project } from '../generated/prisma/client.ts';
 import { projectToChange, signedIn } from './access.ts';
@@ -165,7 +165,7 @@ export interface UpdateProjectInput extends Omit<ImportProjectInput, 'repository
   externalBuildsPrivacyLevel?: 'public' | 'private' | null;
 }
 
-/** PATCH semantics: only the fields given change; the slug never does (rtd-behavior §1.4). */
+/** PATCH semantics: only the fields given change; the slug never does (docs/design/read-the-docs.md §2.4). */
 export async function updateProject(ctx: Context, slug: string, input: UpdateProjectInput, query: ProjectQuery = {}): Promise<Project> {
   const project = await projectToChange(ctx, slug);
   const c = new Collector();
@@ -209,7 +209,7 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   return ctx.prisma
     .$transaction(async (tx) => {
       const updated = await tx.project.update({ ...query, where: { id: project.id }, data });
-      // A machine `latest` follows the default branch (rtd-behavior §5.2).
+      // A machine `latest` follows the default branch (docs/design/read-the-docs.md §4.2).
       if (input.defaultBranch !== undefined) {
         await tx.version.updateMany({
           where: { projectId: project.id, slug: 'latest', machine: true },

@@ -1,6 +1,6 @@
 // Redirect rules: the seed's five types with its required-field table, and Read the Docs' current
 // names for the clean-URL pair; Read the Docs' wildcard checks, normalization and ordering by
-// position (rtd-behavior §2.4, §5.7, docs/design/rest-api.md). A redirect keeps the type name it was created with.
+// position (docs/design/read-the-docs.md §3.4, §4.7, docs/design/rest-api.md). A redirect keeps the type name it was created with.
 import type { Prisma, Redirect, RedirectType } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';

@@ -1,4 +1,4 @@
-// Subproject relationships, checked in Read the Docs' order (rtd-behavior §5.4): only one level
+// Subproject relationships, checked in Read the Docs' order (docs/design/read-the-docs.md §4.4): only one level
 // of nesting, a child belongs to one parent, aliases unique per parent.
 import { Prisma, type Subproject as SubprojectRow } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';

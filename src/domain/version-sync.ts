@@ -1,5 +1,5 @@
 // Keeps a project's versions in step with its repository's branches and tags, and maintains the
-// machine-managed `latest` and `stable` (rtd-behavior §5.2). The refs come from `git ls-remote`,
+// machine-managed `latest` and `stable` (docs/design/read-the-docs.md §4.2). The refs come from `git ls-remote`,
 // read by a worker, from a queued sync job (sync-versions, webhooks) or beside a build after its
 // clone; this file decides and writes, and queues the job.
 import { explain, rcompare } from '@renovatebot/pep440';
@@ -146,7 +146,7 @@ export async function syncProjectVersions(ctx: Pick<Services, 'prisma' | 'config
 /**
  * Queues a sync of the project's versions, run by a worker (src/builds/version-sync-queue.ts);
  * false, and nothing queued, when the project has no `latest` to sync from, as Read the Docs'
- * `trigger_sync_versions` answers (rtd-behavior §1.4, §7.4). True means queued, not done.
+ * `trigger_sync_versions` answers (docs/design/read-the-docs.md §2.4, §6.4). True means queued, not done.
  */
 export async function queueProjectVersionSync(ctx: Pick<Services, 'prisma'>, projectId: number): Promise<boolean> {
   const hasLatest = await ctx.prisma.version.count({ where: { projectId, slug: 'latest', project: { uploadOnly: false } } });

@@ -1,4 +1,4 @@
-// Version activation and visibility (rtd-behavior §1.4 "Version update", §5.3): deactivating
+// Version activation and visibility (docs/design/read-the-docs.md §2.4 "Version update", §4.3): deactivating
 // marks the version unbuilt (its files stop being served); activating queues a build.
 import type { Prisma, Version } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';

@@ -1,4 +1,4 @@
-// Incoming webhooks from GitHub, GitLab, Bitbucket and generic clients (rtd-behavior §7): find the
+// Incoming webhooks from GitHub, GitLab, Bitbucket and generic clients (docs/design/read-the-docs.md §6): find the
 // project and integration, verify the payload against the integration's secret, then build the
 // versions a push touches or sync versions on branch/tag create and delete. HTTP-free: the router
 // in src/webhooks/ hands in the raw request and writes back the status and body this returns.
@@ -30,7 +30,7 @@ export interface WebhookResponse {
   event?: string;
 }
 
-// The exact bodies of rtd-behavior §7.2–§7.4.
+// The exact bodies of docs/design/read-the-docs.md §6.2–§6.4.
 const PROJECT_NOT_FOUND = 'Project not found';
 const NO_INTEGRATION = 'No Integration matches the given query.';
 const MULTIPLE = 'Multiple integrations found for this project. Please use the webhook URL with an explicit integration ID.';
@@ -185,7 +185,7 @@ async function pipeline(s: Services, req: WebhookRequest, seen: Seen): Promise<W
   const project = await s.prisma.project.findUnique({ where: { slug: req.projectSlug } });
   if (!project) return detail(404, PROJECT_NOT_FOUND);
   if (project.uploadOnly) return detail(400, 'This project is upload-only: it has no repository to build from.');
-  // rtd-behavior §7.2 step 2 (406 for a disabled project) has no counterpart: Lectern has no
+  // docs/design/read-the-docs.md §6.2 step 2 (406 for a disabled project) has no counterpart: Lectern has no
   // disabled projects.
 
   // An id past the column's range names no integration (and must not reach the query as one).
@@ -226,7 +226,7 @@ async function pipeline(s: Services, req: WebhookRequest, seen: Seen): Promise<W
 
   // A generic integration is called by a maintainer with an API token (as a logged-in maintainer
   // on Read the Docs), or with the integration's token in the body. On `/webhook/generic/<project>/`
-  // the body token works too (Read the Docs answers 404 there by accident, §7.6).
+  // the body token works too (Read the Docs answers 404 there by accident, docs/design/read-the-docs.md §6.5).
   if (provider === 'generic' && !(await maintainerCalls(s, project, req))) {
     const token = payload.token;
     if (token === undefined) return detail(403, 'Authentication credentials were not provided.');
@@ -267,7 +267,7 @@ function parseRef(ref: unknown): Ref {
   if (typeof ref !== 'string' || ref === '') throw new Refused(400, 'Parameter "ref" is required');
   if (ref.startsWith('refs/heads/') && ref.length > 11) return { name: ref.slice(11), type: 'branch' };
   if (ref.startsWith('refs/tags/') && ref.length > 10) return { name: ref.slice(10), type: 'tag' };
-  // Read the Docs raises an uncaught ValueError here (a 500, §10.3); this is bad input, so a 400.
+  // Read the Docs raises an uncaught ValueError here (a 500, docs/design/read-the-docs.md §6.4); this is bad input, so a 400.
   throw new Refused(400, 'Parameter "ref" must be refs/heads/<branch> or refs/tags/<tag>');
 }
 
@@ -465,7 +465,7 @@ async function genericApi(s: Services, project: Project, payload: Record<string,
 
 /**
  * Points a machine-managed `latest` at the provider's default branch, when the project has not
- * chosen one itself (rtd-behavior §5.2, `update_default_branch`).
+ * chosen one itself (docs/design/read-the-docs.md §4.2, `update_default_branch`).
  */
 async function followDefaultBranch(s: Services, project: Project, branch: string | undefined): Promise<void> {
   if (!branch || project.defaultBranch) return;

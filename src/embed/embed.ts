@@ -1,4 +1,4 @@
-// The v2 embed API's core (rtd-behavior §6.4, "Historical algorithm", docs/design/rest-api.md): finds the
+// The v2 embed API's core (docs/design/read-the-docs.md §5.2, docs/design/rest-api.md): finds the
 // project, version and page a request names, reads the page from the HTML the version's published
 // build stored, and returns a section of it. GraphQL's `Query.embed` calls this; the REST route
 // runs that field. Private projects and versions are found only by those who may see them.

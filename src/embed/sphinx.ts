@@ -1,4 +1,4 @@
-// The HTML half of the v2 embed API (rtd-behavior §6.4, "Historical algorithm"), on the HTML pages
+// The HTML half of the v2 embed API (docs/design/read-the-docs.md §5.2), on the HTML pages
 // Sphinx wrote rather than the `.fjson` files Read the Docs kept: a page is parsed once into what
 // every embed of it needs (its table of contents and its elements by id), and each request only
 // picks a section out of that and writes it with absolute links.

@@ -9,7 +9,7 @@ export * from '../domain/errors.ts';
 
 /** The GraphQL error a domain error is shown as, at the place (path, nodes) `located` was raised. */
 export function toGraphQLError(error: LecternError, located?: GraphQLError): GraphQLError {
-  // DRF answers every 401 with the scheme to use (rtd-behavior §0); yoga sends `http.headers`.
+  // DRF answers every 401 with the scheme to use (docs/design/read-the-docs.md §1.1); yoga sends `http.headers`.
   const headers = error.code === 'UNAUTHENTICATED' ? { headers: { 'WWW-Authenticate': 'Token' } } : {};
   return new GraphQLError(error.message, {
     nodes: located?.nodes,

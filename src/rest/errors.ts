@@ -1,4 +1,4 @@
-// Errors as Read the Docs' API answers them (DRF bodies, rtd-behavior §0): `{"detail": …}` for
+// Errors as Read the Docs' API answers them (DRF bodies, docs/design/read-the-docs.md §1.1): `{"detail": …}` for
 // 401/403/404/405/429, `{"field": ["msg"]}` for 400, or a bare list for rules checked on save.
 import type { GraphQLFormattedError } from 'graphql';
 import { snake } from './input.ts';

@@ -1,4 +1,4 @@
-// `fields`, `omit` and `expand` as drf-flex-fields 1.0.2 reads them (rtd-behavior §2.9), turned
+// `fields`, `omit` and `expand` as drf-flex-fields 1.0.2 reads them (docs/design/read-the-docs.md §3.7), turned
 // into one small tree per nesting level. The REST resources use it to decide both which GraphQL
 // fields to select and which JSON keys to write.
 

@@ -1,5 +1,5 @@
 // The REST adapter: matches a request to its route entry, checks in Read the Docs' order
-// (authentication, permission, throttle, method, lookup, validation; rtd-behavior §1.3), turns
+// (authentication, permission, throttle, method, lookup, validation; docs/design/read-the-docs.md §2.3), turns
 // fields/omit/expand, filters and pagination into one GraphQL operation, runs it through yoga and
 // writes the JSON. One router serves both APIs: v3 (tokens, flex fields, sorted keys) and, with
 // its options, v2 (anonymous public reads, plain representations). It never touches the database.
@@ -236,7 +236,7 @@ interface Counted {
 
 /**
  * An answer DRF gives before its throttle counts: 401, 403, and on a maintainers' route the 404 of
- * its project (the parent lookup is part of the permission check, rtd-behavior §1.3).
+ * its project (the parent lookup is part of the permission check, docs/design/read-the-docs.md §2.3).
  */
 function isPermissionRefusal(e: unknown, maintainersRoute: boolean): boolean {
   if (!(e instanceof RestError)) return false;
@@ -255,7 +255,7 @@ export function restRouter(opts: RouterOptions): express.Router {
 
   // The body is read up front (bounded), but a body that cannot be read only counts where the
   // route reads it, after authentication, permission, throttle, method and lookup: DRF parses
-  // `request.data` lazily (rtd-behavior §1.3). `strict: false`: a JSON string or number is valid
+  // `request.data` lazily (docs/design/read-the-docs.md §2.3). `strict: false`: a JSON string or number is valid
   // JSON, and the serializer, not the parser, says it is not a dictionary.
   const parseJson = express.json({ limit: opts.maxBodyBytes, type: () => true, strict: false });
   const isUpload = (req: Request) => {
@@ -456,7 +456,7 @@ export function restRouter(opts: RouterOptions): express.Router {
       data = data.data as Node;
     }
     if (data === null || data === undefined) {
-      // A nested list under a project the caller cannot see is an empty page (rtd-behavior §1.2),
+      // A nested list under a project the caller cannot see is an empty page (docs/design/read-the-docs.md §2.2),
       // except on a maintainers' route, where the project's lookup is part of the permission check.
       if (needsMaintainer && resultPath[0] === 'project' && !dig(result.data, ['project'])) throw routeError(notFound('Project'));
       if (route.envelope === 'page') {

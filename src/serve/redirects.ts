@@ -1,6 +1,6 @@
 // Which user redirect answers a request for hosted docs: the seed's five types matched as Read the
 // Docs' legacy code did, and its current names for the clean-URL pair matched as their old names
-// (docs/design/rest-api.md; rtd-behavior §5.7), first match in position order. Pure: the router decides when to ask (forced ones before files, others on a miss).
+// (docs/design/rest-api.md; docs/design/read-the-docs.md §4.7), first match in position order. Pure: the router decides when to ask (forced ones before files, others on a miss).
 // @see docs/design/rest-api.md "Redirects"
 import { REDIRECT_KIND } from '../domain/redirects.ts';
 import type { RedirectType } from '../generated/prisma/client.ts';

@@ -1,4 +1,4 @@
-// The HTTP side of incoming webhooks (rtd-behavior §7.1), mounted at /api/v2/webhook: reads the raw
+// The HTTP side of incoming webhooks (docs/design/read-the-docs.md §6.1), mounted at /api/v2/webhook: reads the raw
 // body (signatures are over the exact bytes), hands it to src/domain/webhooks.ts, writes its answer.
 // Every refusal is a 4xx with a JSON `{"detail": ...}` body; secrets and signatures are never logged.
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';

@@ -1,4 +1,4 @@
-// Who sees what through /graphql (rtd-behavior §0, §1.2): everyone reads public data; maintainers
+// Who sees what through /graphql (docs/design/read-the-docs.md §1.1, §2.2): everyone reads public data; maintainers
 // also read their private projects, versions and builds, their redirects and variables; a bad
 // token is refused even where no token is needed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // Build environment variables through /graphql: the value goes in and never comes out, is stored
-// encrypted, and is bounded per variable and per project (rtd-behavior §5.8); names must be
+// encrypted, and is bounded per variable and per project (docs/design/read-the-docs.md §4.8); names must be
 // something a build's shell can export.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cipher } from '../../src/secrets.ts';

@@ -1,5 +1,5 @@
 // Incoming-webhook integrations through /graphql: the secret is shown once, by the mutation that
-// creates it, and is stored encrypted (docs/design/settings.md, rtd-behavior §7).
+// creates it, and is stored encrypted (docs/design/settings.md, docs/design/read-the-docs.md §6).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cipher } from '../../src/secrets.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';

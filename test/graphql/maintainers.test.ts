@@ -1,6 +1,6 @@
 // A project's maintainers and translations through /graphql (issue 12, for the dashboard's project
 // settings): maintainers are added by username and removed, and a project keeps one; translations
-// follow Read the Docs' dashboard rules (rtd-behavior §5.5) and are served under the main project.
+// follow Read the Docs' dashboard rules (docs/design/read-the-docs.md §4.5) and are served under the main project.
 // Only maintainers change either; a refused change changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.ts';

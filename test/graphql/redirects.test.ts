@@ -1,6 +1,6 @@
 // Creating, changing and deleting redirects through /graphql: the seed's five types and their
 // required fields (seed 2.7), Read the Docs' wildcard checks, normalization and positions
-// (rtd-behavior §5.7), HTTP status and the per-project limit (docs/design/rest-api.md).
+// (docs/design/read-the-docs.md §4.7), HTTP status and the per-project limit (docs/design/rest-api.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.ts';
 

@@ -1,5 +1,5 @@
 // Adding and removing subprojects through /graphql, with Read the Docs' rules checked in its
-// order (rtd-behavior §5.4): permission, child, alias format, nesting, alias uniqueness, slashes.
+// order (docs/design/read-the-docs.md §4.4): permission, child, alias format, nesting, alias uniqueness, slashes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.ts';
 

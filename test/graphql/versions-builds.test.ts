@@ -1,5 +1,5 @@
 // Changing a project, activating and hiding its versions, and triggering builds through /graphql,
-// as a maintainer's dashboard would (rtd-behavior §1.4, §5.3, §5.6; docs/design/builds.md).
+// as a maintainer's dashboard would (docs/design/read-the-docs.md §2.4, §4.3, §4.6; docs/design/builds.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.ts';
 

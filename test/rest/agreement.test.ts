@@ -116,7 +116,7 @@ const subproject = (s: Node) => {
 };
 
 const REDIRECT = 'id type fromUrl toUrl force enabled description httpStatus position createdAt modifiedAt project { slug }';
-/** Detail and list show an empty URL as null (rtd-behavior §2.4). */
+/** Detail and list show an empty URL as null (docs/design/read-the-docs.md §3.4). */
 const redirect = (r: Node) => ({
   pk: r.id,
   type: r.type,

@@ -1,4 +1,4 @@
-// GET /api/v2/embed/ (seed-api §4.2, rtd-behavior §6.4 "Historical algorithm") on real Sphinx
+// GET /api/v2/embed/ (docs/design/rest-api.md "v2 routes", docs/design/read-the-docs.md §5.2) on real Sphinx
 // output: the fixture project in test/fixtures/embed-sphinx/ is built once with sphinx-build and
 // published as builds of several versions, then embedded by project+doc, by path, by url; section
 // lookup by id, title, label, heading text, glossary term and option; 400/404 bodies; privacy;

@@ -1,6 +1,6 @@
 // Every v3 route × every kind of caller, through the real HTTP stack: no token and a bad token get
 // 401, a user who does not maintain the project gets 403 on maintainers' routes (and the data on
-// public reads), the maintainer gets the route's success status (docs/design/rest-api.md, rtd-behavior §1).
+// public reads), the maintainer gets the route's success status (docs/design/rest-api.md, docs/design/read-the-docs.md §2).
 // The routes come from `v3Routes`, so a new route is covered as soon as it is added. Two
 // properties hold across all of it: a private project never shows to a non-maintainer, and no
 // response ever carries an environment variable's value.
@@ -21,8 +21,8 @@ const DETAIL: Record<number, string> = {
 
 /**
  * What each route answers a signed-in user who does not maintain the project (`other`) and its
- * maintainer, written out by hand from Read the Docs' behaviour (rtd-behavior §1, §1.3, the
- * fixtures table) rather than read from the route's own declaration, so a route declared wrongly
+ * maintainer, written out by hand from Read the Docs' behaviour (docs/design/read-the-docs.md §2, §2.3,
+ * and §7 on the fixture tests) rather than read from the route's own declaration, so a route declared wrongly
  * fails here. Public reads answer everyone; writes, and redirects and environment variables even
  * to read, are the maintainers'. Every route needs a token (401 without one, docs/design/rest-api.md).
  */
@@ -131,7 +131,7 @@ describe('the routes under test', () => {
     }
   });
 
-  it('include every write of seed-api §4.1 and the reads around them', () => {
+  it('include every write of docs/design/rest-api.md "v3 routes" and the reads around them', () => {
     const names = new Set(v3Routes.map((r) => `${r.method} ${r.path}`));
     for (const r of [
       'GET /projects/',

@@ -1,5 +1,5 @@
-// Rate limits on REST v3 and the order in which a request is checked (rtd-behavior §0 Throttling,
-// §1.3, §5.10; docs/design/rest-api.md): authentication, permission, throttle, method, lookup, validation.
+// Rate limits on REST v3 and the order in which a request is checked (docs/design/read-the-docs.md §1.3,
+// §2.3; docs/design/rest-api.md): authentication, permission, throttle, method, lookup, validation.
 // Over the rate: 429 {"detail": "Request was throttled. Expected available in N seconds."} with
 // Retry-After. Requests refused before the throttle (401, 403, a parent's 404) are not counted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

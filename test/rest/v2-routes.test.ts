@@ -1,7 +1,7 @@
-// Every /api/v2 route (seed-api §4.2) through the real HTTP stack, on Read the Docs' fixture world
+// Every /api/v2 route (docs/design/rest-api.md "v2 routes") through the real HTTP stack, on Read the Docs' fixture world
 // (world.ts) plus private data that must never show: whole bodies compared with golden files
 // (test/rest/golden/v2-*.json), filters, pagination, 404 bodies, and the v2 field shapes of
-// seed-api §2.10 (datetimes without offset, scheme-relative downloads, `error` "" on success).
+// docs/design/rest-api.md "v2 representations" (datetimes without offset, scheme-relative downloads, `error` "" on success).
 import type { Response } from 'supertest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PrismaClient } from '../../src/db/database.ts';
@@ -128,7 +128,7 @@ beforeEach(async () => {
 
 const V2_DATETIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/;
 
-/** Every datetime of a v2 body is without offset and with microseconds (seed-api §2.10). */
+/** Every datetime of a v2 body is without offset and with microseconds (docs/design/rest-api.md "v2 representations"). */
 function checkDatetimes(body: unknown, where: string): void {
   if (Array.isArray(body)) {
     for (const b of body) checkDatetimes(b, where);

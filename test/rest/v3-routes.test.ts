@@ -1,8 +1,8 @@
 // Every /api/v3 route, and every status it can answer, through the real HTTP stack on Read the
-// Docs' own fixture world (rtd-behavior §8.2): whole bodies compared with golden files
+// Docs' own fixture world (docs/design/read-the-docs.md §7): whole bodies compared with golden files
 // (test/rest/golden/<name>.json), the same on both databases. Each test starts from the world as made.
 // Besides the bodies, every response is checked to be JSON (except the empty ones: 204, and the
-// superproject 404) and every v3 body to have its keys sorted at every level (rtd-behavior §0).
+// superproject 404) and every v3 body to have its keys sorted at every level (docs/design/read-the-docs.md §1.2).
 import type { Response } from 'supertest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Cipher } from '../../src/secrets.ts';
@@ -102,7 +102,7 @@ function pythonSortedJson(value: unknown): string {
 
 const DATETIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$/;
 
-/** Every datetime field is UTC with `Z`, and microseconds only when there are any (rtd-behavior §0). */
+/** Every datetime field is UTC with `Z`, and microseconds only when there are any (docs/design/read-the-docs.md §1.2). */
 function checkDatetimes(body: unknown, where: string): void {
   if (Array.isArray(body)) {
     for (const b of body) checkDatetimes(b, where);
@@ -165,7 +165,7 @@ function pin(body: any, ...paths: string[]): any {
   return copy;
 }
 
-/** `new-project` (rtd-behavior §8.2 `_create_new_project`): like `project`, maintained by testuser. */
+/** `new-project` (docs/design/read-the-docs.md §7 `_create_new_project`): like `project`, maintained by testuser. */
 async function createNewProject(): Promise<void> {
   await t.db.prisma.project.create({
     data: {
@@ -248,7 +248,7 @@ describe('root and authentication', () => {
   });
 });
 
-describe('_links key sets (rtd-behavior §2.8)', () => {
+describe('_links key sets (docs/design/read-the-docs.md §3.6)', () => {
   it('Project 10, Version 3, Build 4, Subproject 2, Redirect 2, environment variable 2; all absolute', async () => {
     const keys = (o: Record<string, unknown>) => Object.keys(o).sort();
     const project = (await get('/projects/project/')).body._links;

@@ -1,4 +1,4 @@
-// The fixture world of Read the Docs' own v3 tests (rtd-behavior §8.2), made in Lectern's
+// The fixture world of Read the Docs' own v3 tests (docs/design/read-the-docs.md §7), made in Lectern's
 // database with pinned ids and timestamps, so whole response bodies can be compared with golden
 // files. Tokens `me` (testuser, maintains `project`) and `other` (maintains `others-project`).
 import type { PrismaClient } from '../../src/db/database.ts';

@@ -1,4 +1,4 @@
-// User redirects at serve time (docs/design/rest-api.md, rtd-behavior §5.7 "Legacy behavior"): every type,
+// User redirects at serve time (docs/design/rest-api.md, docs/design/read-the-docs.md §4.7 "Legacy behaviour"): every type,
 // forced ones before files and the others only for missing pages, position order, 301/302, the
 // query kept, no open redirects, no loops; then the project's own 404 page, or a plain one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -8,7 +8,7 @@ import { schema } from '../../src/graphql/schema.ts';
 type Scopes = unknown;
 const scopesOf = (f: GraphQLField<unknown, unknown>): Scopes => (f.extensions as { pothosOptions?: { authScopes?: Scopes } }).pothosOptions?.authScopes;
 
-/** Types only a project's maintainers may read (rtd-behavior §1.2: redirects, variables and integrations are theirs even to read). */
+/** Types only a project's maintainers may read (docs/design/read-the-docs.md §2.2: redirects, variables and integrations are theirs even to read). */
 const MAINTAINERS_ONLY = new Set(['Redirect', 'RedirectPage', 'EnvironmentVariable', 'EnvironmentVariablePage', 'Integration']);
 /** Answers of writes, reached only through the write (whose own scope is checked above). */
 const WRITE_ANSWERS = new Set(['CreatedIntegration']);

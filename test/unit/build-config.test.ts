@@ -1,5 +1,5 @@
 // The build configuration: finding `.readthedocs.yaml`, its version 2 keys with every default filled
-// in (rtd-behavior §9.1–§9.2, docs/design/builds.md), the fallbacks without a file, and paths from an
+// in (docs/design/read-the-docs.md §8.1–§8.2, docs/design/builds.md), the fallbacks without a file, and paths from an
 // untrusted repository kept inside the checkout.
 import { execFileSync } from 'node:child_process';
 import { link, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// `fields`, `omit` and `expand` as drf-flex-fields 1.0.2 reads them (rtd-behavior §2.9), on the
+// `fields`, `omit` and `expand` as drf-flex-fields 1.0.2 reads them (docs/design/read-the-docs.md §3.7), on the
 // parsed query object express gives the router (a repeated parameter is an array).
 import { describe, expect, it } from 'vitest';
 import { expands, type FlexParams, includes, NO_FLEX, nested, parseFlex, permit, RecursiveExpansionError } from '../../src/rest/flex.ts';

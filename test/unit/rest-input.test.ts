@@ -1,5 +1,5 @@
 // A JSON body read as a GraphQL input, with Django REST framework's messages for values of the
-// wrong type (rtd-behavior §0 "Validation errors"). Checked against the committed schema.graphql,
+// wrong type (docs/design/read-the-docs.md §1.1). Checked against the committed schema.graphql,
 // the contract the REST adapter is written against.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,9 +1,9 @@
-// Project and version slugs as Read the Docs makes them (rtd-behavior §5.1, §5.3). The version
+// Project and version slugs as Read the Docs makes them (docs/design/read-the-docs.md §4.1, §4.3). The version
 // cases marked "RTD test" are the ones in readthedocs.org's rtd_tests/tests/test_version_slug.py.
 import { describe, expect, it } from 'vitest';
 import { projectSlug, VERSION_SLUG_PATTERN, versionSlug } from '../../src/domain/slug.ts';
 
-describe('projectSlug (rtd-behavior §5.1)', () => {
+describe('projectSlug (docs/design/read-the-docs.md §4.1)', () => {
   it.each([
     ['Test Project', 'test-project'],
     ['test-project', 'test-project'],
@@ -33,7 +33,7 @@ describe('projectSlug (rtd-behavior §5.1)', () => {
   });
 });
 
-describe('versionSlug (rtd-behavior §5.3, builds/version_slug.py)', () => {
+describe('versionSlug (docs/design/read-the-docs.md §4.3, builds/version_slug.py)', () => {
   it.each([
     ['1.0', '1.0'], // RTD test
     ['1%0', '1-0'], // RTD test

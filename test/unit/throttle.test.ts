@@ -1,4 +1,4 @@
-// The throttle's arithmetic, with the clock passed in (rtd-behavior §0 Throttling: DRF's
+// The throttle's arithmetic, with the clock passed in (docs/design/read-the-docs.md §1.3: DRF's
 // SimpleRateThrottle, a sliding window of the request times that were let through), and what the
 // PostgreSQL throttle does with its database's answers and failures (the count itself is tested on
 // a real server in test/postgres/throttle-processes.test.ts).

@@ -1,4 +1,4 @@
-// Incoming webhooks end to end (rtd-behavior §7): integrations made through GraphQL, payloads
+// Incoming webhooks end to end (docs/design/read-the-docs.md §6): integrations made through GraphQL, payloads
 // signed here with their secrets, versions synced from a real repository served by git daemon (by
 // a worker, from the sync the webhook queued), and what a user sees asserted: status, body, builds
 // queued, versions created or removed.
@@ -190,7 +190,7 @@ describe('GitHub', () => {
     const now = await versions(p.slug);
     expect(Object.keys(now).sort()).toEqual(['dev', 'latest', 'main', 'stable', 'v1.0', 'v2.0']);
     expect(now['v2.0']!.active).toBe(false);
-    // The newly promoted stable is built (rtd-behavior §5.2).
+    // The newly promoted stable is built (docs/design/read-the-docs.md §4.2).
     expect(queued).toEqual(['stable']);
 
     git(p.repo.work, 'push', '--quiet', 'origin', '--delete', 'dev');
@@ -411,7 +411,7 @@ describe('finding the project and the integration', () => {
   });
 });
 
-describe('the answer to a sync (rtd-behavior §7.4 sync_versions_response)', () => {
+describe('the answer to a sync (docs/design/read-the-docs.md §6.4 sync_versions_response)', () => {
   it('says versions_synced when the sync is queued, not done: the answer comes at once, whatever the repository does', async () => {
     const p = await project('sync-answer');
     const hook = await integration(p.slug, 'github');

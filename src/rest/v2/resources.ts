@@ -1,6 +1,7 @@
-// The v2 representations (seed-api §2.10, rtd-behavior §6.3) as resource tables over the GraphQL
-// types. Where the seed names a type and Read the Docs could answer null (a running build's
-// `length`, a version without an identifier), the seed's type wins (docs/design/rest-api.md): 0 or "".
+// The v2 representations (docs/design/rest-api.md "v2 representations",
+// docs/design/read-the-docs.md §5.1) as resource tables over the GraphQL types. Where the seed
+// names a type and Read the Docs could answer null (a running build's `length`, a version without
+// an identifier), the seed's type wins (docs/design/rest-api.md): 0 or "".
 
 import { NO_FLEX } from '../flex.ts';
 import { v2DateTime } from '../format.ts';

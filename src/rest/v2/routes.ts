@@ -1,4 +1,4 @@
-// Every /api/v2 route of seed-api §4.2 (deprecated, read-only, public data only) as an entry keyed
+// Every /api/v2 route of docs/design/rest-api.md "v2 routes" (deprecated, read-only, public data only) as an entry keyed
 // by the GraphQL coordinate it runs, through the same router as v3 (src/rest/router.ts) with v2's
 // options: anonymous, no flex fields, unsorted keys, `{"detail": "Not found."}` for missing ids.
 
@@ -169,7 +169,7 @@ export const v2Routes: Route[] = [
     name: 'embed',
     method: 'GET',
     path: '/embed/',
-    summary: 'A section of a page of public docs as HTML (rtd-behavior §6.4, historical algorithm)',
+    summary: 'A section of a page of public docs as HTML (the historical embed algorithm of Read the Docs)',
     auth: 'public',
     status: 200,
     envelope: 'object',

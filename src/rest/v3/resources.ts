@@ -1,4 +1,5 @@
-// The v3 representations (seed-api §2, rtd-behavior §2) as resource tables over the GraphQL types.
+// The v3 representations (docs/design/rest-api.md "v3 representations",
+// docs/design/read-the-docs.md §3) as resource tables over the GraphQL types.
 import { drfDateTime, titleCase } from '../format.ts';
 import { derived, expandInto, field, type JsonSchema, type Node, plain, type Resource, type RestEnv, selection, serialize } from '../resource.ts';
 
@@ -10,7 +11,7 @@ const links = (keys: string[], nullable: string[] = []): JsonSchema =>
   object(Object.fromEntries([...keys.map((k) => [k, uri]), ...nullable.map((k) => [k, orNull(uri)])]));
 const slug: JsonSchema = { type: 'string', description: 'A project slug.' };
 const choice = object({ code: { type: 'string' }, name: { type: 'string' } });
-/** A datetime as DRF writes it (rtd-behavior §0); null where the GraphQL field may be. */
+/** A datetime as DRF writes it (docs/design/read-the-docs.md §1.2); null where the GraphQL field may be. */
 const dateTime = (graphqlName: string) => derived(graphqlName, (n) => drfDateTime(n[graphqlName]), { type: 'string', format: 'date-time' });
 /** `project { slug }` written as the slug. */
 const projectSlug = field('project { slug }', (n) => n.project.slug, slug);

@@ -1,5 +1,6 @@
-// Every /api/v3 route as an entry keyed by the GraphQL coordinate it runs (its operation is built from the schema, ../operation.ts) (seed-api §4.1 plus the
-// routes of rtd-behavior §1.1 that its clients meet).
+// Every /api/v3 route as an entry keyed by the GraphQL coordinate it runs (its operation is built
+// from the schema, ../operation.ts): docs/design/rest-api.md "v3 routes", plus the routes of
+// docs/design/read-the-docs.md §2.1 that its clients meet.
 
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from '../../domain/choices.ts';
 import { RestError } from '../errors.ts';
