@@ -3,8 +3,11 @@
 // `../…` paths, in the comments of src/, test/ and the top-level configuration. A reference is
 // resolved against the repository root when it starts with docs/, src/, test/ or prisma/, else
 // against the citing file's directory; a section (`§2`, `"Steps"`), an anchor (`#x`) or a line
-// (`:12`) after it is not part of the path. URLs are not checked. The design decisions comments
-// cite live in docs/design/, so nothing may cite the spec or reference notes kept outside it.
+// (`:12`) after it is not part of the path. URLs are not checked. A numbered section of a
+// docs/design page (`docs/design/read-the-docs.md §2.9`, `§6.2–§6.4`, `§2.4, §4.1`) must be a
+// heading of that page. The design decisions comments cite live in docs/design/, so nothing may
+// cite the spec or reference notes kept outside it, by path or by their short names (the REST
+// contract and the Read the Docs notes: docs/design/rest-api.md and read-the-docs.md now).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -91,10 +94,43 @@ const CITES_URL = /\bhttps?:\/\//;
 /** `@see x.ts` (a file beside the citing one): the first word of each `,`/`;`-separated item. */
 const SEE = /@see\s+([^\n]*)/g;
 /**
- * The spec and reference notes kept outside the repository, by path or by the decisions page's name
- * (its sections are in docs/design/ now). Written so that this file does not match itself.
+ * The spec and reference notes kept outside the repository, by path, by the decisions page's name
+ * (its sections are in docs/design/ now), or by the short names comments gave the REST contract
+ * and the Read the Docs notes (what the code relies on of them is in docs/design/rest-api.md and
+ * docs/design/read-the-docs.md now). Written so that this file does not match itself.
  */
-const OUTSIDE = /shared\/(?:spec|reference)\b|\bdecisions(?:\.md)? \u00a7/u;
+const OUTSIDE = /shared\/(?:spec|reference)\b|\bdecisions(?:\.md)? \u00a7|\b(?:rtd-behavio[r]|seed-ap[i])\b/u;
+
+/** Pages outside src/ and test/ scanned for citations of those notes too: the design pages and the README. */
+function pagesToCheck(): string[] {
+  return [
+    'README.md',
+    ...readdirSync(path.join(root, 'docs/design'))
+      .filter((n) => n.endsWith('.md'))
+      .map((n) => `docs/design/${n}`),
+  ].sort();
+}
+
+/**
+ * The numbered sections a comment cites of a docs/design page: each `§N.M` after the page's path,
+ * up to the next path, `)` or `;` (`docs/design/read-the-docs.md §2.4 "Version update", §4.3` cites
+ * §2.4 and §4.3; `§6.2–§6.4` cites both ends).
+ */
+function sectionsIn(comment: string): { page: string; section: string }[] {
+  const out: { page: string; section: string }[] = [];
+  for (const m of comment.matchAll(/(?<![\w./@$-])(docs\/design\/[\w-]+\.md)((?:(?!(?<![\w./@$-])(?:docs|src|test|prisma)\/)[^;)])*)/g)) {
+    for (const s of m[2]!.matchAll(/\u00a7\s?(\d+(?:\.\d+)*)/gu)) out.push({ page: m[1]!, section: s[1]! });
+  }
+  return out;
+}
+
+/** Whether `page` has a heading numbered `section` (`## 2. …` for §2, `### 2.9 …` for §2.9). */
+function hasSection(page: string, section: string): boolean {
+  const file = path.join(root, page);
+  if (!existsSync(file)) return false;
+  const heading = new RegExp(String.raw`^#+\s+${section.replaceAll('.', String.raw`\.`)}\.?\s`, 'm');
+  return heading.test(readFileSync(file, 'utf8'));
+}
 
 function referencesIn(comment: string): string[] {
   const found = new Set<string>();
@@ -125,6 +161,29 @@ describe('references in comments', () => {
     expect(commentLines('a.ts', "const u = 'http://x/src/y.ts'; // see src/z.ts\n/**\n * test/a.ts\n */ code").map((c) => c.line)).toEqual([1, 2, 3]);
   });
 
+  it('finds the numbered sections cited of design pages, and the notes outside the repository by name', () => {
+    const cited = (c: string) => sectionsIn(c).map((s) => `${s.page} ${s.section}`);
+    expect(cited(' (docs/design/read-the-docs.md §2.4 "Version update", §4.3; RFC 9110 §14)')).toEqual([
+      'docs/design/read-the-docs.md 2.4',
+      'docs/design/read-the-docs.md 4.3',
+    ]);
+    expect(cited(' docs/design/a.md §6.2\u2013§6.4 and src/x.ts §1, docs/design/b.md "Steps", docs/design/c.md §3')).toEqual([
+      'docs/design/a.md 6.2',
+      'docs/design/a.md 6.4',
+      'docs/design/c.md 3',
+    ]);
+    expect(hasSection('docs/design/read-the-docs.md', '2')).toBe(true);
+    expect(hasSection('docs/design/read-the-docs.md', '2.99')).toBe(false);
+    expect(hasSection('docs/design/read-the-docs.md', '99')).toBe(false);
+    // Built from parts, so that this file does not cite them itself.
+    for (const name of ['rtd-', 'seed-']) {
+      const full = name === 'rtd-' ? `${name}behavior` : `${name}api`;
+      expect(OUTSIDE.test(`// as Read the Docs does (${full} \u00a72.9)`), full).toBe(true);
+      expect(OUTSIDE.test(`// ${full}.md`), full).toBe(true);
+    }
+    expect(OUTSIDE.test('// docs/design/read-the-docs.md §3.7')).toBe(false);
+  });
+
   it('every one names a file in this repository, and none the notes outside it', () => {
     const broken: string[] = [];
     for (const file of filesToCheck()) {
@@ -138,7 +197,17 @@ describe('references in comments', () => {
         for (const ref of referencesIn(c.text)) {
           if (!existsSync(resolve(file, ref))) broken.push(`${file}:${c.line}: ${ref} does not exist`);
         }
+        for (const { page, section } of sectionsIn(c.text)) {
+          if (!hasSection(page, section)) broken.push(`${file}:${c.line}: ${page} has no section ${section}`);
+        }
       }
+    }
+    for (const page of pagesToCheck()) {
+      readFileSync(path.join(root, page), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (OUTSIDE.test(line)) broken.push(`${page}:${i + 1}: cites notes outside the repository (${line.trim()})`);
+        });
     }
     expect(broken).toEqual([]);
   });
