@@ -26,6 +26,7 @@ const oneDatabaseTests = [
   'test/graphql/graphiql.test.ts',
   'test/search/search-box.test.ts',
   'test/builds/sandbox.test.ts', // the sandbox itself
+  'test/cli/control.test.ts', // the embedded database's control socket (PostgreSQL has none)
 ];
 const postgresOnlyTests = ['test/postgres/**/*.test.ts'];
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Entry point of the `lectern` command. Node 24 runs the TypeScript sources itself (type
 // stripping: tsconfig's erasableSyntaxOnly and verbatimModuleSyntax keep them strippable); an
-// older Node loads them through tsx.
+// older Node hands the command to node_modules/.bin's Node 24 (below), or, where there is none,
+// loads them through tsx.
 // Production unless the environment says otherwise, set before anything is loaded: graphql-js and
 // Pothos read it once, and drop their development checks (graphql-js's cross-realm instanceof
 // check, Pothos's unused-Prisma-selection check, which Lectern's tests keep on). The API answers a
@@ -14,11 +15,22 @@ process.env.NODE_ENV ??= 'production';
 // compiles them with its optimizing compiler, on the other core, work a process of a second never
 // uses: `token create` took 4.7 s of CPU and 3.4-5.4 s, and takes 1.5 s of CPU and 1.3-2.5 s
 // (docs/design/startup.md). `serve` and `worker` keep the optimized code for the long run.
+// Not when another process holds the embedded data dir: the command is then sent to it (src/control/),
+// and this process runs no WebAssembly.
+// Started by an older Node (the shebang's `node` where node_modules/.bin is not on PATH, or `node
+// src/bin.js`), the command starts again on the Node 24 that npm put in node_modules/.bin, which
+// then decides the rest.
 const ONE_SHOT = new Set(['migrate', 'user', 'token', 'search']);
 const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
-if (ONE_SHOT.has(command) && !process.execArgv.includes('--liftoff-only')) {
+const own = await ownNode();
+const again = own
+  ? [own, [...process.execArgv, ...process.argv.slice(1)]]
+  : ONE_SHOT.has(command) && !process.execArgv.includes('--liftoff-only') && !(await sentToHolder())
+    ? [process.execPath, ['--liftoff-only', ...process.execArgv, ...process.argv.slice(1)]]
+    : null;
+if (again) {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['--liftoff-only', ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
+  const child = spawn(again[0], again[1], { stdio: 'inherit' });
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   for (const s of signals) process.on(s, () => child.kill(s));
   const [code, signal] = await new Promise((resolve) => child.on('exit', (c, sig) => resolve([c, sig])));
@@ -40,3 +52,18 @@ if (!process.features.typescript) {
 }
 const { run } = await import('./cli.ts');
 await run(process.argv.slice(2));
+
+/** Whether the command will be sent to the process holding the embedded data dir (Node 24 only: an older Node cannot load the lock's TypeScript yet). */
+async function sentToHolder() {
+  if (!process.features.typescript || process.env.DATABASE_URL) return false;
+  const { dataDirHolder, DEFAULT_DATA_DIR } = await import('./db/lock.ts');
+  return dataDirHolder(process.env.LECTERN_DATA_DIR || DEFAULT_DATA_DIR) !== null;
+}
+
+/** node_modules/.bin's Node, where this Node cannot run Lectern's TypeScript and that one exists. */
+async function ownNode() {
+  if (process.features.typescript) return null;
+  const [{ existsSync }, { fileURLToPath }] = await Promise.all([import('node:fs'), import('node:url')]);
+  const node = fileURLToPath(new URL('../node_modules/.bin/node', import.meta.url));
+  return existsSync(node) ? node : null;
+}

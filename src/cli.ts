@@ -9,7 +9,10 @@
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { Worker } from './builds/worker.ts';
+import { runDbCommand, validationMessage } from './commands.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import type { ControlRequest } from './control/client.ts';
+import type { ControlServer } from './control/server.ts';
 import type { Database } from './db/database.ts';
 import { checkDataDirFree, DataDirInUseError } from './db/lock.ts';
 import { MigrationError } from './db/migrate.ts';
@@ -38,8 +41,13 @@ Configuration is read from the environment (see README.md).`;
 
 class UsageError extends Error {}
 
-/** Commands that open the database. */
-const DATABASE_COMMANDS = new Set(['serve', 'worker', 'migrate', 'user', 'token', 'search']);
+/** The options of the database commands. */
+interface Options {
+  email?: string;
+  admin?: boolean;
+  password?: string;
+  'password-stdin'?: boolean;
+}
 
 /** A password piped to the command (its first line), so it appears in no command line or shell history. */
 async function passwordFromStdin(): Promise<string> {
@@ -80,6 +88,7 @@ async function serve(config: Config): Promise<void> {
   }
   const { handler, storage } = buildApp({ config, db, log, secretKey: secret.key });
   const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key, storage) : null;
+  const control = await listenForCommands(config, db, log, `lectern serve (pid ${process.pid})`);
   const server: Server = await new Promise((resolve, reject) => {
     const s = createServer(handler).listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
@@ -105,7 +114,7 @@ async function serve(config: Config): Promise<void> {
     // Running builds get a while to finish; those still running are given back to the queue.
     const closed = new Promise((resolve) => server.close(resolve));
     server.closeIdleConnections();
-    await Promise.all([closed, worker?.stop(WORKER_GRACE_MS)]);
+    await Promise.all([closed, control?.close(), worker?.stop(WORKER_GRACE_MS)]);
     await db.close();
   });
 }
@@ -170,10 +179,22 @@ async function workerOnly(config: Config): Promise<void> {
   const secret = loadSecretKey(config.dataDir, config.secretKey);
   const storage = openStorage(config.storage);
   const worker = await startWorker(config, db, log, secret.key, storage);
+  const control = await listenForCommands(config, db, log, `lectern worker (pid ${process.pid})`);
   stopOnSignals(log, 'worker shutting down', async () => {
-    await worker.stop(WORKER_GRACE_MS);
+    await Promise.all([control?.close(), worker.stop(WORKER_GRACE_MS)]);
     await db.close();
   });
+}
+
+/**
+ * Where this process holds the embedded database: the data dir's control socket, on which the
+ * command line's database commands run here (src/control/); null on PostgreSQL, where they open
+ * their own connection.
+ */
+async function listenForCommands(config: Config, db: Database, log: Logger, holder: string): Promise<ControlServer | null> {
+  if (config.databaseUrl) return null;
+  const { listenControl } = await import('./control/server.ts');
+  return listenControl(config.dataDir, { db, config, log, holder });
 }
 
 async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
@@ -236,74 +257,61 @@ export async function main(argv: string[]): Promise<number> {
       throw e;
     }
   }
+  if (command === 'serve' || command === 'worker') {
+    const config = loadConfig();
+    // Refused at once while another process holds the embedded data dir, before loading anything.
+    if (!config.databaseUrl) checkDataDirFree(config.dataDir);
+    if (command === 'serve') await serve(config);
+    else await workerOnly(config);
+    return -1; // keeps running
+  }
+  const request = await readRequest(command, sub, name, values);
   const config = loadConfig();
-  // Refused at once while a server holds the embedded data dir: before a command loads its own
-  // code (the API's, the domain's, the Prisma client), which takes longer than the answer.
-  if (DATABASE_COMMANDS.has(command) && !config.databaseUrl) checkDataDirFree(config.dataDir);
-  switch (command) {
-    case 'serve':
-      await serve(config);
-      return -1; // keeps running
-    case 'worker':
-      await workerOnly(config);
-      return -1;
-    case 'migrate': {
-      // What this process applied: with several starters on one server, the others report none.
-      const db = await open(config, { shortLived: true });
-      await db.close();
-      console.log(db.applied.length ? `applied ${db.applied.length} migration(s): ${db.applied.join(', ')}` : 'the database is up to date');
-      return 0;
+  // While another process holds the embedded data dir, it runs the command (src/control/), before
+  // this one loads the database code; where none answers, the refusal says who holds it.
+  if (!config.databaseUrl) {
+    try {
+      checkDataDirFree(config.dataDir);
+    } catch (e) {
+      if (!(e instanceof DataDirInUseError)) throw e;
+      const { askControl } = await import('./control/client.ts');
+      const answer = await askControl(config.dataDir, request);
+      if (!answer) throw e;
+      process.stdout.write(answer.stdout);
+      process.stderr.write(answer.stderr);
+      return answer.code;
     }
-    case 'user': {
+  }
+  if (request.command === 'migrate') {
+    // What this process applied: with several starters on one server, the others report none.
+    const db = await open(config, { shortLived: true });
+    await db.close();
+    console.log(db.applied.length ? `applied ${db.applied.length} migration(s): ${db.applied.join(', ')}` : 'the database is up to date');
+    return 0;
+  }
+  return withDatabase(config, (db) => runDbCommand(request, db, config, { out: (l) => console.log(l), err: (l) => console.error(l) }));
+}
+
+/** The database command `argv` names, its password read from stdin where it comes from there. */
+async function readRequest(command: string, sub: string | undefined, name: string | undefined, values: Options): Promise<ControlRequest> {
+  switch (command) {
+    case 'migrate':
+      return { command: 'migrate' };
+    case 'user':
       if (sub === 'create' && name) {
         const password = values['password-stdin'] ? await passwordFromStdin() : values.password;
-        const { createUser } = await import('./domain/users.ts');
-        return withDatabase(config, async (db) => {
-          const { user, token } = await createUser(db.prisma, name, { email: values.email, password, isAdmin: values.admin });
-          console.log(`created ${user.isAdmin ? 'site admin' : 'user'} ${user.username}; API token (shown once):`);
-          console.log(token);
-          return 0;
-        });
+        return { command: 'user create', username: name, email: values.email, admin: values.admin, password };
       }
-      if (sub === 'set-password' && name) {
-        const password = values.password ?? (await passwordFromStdin());
-        const { setPassword } = await import('./domain/users.ts');
-        return withDatabase(config, async (db) => {
-          await setPassword(db.prisma, name, password);
-          console.log(`password of ${name} set`);
-          return 0;
-        });
-      }
+      if (sub === 'set-password' && name) return { command: 'user set-password', username: name, password: values.password ?? (await passwordFromStdin()) };
       throw new UsageError(
         'usage: lectern user create <username> [--email E] [--admin] [--password P | --password-stdin]\n       lectern user set-password <username> [--password P | --password-stdin]',
       );
-    }
-    case 'token': {
+    case 'token':
       if (sub !== 'create' || !name) throw new UsageError('usage: lectern token create <username>');
-      const { createTokenFor } = await import('./domain/users.ts');
-      return withDatabase(config, async (db) => {
-        const token = await createTokenFor(db.prisma, name);
-        console.log(`new API token for ${name} (shown once):`);
-        console.log(token);
-        return 0;
-      });
-    }
-    case 'search': {
+      return { command: 'token create', username: name };
+    case 'search':
       if (sub !== 'reindex') throw new UsageError('usage: lectern search reindex [project]');
-      const [{ reindexPublished }, { openStorage }] = await Promise.all([import('./search/index.ts'), import('./storage/index.ts')]);
-      return withDatabase(config, async (db) => {
-        if (name && !(await db.prisma.project.findUnique({ where: { slug: name }, select: { id: true } }))) {
-          throw ValidationError.field('project', `No project "${name}".`);
-        }
-        const done = await reindexPublished(db.prisma, openStorage(config.storage), name);
-        for (const d of done) {
-          const skipped = d.result.skipped.length ? `, ${d.result.skipped.length} page(s) skipped` : '';
-          console.log(`${d.project} ${d.version}: ${d.result.pages} pages, ${d.result.sections} sections${skipped}`);
-        }
-        console.log(`indexed ${done.length} version(s)`);
-        return 0;
-      });
-    }
+      return { command: 'search reindex', project: name };
     default:
       throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
   }
@@ -323,7 +331,7 @@ export async function run(argv: string[]): Promise<void> {
       process.exit(1);
     }
     if (e instanceof ValidationError) {
-      console.error(`lectern: ${e.fieldErrors.map((f) => `${f.field}: ${f.messages.join(' ')}`).join('; ')}`);
+      console.error(validationMessage(e));
       process.exit(1);
     }
     console.error('lectern: unexpected error:', e);

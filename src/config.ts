@@ -6,11 +6,12 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { DEFAULT_DATA_DIR } from './db/lock.ts';
 
 const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
 const schema = z.object({
-  LECTERN_DATA_DIR: z.string().min(1).default('./.lectern'),
+  LECTERN_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
@@ -224,7 +225,7 @@ function localRepositories(value: string | undefined, dataDirSetting: string | u
       return path.resolve(p);
     }
   };
-  const dataDir = real(path.resolve(dataDirSetting ?? './.lectern'));
+  const dataDir = real(path.resolve(dataDirSetting ?? DEFAULT_DATA_DIR));
   const storageDir = storage?.startsWith('file:') ? real(storage.startsWith('file://') ? fileURLToPath(storage) : storage.slice(5)) : null;
   const protectedDirs = [dataDir, ...(storageDir ? [storageDir] : [])];
   const under = (p: string, d: string) => p === d || d === '/' || p.startsWith(`${d}/`);

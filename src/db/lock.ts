@@ -3,6 +3,9 @@
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
+/** Where Lectern keeps its data when LECTERN_DATA_DIR does not say (README "Configuration"). */
+export const DEFAULT_DATA_DIR = './.lectern';
+
 export class DataDirInUseError extends Error {
   override name = 'DataDirInUseError';
   readonly dataDir: string;
@@ -51,19 +54,25 @@ function create(file: string): void {
   }
 }
 
+/** The pid of another live process that holds the data dir's lock; null when none does. */
+export function dataDirHolder(dataDir: string): number | null {
+  let content: string;
+  try {
+    content = readFileSync(path.resolve(dataDir, 'lectern.pid'), 'utf8');
+  } catch {
+    return null;
+  }
+  const pid = Number.parseInt(content, 10);
+  return Number.isInteger(pid) && pid !== process.pid && alive(pid) ? pid : null;
+}
+
 /**
  * Throws DataDirInUseError when another live process holds the data dir's lock, without taking it:
  * the command line asks this before it loads the database, so a refusal is answered at once.
  */
 export function checkDataDirFree(dataDir: string): void {
-  let content: string;
-  try {
-    content = readFileSync(path.resolve(dataDir, 'lectern.pid'), 'utf8');
-  } catch {
-    return;
-  }
-  const pid = Number.parseInt(content, 10);
-  if (Number.isInteger(pid) && pid !== process.pid && alive(pid)) throw new DataDirInUseError(dataDir, pid);
+  const pid = dataDirHolder(dataDir);
+  if (pid !== null) throw new DataDirInUseError(dataDir, pid);
 }
 
 /** Takes the data dir's lock or throws DataDirInUseError; returns the release function. */

@@ -4,7 +4,10 @@
 // embedded data dir, wall clock from spawn to exit:
 //   node -e 0          Node's own start, the floor every command stands on
 //   --help, migrate, user create, token create, user set-password, search reindex
-//   refused            `token create` while `lectern serve` holds the data dir (it must say so at once)
+//   … (server running) `token create`, `user create`, `user set-password`, `search reindex` and
+//                      `migrate` while `lectern serve` holds the data dir: since the control socket
+//                      (docs/design/startup.md), the server runs them; a revision before it refuses
+//                      (exit 1), which is timed the same
 //   serve (new dir)    `lectern serve` on a new, empty data dir until it logs that it listens
 //   serve (existing)   the same on the data dir the commands used
 // With `--base <git rev>` the same commands of that revision run side by side in the same rounds (a
@@ -46,8 +49,8 @@ function worktree(rev: string): string {
 
 const env = (dataDir: string) => ({ ...process.env, LECTERN_DATA_DIR: dataDir, NODE_ENV: 'production', PORT: '0', LECTERN_LOG_LEVEL: 'info' });
 
-/** Seconds from spawn to exit; the command must exit with `expect`. */
-function timed(cwd: string, argv: string[], dataDir: string, expect = 0, input?: string): Promise<number> {
+/** Seconds from spawn to exit; the command must exit with `expect` (any code when null). */
+function timed(cwd: string, argv: string[], dataDir: string, expect: number | null = 0, input?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(NODE, argv, { cwd, env: env(dataDir), stdio: ['pipe', 'ignore', 'pipe'] });
@@ -55,7 +58,7 @@ function timed(cwd: string, argv: string[], dataDir: string, expect = 0, input?:
     child.stderr.on('data', (b: Buffer) => (err += b));
     child.stdin.end(input ?? '');
     child.on('exit', (code) =>
-      code === expect ? resolve((performance.now() - started) / 1000) : reject(new Error(`${argv.join(' ')} exited ${code}: ${err}`)),
+      expect === null || code === expect ? resolve((performance.now() - started) / 1000) : reject(new Error(`${argv.join(' ')} exited ${code}: ${err}`)),
     );
   });
 }
@@ -89,7 +92,7 @@ type Row = Record<string, number>;
 
 async function round(s: Subject, r: number): Promise<Row> {
   const row: Row = {};
-  const run = async (label: string, argv: string[], expect = 0, input?: string) => {
+  const run = async (label: string, argv: string[], expect: number | null = 0, input?: string) => {
     row[label] = await timed(s.cwd, argv, s.dataDir, expect, input);
   };
   row['node -e 0'] = await timed(s.cwd, ['-e', '0'], s.dataDir);
@@ -102,7 +105,12 @@ async function round(s: Subject, r: number): Promise<Row> {
   const held = await serve(s.cwd, s.dataDir);
   row['serve (existing)'] = held.seconds;
   try {
-    await run('refused', ['src/bin.js', 'token', 'create', `user${r}`], 1);
+    const beside = (label: string) => `${label} (server running)`;
+    await run(beside('token create'), ['src/bin.js', 'token', 'create', `user${r}`], null);
+    await run(beside('user create'), ['src/bin.js', 'user', 'create', `beside${r}`, '--password-stdin'], null, 'a long bench passphrase\n');
+    await run(beside('user set-password'), ['src/bin.js', 'user', 'set-password', `user${r}`], null, 'a third bench passphrase\n');
+    await run(beside('search reindex'), ['src/bin.js', 'search', 'reindex'], null);
+    await run(beside('migrate'), ['src/bin.js', 'migrate'], null);
   } finally {
     await held.stop();
   }
@@ -137,7 +145,7 @@ try {
   }
   console.log(`\nmedian of ${ROUNDS} rounds, seconds (ratio to node -e 0)`);
   const labels = Object.keys(rows.get(subjects[0]!.name)![0]!);
-  console.log(['command'.padEnd(20), ...subjects.map((s) => s.name.padStart(22))].join(''));
+  console.log(['command'.padEnd(36), ...subjects.map((s) => s.name.padStart(22))].join(''));
   for (const label of labels) {
     const cells = subjects.map((s) => {
       const all = rows.get(s.name)!;
@@ -145,7 +153,7 @@ try {
       const floor = median(all.map((x) => x['node -e 0']!));
       return `${m.toFixed(2)} (${(m / floor).toFixed(1)}x)`.padStart(22);
     });
-    console.log([label.padEnd(20), ...cells].join(''));
+    console.log([label.padEnd(36), ...cells].join(''));
   }
 } finally {
   if (BASE) execFileSync('git', ['-C', ROOT, 'worktree', 'prune'], { stdio: 'ignore' });

@@ -1,0 +1,78 @@
+// The command line's database commands (`user create`, `user set-password`, `token create`,
+// `search reindex`) as data, and what running one does. The same code runs them in the command's
+// own process, on a database it opened, and in the process that holds the embedded database when
+// the command asks it over the data dir's control socket (src/control/, docs/design/startup.md
+// "Commands beside a running server"). What a command prints goes to `io`, so the answer is the
+// same wherever it ran. Domain code is loaded when a command runs, not when this module is.
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import { ValidationError } from './domain/errors.ts';
+
+export type DbCommand =
+  | { command: 'user create'; username: string; email?: string; admin?: boolean; password?: string }
+  | { command: 'user set-password'; username: string; password: string }
+  | { command: 'token create'; username: string }
+  | { command: 'search reindex'; project?: string };
+
+/** Where a command writes its lines: stdout and stderr. */
+export interface CommandIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/** Runs `cmd` on `db`; returns its exit code. A ValidationError (bad input) propagates. */
+export async function runDbCommand(cmd: DbCommand, db: Database, config: Config, io: CommandIo): Promise<number> {
+  switch (cmd.command) {
+    case 'user create': {
+      const { createUser } = await import('./domain/users.ts');
+      const { user, token } = await createUser(db.prisma, cmd.username, { email: cmd.email, password: cmd.password, isAdmin: cmd.admin });
+      io.out(`created ${user.isAdmin ? 'site admin' : 'user'} ${user.username}; API token (shown once):`);
+      io.out(token);
+      return 0;
+    }
+    case 'user set-password': {
+      const { setPassword } = await import('./domain/users.ts');
+      await setPassword(db.prisma, cmd.username, cmd.password);
+      io.out(`password of ${cmd.username} set`);
+      return 0;
+    }
+    case 'token create': {
+      const { createTokenFor } = await import('./domain/users.ts');
+      const token = await createTokenFor(db.prisma, cmd.username);
+      io.out(`new API token for ${cmd.username} (shown once):`);
+      io.out(token);
+      return 0;
+    }
+    case 'search reindex': {
+      const [{ reindexPublished }, { openStorage }] = await Promise.all([import('./search/index.ts'), import('./storage/index.ts')]);
+      if (cmd.project && !(await db.prisma.project.findUnique({ where: { slug: cmd.project }, select: { id: true } }))) {
+        throw ValidationError.field('project', `No project "${cmd.project}".`);
+      }
+      const done = await reindexPublished(db.prisma, openStorage(config.storage), cmd.project);
+      for (const d of done) {
+        const skipped = d.result.skipped.length ? `, ${d.result.skipped.length} page(s) skipped` : '';
+        io.out(`${d.project} ${d.version}: ${d.result.pages} pages, ${d.result.sections} sections${skipped}`);
+      }
+      io.out(`indexed ${done.length} version(s)`);
+      return 0;
+    }
+  }
+}
+
+/** The line a person reads for a ValidationError: each field and what is wrong with it. */
+export function validationMessage(e: ValidationError): string {
+  return `lectern: ${e.fieldErrors.map((f) => `${f.field}: ${f.messages.join(' ')}`).join('; ')}`;
+}
+
+/** What a command sent over the control socket logs: the command and its names, never a password. */
+export function describeCommand(cmd: DbCommand): Record<string, unknown> {
+  switch (cmd.command) {
+    case 'user create':
+      return { command: cmd.command, username: cmd.username, admin: cmd.admin ?? false, withPassword: cmd.password !== undefined };
+    case 'user set-password':
+    case 'token create':
+      return { command: cmd.command, username: cmd.username };
+    case 'search reindex':
+      return { command: cmd.command, project: cmd.project ?? null };
+  }
+}
