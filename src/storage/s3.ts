@@ -2,9 +2,11 @@
 // Lectern processes on several machines share build artifacts. Keys map to `<prefix>/<key>`.
 // @see ./storage.ts; docs/design/settings.md "Storage"
 
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
-import { DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type * as ClientS3 from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type * as LibStorage from '@aws-sdk/lib-storage';
 import type { OutputDir } from '../builds/output.ts';
 import {
   assertKey,
@@ -39,17 +41,31 @@ export interface S3Settings {
   pageSize?: number;
 }
 
+/**
+ * The AWS SDK, loaded (synchronously, as CommonJS) when an S3 storage is made: an installation on
+ * file storage never loads it, which took 0.17 s of every start (docs/design/startup.md).
+ */
+function sdk(): { s3: typeof ClientS3; lib: typeof LibStorage } {
+  const require = createRequire(import.meta.url);
+  return { s3: require('@aws-sdk/client-s3') as typeof ClientS3, lib: require('@aws-sdk/lib-storage') as typeof LibStorage };
+}
+
 export class S3Storage implements Storage {
   readonly bucket: string;
   readonly prefix: string;
   readonly client: S3Client;
   readonly #pageSize: number;
+  readonly #s3: typeof ClientS3;
+  readonly #lib: typeof LibStorage;
 
   constructor(settings: S3Settings) {
+    const { s3, lib } = sdk();
+    this.#s3 = s3;
+    this.#lib = lib;
     this.bucket = settings.bucket;
     this.#pageSize = Math.min(settings.pageSize ?? 1000, 1000);
     this.prefix = settings.prefix ? `${settings.prefix}/` : '';
-    this.client = new S3Client({
+    this.client = new s3.S3Client({
       region: settings.region ?? 'us-east-1',
       endpoint: settings.endpoint,
       forcePathStyle: Boolean(settings.endpoint),
@@ -65,7 +81,7 @@ export class S3Storage implements Storage {
     assertKey(key);
     const contentType = opts.contentType ?? contentTypeFor(key);
     if (Buffer.isBuffer(body)) {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentType: contentType }));
+      await this.client.send(new this.#s3.PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentType: contentType }));
     } else {
       await this.#upload(key, body, contentType);
     }
@@ -73,7 +89,7 @@ export class S3Storage implements Storage {
 
   /** A stream of unknown length: lib-storage buffers it into parts (one PUT if it fits in one). */
   async #upload(key: string, body: Readable, contentType: string): Promise<void> {
-    const upload = new Upload({
+    const upload = new this.#lib.Upload({
       client: this.client,
       params: { Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentType: contentType },
       partSize: PART_SIZE,
@@ -87,7 +103,7 @@ export class S3Storage implements Storage {
     return uploadDirectory(localDir, prefix, opts, async (key, body, size, contentType) => {
       if (Buffer.isBuffer(body) || size <= MULTIPART_FROM) {
         await this.client.send(
-          new PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentLength: size, ContentType: contentType }),
+          new this.#s3.PutObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, Body: body, ContentLength: size, ContentType: contentType }),
         );
       } else {
         await this.#upload(key, body, contentType);
@@ -104,7 +120,7 @@ export class S3Storage implements Storage {
     try {
       // A ranged GetObject: the store sends those bytes only, and the object's length in Content-Range.
       const range = opts.range ? `bytes=${opts.range.start}-${opts.range.end}` : undefined;
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, IfNoneMatch: single, Range: range }));
+      const res = await this.client.send(new this.#s3.GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, IfNoneMatch: single, Range: range }));
       const body = res.Body as Readable;
       const etag = res.ETag ?? '';
       if (opts.ifNoneMatch && etagMatches(opts.ifNoneMatch, etag)) {
@@ -134,7 +150,7 @@ export class S3Storage implements Storage {
   async head(key: string): Promise<ObjectInfo | null> {
     assertKey(key);
     try {
-      const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+      const res = await this.client.send(new this.#s3.HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
       return {
         size: res.ContentLength ?? 0,
         contentType: res.ContentType,
@@ -162,7 +178,7 @@ export class S3Storage implements Storage {
     for await (const page of this.#pages(prefix)) {
       if (page.length === 0) continue;
       const res = await this.client.send(
-        new DeleteObjectsCommand({
+        new this.#s3.DeleteObjectsCommand({
           Bucket: this.bucket,
           Delete: { Objects: page.map((k) => ({ Key: this.prefix + k })), Quiet: true },
         }),
@@ -182,7 +198,7 @@ export class S3Storage implements Storage {
     let token: string | undefined;
     do {
       const res = await this.client.send(
-        new ListObjectsV2Command({
+        new this.#s3.ListObjectsV2Command({
           Bucket: this.bucket,
           Prefix: this.prefix + prefix,
           ContinuationToken: token,
