@@ -71,7 +71,10 @@ async function open(config: Config, o: { shortLived?: boolean } = {}): Promise<D
 
 async function serve(config: Config): Promise<void> {
   const started = performance.now();
-  const [{ createServer }, { createLogger }, { buildApp }, { loadSecretKey }, { firstRunSetupCode }, { docsRoot }] = await Promise.all([
+  // The database opens while the API's modules load: PGlite's start waits on reading its files and
+  // on WebAssembly compiled on other threads, time the loading fills (docs/design/startup.md).
+  const [db, { createServer }, { createLogger }, { buildApp }, { loadSecretKey }, { firstRunSetupCode }, { docsRoot }] = await Promise.all([
+    open(config),
     import('node:http'),
     import('./log.ts'),
     import('./app.ts'),
@@ -80,7 +83,6 @@ async function serve(config: Config): Promise<void> {
     import('./domain/urls.ts'),
   ]);
   const log = createLogger(config.logLevel);
-  const db = await open(config);
   const secret = loadSecretKey(config.dataDir, config.secretKey);
   if (secret.generated) log.info({ dataDir: config.dataDir }, 'generated a new secret key in the data dir');
   if (secret.generated && config.databaseUrl) {
