@@ -10,6 +10,7 @@ import { dashboardRouter } from './dashboard.ts';
 import { type Database, dbOwner } from './db/database.ts';
 import { DatabaseThrottle, SignInThrottle } from './db/throttle.ts';
 import type { SessionHandle, Viewer } from './domain/context.ts';
+import { createEvents, type Events } from './domain/events.ts';
 import { endSession, overTls, readSessionCookie, sessionCookieName, sessionViewer, startSession } from './domain/sessions.ts';
 import { uploadsDir } from './domain/uploads.ts';
 import { GRAPHIQL_ASSETS, graphiql } from './graphiql.ts';
@@ -26,6 +27,7 @@ import { v2Router } from './rest/v2/routes.ts';
 import { v3Referenced } from './rest/v3/resources.ts';
 import { v3Routes } from './rest/v3/routes.ts';
 import { Cipher } from './secrets.ts';
+import { ServedGeneration } from './serve/cache.ts';
 import { FastPath, type TrustProxy } from './serve/fast.ts';
 import { docsDomainOf, docsHostLabel } from './serve/paths.ts';
 import { serveRouter } from './serve/router.ts';
@@ -40,6 +42,8 @@ export interface AppDeps {
   secretKey: string;
   /** Defaults to the one LECTERN_STORAGE names. */
   storage?: Storage;
+  /** The app's in-process signals; a new set by default. Give the same to the app's build worker. */
+  events?: Events;
 }
 
 export type Yoga = YogaServerInstance<{ req: express.Request; res?: express.Response }, Context>;
@@ -263,7 +267,11 @@ export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga: Yoga; storage: Storage; services: Services } {
   const { config, db, log } = deps;
   const storage = deps.storage ?? openStorage(config.storage);
-  const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage };
+  // Everything mutable the app has is made here, for this app only (docs/design/events.md).
+  const events = deps.events ?? createEvents();
+  const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage, events };
+  /** What the docs server's caches check before answering: bumped by this app's `servedChanged` only. */
+  const served = new ServedGeneration(events);
 
   const sessions = sessionCookies(config, db, log);
   const yoga: Yoga = createYoga<{ req: express.Request; res?: express.Response }, Context>({
@@ -328,8 +336,8 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   });
 
   // Hosted docs: `/docs/…`, and every path of a `<project>.<LECTERN_DOCS_DOMAIN>` host.
-  const fast = config.serveCacheSeconds > 0 ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy) : undefined;
-  app.use(serveRouter({ services, fast }));
+  const fast = config.serveCacheSeconds > 0 ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy, served) : undefined;
+  app.use(serveRouter({ services, fast, served }));
 
   // GraphiQL's scripts, styles and fonts, on Lectern's own host (docs hosts were answered above).
   const graphiqlFiles = graphiql();

@@ -17,6 +17,7 @@ import type { Database } from './db/database.ts';
 import { checkDataDirFree, DataDirInUseError } from './db/lock.ts';
 import { MigrationError } from './db/migrate.ts';
 import { ValidationError } from './domain/errors.ts';
+import type { Events } from './domain/events.ts';
 import type { Logger } from './log.ts';
 import type { Storage } from './storage/index.ts';
 
@@ -88,8 +89,9 @@ async function serve(config: Config): Promise<void> {
   if (secret.generated && config.databaseUrl) {
     log.warn('LECTERN_SECRET_KEY is not set: every process sharing this database must use the same key; set it');
   }
-  const { handler, storage } = buildApp({ config, db, log, secretKey: secret.key });
-  const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key, storage) : null;
+  const { handler, storage, services } = buildApp({ config, db, log, secretKey: secret.key });
+  // The app's own events: a build queued through the API wakes this worker at once.
+  const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key, storage, services.events) : null;
   const control = await listenForCommands(config, db, log, `lectern serve (pid ${process.pid})`);
   const server: Server = await new Promise((resolve, reject) => {
     const s = createServer(handler).listen(config.port, config.host, () => resolve(s));
@@ -145,7 +147,8 @@ function stopOnSignals(log: Logger, message: string, shutdown: () => Promise<voi
 
 const WORKER_GRACE_MS = 20_000;
 
-async function startWorker(config: Config, db: Database, log: Logger, secretKey: string, storage: Storage): Promise<Worker> {
+/** A build worker; `events` are the app's when it serves beside one (`lectern serve`), so it hears what the app queues. */
+async function startWorker(config: Config, db: Database, log: Logger, secretKey: string, storage: Storage, events: Events): Promise<Worker> {
   const [{ Worker }, { Cipher }, { fileStorageDir }, { syncProjectVersions }] = await Promise.all([
     import('./builds/worker.ts'),
     import('./secrets.ts'),
@@ -161,10 +164,11 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
       dataDir: config.dataDir,
       hidden: [fileStorageDir(config.storage)].filter((d): d is string => d !== null),
       publicUrl: config.publicUrl,
-      syncVersions: (projectId, url) => syncProjectVersions({ prisma: db.prisma, config }, projectId, url),
+      syncVersions: (projectId, url) => syncProjectVersions({ prisma: db.prisma, config, events }, projectId, url),
       limits: config.build,
       notify: config,
       previewRetentionDays: config.previewRetentionDays,
+      events,
     },
     { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl, leaseSeconds: config.buildLeaseSeconds },
   );
@@ -175,12 +179,18 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
 
 /** `lectern worker`: builds only, no HTTP. */
 async function workerOnly(config: Config): Promise<void> {
-  const [{ createLogger }, { loadSecretKey }, { openStorage }] = await Promise.all([import('./log.ts'), import('./secrets.ts'), import('./storage/index.ts')]);
+  const [{ createLogger }, { loadSecretKey }, { openStorage }, { createEvents }] = await Promise.all([
+    import('./log.ts'),
+    import('./secrets.ts'),
+    import('./storage/index.ts'),
+    import('./domain/events.ts'),
+  ]);
   const log = createLogger(config.logLevel);
   const db = await open(config);
   const secret = loadSecretKey(config.dataDir, config.secretKey);
   const storage = openStorage(config.storage);
-  const worker = await startWorker(config, db, log, secret.key, storage);
+  // No app in this process: the worker's events are its own (builds queued elsewhere come by NOTIFY, or the poll).
+  const worker = await startWorker(config, db, log, secret.key, storage, createEvents());
   const control = await listenForCommands(config, db, log, `lectern worker (pid ${process.pid})`);
   stopOnSignals(log, 'worker shutting down', async () => {
     await Promise.all([control?.close(), worker.stop(WORKER_GRACE_MS)]);

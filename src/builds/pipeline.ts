@@ -13,6 +13,7 @@ import path from 'node:path';
 import { type BuildLimits, DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
 import { forbiddenVariableName } from '../domain/environment-variables.ts';
+import type { Events } from '../domain/events.ts';
 import { firewallExplanation, localGit, localRepositoryPath, resolveLocalRepository } from '../domain/git.ts';
 import type { Build, Project, Version } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
@@ -43,6 +44,11 @@ export interface PipelineDeps {
   notify?: SendDeps['config'];
   /** Closed pull requests' previews are removed this many days after they closed (not at all without it). */
   previewRetentionDays?: number;
+  /**
+   * The signals of the app this worker builds for (docs/design/events.md): it wakes on its
+   * `buildQueued`, `syncQueued` and `deliveryQueued`, and tells its docs server what it published.
+   */
+  events: Events;
 }
 
 const DEFAULT_TIME_LIMIT_S = 900;
@@ -72,7 +78,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     });
     // build:passed or build:failed for the project's webhooks (sent by workers, never waited for).
     if (count === 1)
-      await queueBuildEvent(prisma, build, finishedEvent(data.success)).catch((e: unknown) =>
+      await queueBuildEvent(prisma, deps.events, build, finishedEvent(data.success)).catch((e: unknown) =>
         deps.log.error({ err: e, build: build.id }, 'could not queue notifications'),
       );
     await Recorder.announce(prisma, build.id); // live logs end now, not at their next poll
@@ -526,7 +532,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     // A build cancelled while it ran publishes nothing.
     const current = await prisma.build.findUnique({ where: { id: build.id }, select: { state: true } });
     if (signal.aborted || !current || current.state === 'finished') throw new Aborted('the build was finished elsewhere (cancelled)');
-    const published = await publishBuild(prisma, deps.storage, {
+    const published = await publishBuild(deps, {
       projectSlug: project.slug,
       version,
       buildId: build.id,

@@ -2,11 +2,15 @@
 // LECTERN_PREVIEW_RETENTION_DAYS after their pull request closed (Read the Docs'
 // delete_closed_external_versions). Workers run it beside the queue's other housekeeping.
 import type { PrismaClient } from '../db/database.ts';
-import { events } from '../domain/events.ts';
+import type { Events } from '../domain/events.ts';
 import type { Storage } from '../storage/index.ts';
 
 /** Removes up to `limit` previews closed more than `days` ago; returns `<project>/<version>` of each removed. */
-export async function removeClosedPreviews(prisma: PrismaClient, storage: Storage, days: number, limit = 100): Promise<string[]> {
+export async function removeClosedPreviews(
+  { prisma, storage, events }: { prisma: PrismaClient; storage: Storage; events: Events },
+  days: number,
+  limit = 100,
+): Promise<string[]> {
   const before = new Date(Date.now() - days * 86_400_000);
   const stale = await prisma.version.findMany({
     where: { type: 'external', externalState: 'closed', externalClosedAt: { lte: before } },

@@ -11,7 +11,7 @@
 import path from 'node:path';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
-import { events } from '../domain/events.ts';
+import type { Events } from '../domain/events.ts';
 import type { Logger } from '../log.ts';
 import { type IndexResult, indexBuild } from '../search/index.ts';
 import type { PutDirectoryResult, Storage } from '../storage/index.ts';
@@ -65,13 +65,21 @@ export function logPublishProblems(log: Logger, buildId: number, published: Publ
   }
 }
 
+/** Where a build is published, and whose docs server hears of it (the app's events). */
+export interface PublishDeps {
+  prisma: PrismaClient;
+  storage: Storage;
+  events: Events;
+}
+
 /**
  * Checks the whole output against the limits, uploads it, then switches the version to this build,
  * then removes the files no longer served.
  * @throws OutputRefused (src/builds/output.ts) when the output holds anything but the build's own
  *   regular files, or more than the limits; nothing is published then.
  */
-export async function publishBuild(prisma: PrismaClient, storage: Storage, input: PublishInput): Promise<PublishResult> {
+export async function publishBuild(deps: PublishDeps, input: PublishInput): Promise<PublishResult> {
+  const { prisma, storage } = deps;
   const { projectSlug, version, buildId } = input;
   const limits = input.limits ?? { maxBytes: DEFAULT_BUILD_LIMITS.maxPublishBytes, maxFiles: DEFAULT_BUILD_LIMITS.maxPublishFiles };
   const downloads = input.downloads ?? {};
@@ -152,7 +160,7 @@ export async function publishBuild(prisma: PrismaClient, storage: Storage, input
     });
     return current.publishedBuildId;
   });
-  events.emit('servedChanged', {});
+  deps.events.emit('servedChanged', {});
   const stale = previous === undefined ? buildId : previous !== null && previous !== buildId ? previous : null;
   let cleanupError: unknown;
   if (stale !== null) await storage.deletePrefix(`${buildPrefix(projectSlug, version.slug, stale)}/`).catch((e: unknown) => (cleanupError = e));

@@ -5,8 +5,8 @@
 // capped and jittered exponential backoff, until it has used its attempts.
 // @see https://github.com/graphile/worker src/sql/addJob.ts (job keys), src/sql/getJobs.ts, src/sql/failJobs.ts
 // @see https://github.com/timgit/pg-boss src/plans.ts (retryBackoff: jittered, capped by retryDelayMax)
-import { EventEmitter } from 'node:events';
 import type { PrismaClient } from '../db/database.ts';
+import type { Events } from '../domain/events.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 
 export interface RetryPolicy {
@@ -24,10 +24,6 @@ export const DEFAULT_SYNC_RETRY: RetryPolicy = { baseSeconds: 10, capSeconds: 60
 /** The wake-up channel the build worker LISTENs on: a sync queued wakes the same workers. */
 const NOTIFY_CHANNEL = 'lectern_builds';
 
-/** In-process wake-up (the embedded database has one process, and no NOTIFY to deliver). */
-export const versionSyncQueued = new EventEmitter<{ queued: [projectId: number] }>();
-versionSyncQueued.setMaxListeners(100);
-
 /**
  * Seconds to wait before the next run after `attempts` failed ones: min(cap, base·2^(attempts-1)),
  * times a jitter in [0.5, 1) so that syncs failing together (a git host down) do not come back
@@ -43,9 +39,10 @@ export function retryDelaySeconds(attempts: number, policy: RetryPolicy, random:
  * request (or a finished or failed one) becomes one fresh request, due now, attempts and error
  * reset; a sync already running cannot be changed, as it may have read the repository before what
  * this request is about, so it is marked to run `again` once it ends. The NOTIFY wakes workers in
- * other processes when the statement commits.
+ * other processes when the statement commits; the app's `syncQueued` wakes its own (the embedded
+ * database has one process, and no NOTIFY to deliver).
  */
-export async function queueVersionSync(db: PrismaClient, projectId: number): Promise<void> {
+export async function queueVersionSync(db: PrismaClient, events: Events, projectId: number): Promise<void> {
   await db.$executeRaw`
     WITH job AS (
       INSERT INTO "VersionSyncJob" AS j ("projectId", "state", "runAt", "updatedAt")
@@ -60,7 +57,7 @@ export async function queueVersionSync(db: PrismaClient, projectId: number): Pro
       RETURNING j."id"
     )
     SELECT pg_notify(${NOTIFY_CHANNEL}, 'version-sync:' || ${String(projectId)}::text) FROM job`;
-  versionSyncQueued.emit('queued', projectId);
+  events.emit('syncQueued', { projectId });
 }
 
 export interface ClaimedVersionSync {

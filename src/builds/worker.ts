@@ -1,19 +1,17 @@
 // A build worker: claims builds from the database and runs up to `concurrency` at once, and beside
 // them version syncs (version-sync-queue.ts), up to `versionSync.concurrency`: a sync is short and
 // must not wait behind a long build. New builds and syncs wake it at once (LISTEN/NOTIFY on
-// PostgreSQL; the in-process event on the embedded database, where every build is queued by this
-// same process); a slow poll is only a safety net, and a sync waiting out its backoff wakes it when
-// due. It renews each job's lease while working, puts back jobs whose worker died, and on stop
+// PostgreSQL; its app's events on the embedded database, where every build is queued by the app
+// of this same process: docs/design/events.md); a slow poll is only a safety net, and a sync
+// waiting out its backoff wakes it when due. It renews each job's lease while working, puts back jobs whose worker died, and on stop
 // either lets running ones finish or returns them to the queue.
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { events } from '../domain/events.ts';
 import {
   type ClaimedDelivery,
   claimDelivery,
   DEFAULT_DELIVERY_RETRY,
-  deliveryQueued,
   nextDeliveryDueMs,
   queueFinishedEvents,
   reapExpiredDeliveries,
@@ -38,14 +36,13 @@ import {
   reapExpiredVersionSyncs,
   releaseVersionSync,
   retryDelaySeconds,
-  versionSyncQueued,
 } from './version-sync-queue.ts';
 
 export interface WorkerOptions {
   concurrency: number;
   /** Lease length; heartbeats renew it every third of it. */
   leaseSeconds?: number;
-  /** PostgreSQL URL to LISTEN on; without it the worker relies on in-process events. */
+  /** PostgreSQL URL to LISTEN on; without it the worker relies on its app's events (`deps.events`). */
   databaseUrl?: string;
   pollMs?: number;
   /** Version syncs run with `deps.syncVersions` (none without it). */
@@ -115,9 +112,11 @@ export class Worker {
 
   async start(): Promise<void> {
     const onQueued = () => this.#wake?.();
+    // The app's own signals only: another app's builds (in this process too) are not this worker's.
+    const { events } = this.deps;
     events.on('buildQueued', onQueued);
-    versionSyncQueued.on('queued', onQueued);
-    deliveryQueued.on('queued', onQueued);
+    events.on('syncQueued', onQueued);
+    events.on('deliveryQueued', onQueued);
     if (this.opts.databaseUrl) {
       // It comes back by itself when the database does; builds queued meanwhile are looked for then.
       this.#listener = new PgListener(this.opts.databaseUrl, NOTIFY_CHANNEL, { log: this.deps.log, onNotify: onQueued, onReconnect: onQueued });
@@ -125,8 +124,8 @@ export class Worker {
     }
     this.#loop = this.#run().finally(() => {
       events.off('buildQueued', onQueued);
-      versionSyncQueued.off('queued', onQueued);
-      deliveryQueued.off('queued', onQueued);
+      events.off('syncQueued', onQueued);
+      events.off('deliveryQueued', onQueued);
     });
   }
 
@@ -145,9 +144,9 @@ export class Worker {
           lastReap = Date.now();
           const { retried, failed } = await reapExpired(this.deps.prisma);
           if (retried.length || failed.length) this.deps.log.warn({ retried, failed }, 'builds whose worker stopped');
-          await queueFinishedEvents(this.deps.prisma, failed);
+          await queueFinishedEvents(this.deps.prisma, this.deps.events, failed);
           if (this.deps.previewRetentionDays !== undefined) {
-            const removed = await removeClosedPreviews(this.deps.prisma, this.deps.storage, this.deps.previewRetentionDays);
+            const removed = await removeClosedPreviews(this.deps, this.deps.previewRetentionDays);
             if (removed.length) this.deps.log.info({ removed }, "closed pull requests' previews removed");
           }
           if (this.#deliveryConcurrency > 0) {
@@ -222,7 +221,7 @@ export class Worker {
             },
           })
           .catch(() => null);
-        if (ended?.count) await queueFinishedEvents(this.deps.prisma, [build.id]).catch(() => {});
+        if (ended?.count) await queueFinishedEvents(this.deps.prisma, this.deps.events, [build.id]).catch(() => {});
       })
       .finally(() => {
         clearInterval(beat);

@@ -7,7 +7,7 @@ import { queueBuildEvent } from '../notifications/queue.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
-import { events } from './events.ts';
+import type { Events } from './events.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -20,8 +20,11 @@ export async function lockVersion(tx: Tx, versionId: number): Promise<void> {
   await tx.$queryRaw`SELECT id FROM "Version" WHERE id = ${versionId} FOR UPDATE`;
 }
 
-/** Creates a triggered build of the version inside `tx`; the caller announces it after commit. */
-export async function queueBuild(tx: Tx, version: { id: number; slug: string; projectId: number }, commit?: string | null, force = false) {
+/**
+ * Creates a triggered build of the version inside `tx`; the caller announces it on the app's
+ * `events` after commit (announceBuild).
+ */
+export async function queueBuild(tx: Tx, events: Events, version: { id: number; slug: string; projectId: number }, commit?: string | null, force = false) {
   await lockVersion(tx, version.id);
   const build = await tx.build.create({
     data: {
@@ -45,13 +48,14 @@ export async function queueBuild(tx: Tx, version: { id: number; slug: string; pr
     },
   });
   await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id } });
-  await queueBuildEvent(tx, build, 'build:triggered');
+  await queueBuildEvent(tx, events, build, 'build:triggered');
   // Wakes workers in other processes (delivered when the transaction commits).
   await tx.$executeRaw`SELECT pg_notify('lectern_builds', ${String(build.id)})`;
   return build;
 }
 
-export function announceBuild(build: { id: number; projectId: number }): void {
+/** Wakes the app's worker for a build queued and committed (workers elsewhere got the NOTIFY). */
+export function announceBuild(events: Events, build: { id: number; projectId: number }): void {
   events.emit('buildQueued', { buildId: build.id, projectId: build.projectId });
 }
 
@@ -62,8 +66,8 @@ export async function triggerBuild(ctx: Context, projectSlug: string, versionSlu
   if (!version) throw new NotFoundError('Version');
   if (project.uploadOnly)
     throw ValidationError.field('project', 'This project is upload-only: its versions come from uploads of built docs, and it is never built.');
-  const build = await ctx.prisma.$transaction((tx) => queueBuild(tx, version, null, force));
-  announceBuild(build);
+  const build = await ctx.prisma.$transaction((tx) => queueBuild(tx, ctx.events, version, null, force));
+  announceBuild(ctx.events, build);
   return { build, project, version };
 }
 

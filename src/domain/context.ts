@@ -1,5 +1,5 @@
 // Who is asking, and the long-lived parts every call uses (database, cipher, settings, logger,
-// storage): the context of one request or job. Built fresh for every request from
+// storage, the app's events): the context of one request or job. Built fresh for every request from
 // `Authorization: Token <key>` (Read the Docs' scheme; any other scheme counts as anonymous), and
 // passed to domain code as an argument: there is no module-global service locator, so two apps can
 // run in one process.
@@ -10,6 +10,7 @@ import type { Logger } from '../log.ts';
 import { type Cipher, hashToken } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
 import { UnauthenticatedError } from './errors.ts';
+import type { Events } from './events.ts';
 
 export interface Viewer {
   id: number;
@@ -26,6 +27,8 @@ export interface Services {
   log: Logger;
   /** Where built docs are kept (LECTERN_STORAGE). */
   storage: Storage;
+  /** The app's in-process signals (builds queued, what is served changed): its own, shared with no other app. */
+  events: Events;
 }
 
 /** The browser side of signing in, given by the HTTP layer to /graphql's requests (null elsewhere). */

@@ -1,13 +1,28 @@
-// In-process signals from the domain to whoever listens (the build worker wakes on
-// `buildQueued`; the docs server forgets what it cached on `servedChanged`). Across processes the
-// database is the source of truth; this only saves a wait.
+// In-process signals from the domain to whoever listens: the build worker wakes on `buildQueued`,
+// `syncQueued` and `deliveryQueued`; the docs server forgets what it cached on `servedChanged`.
+// One emitter per app (buildApp makes it, Services carries it, the app's worker is given the same):
+// two apps in one process hear nothing of each other. Across processes the database, and NOTIFY on
+// PostgreSQL, are the truth; a signal only saves a wait. docs/design/events.md.
 import { EventEmitter } from 'node:events';
 
 export interface DomainEvents {
+  /** A build was queued and committed: a worker may claim it. */
   buildQueued: [{ buildId: number; projectId: number }];
+  /** A version sync was queued (builds/version-sync-queue.ts). */
+  syncQueued: [{ projectId: number }];
+  /** Webhook notifications or commit statuses were queued (notifications/queue.ts). */
+  deliveryQueued: [];
   /** Emitted after a committed write that changes what a docs URL serves (project, version, redirect, subproject, publish). */
   servedChanged: [{ projectId?: number }];
 }
 
-export const events = new EventEmitter<DomainEvents>();
-events.setMaxListeners(100);
+/** An app's signals. */
+export type Events = EventEmitter<DomainEvents>;
+
+/** The signals of one app (or of one `lectern worker` process): nothing is shared with another's. */
+export function createEvents(): Events {
+  const events = new EventEmitter<DomainEvents>();
+  // The worker listens, and every docs cache of the app through one counter: a handful in all.
+  events.setMaxListeners(100);
+  return events;
+}

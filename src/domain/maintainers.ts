@@ -6,7 +6,6 @@ import type { Prisma } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
-import { events } from './events.ts';
 
 interface ProjectQuery {
   include?: Prisma.ProjectInclude;
@@ -75,7 +74,7 @@ export async function addTranslation(ctx: Context, slug: string, translationSlug
       return tx.project.findUniqueOrThrow({ ...query, where: { id: parent!.id } });
     });
   } finally {
-    events.emit('servedChanged', { projectId: main.id });
+    ctx.events.emit('servedChanged', { projectId: main.id });
   }
 }
 
@@ -92,6 +91,6 @@ export async function removeTranslation(ctx: Context, slug: string, translationS
       return tx.project.findUniqueOrThrow({ ...query, where: { id: main.id } });
     });
   } finally {
-    events.emit('servedChanged', { projectId: main.id });
+    ctx.events.emit('servedChanged', { projectId: main.id });
   }
 }

@@ -6,7 +6,6 @@ import { announceBuild, queueBuild } from './builds.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from './choices.ts';
 import type { Context } from './context.ts';
 import { ValidationError } from './errors.ts';
-import { events } from './events.ts';
 import { projectSlug } from './slug.ts';
 import { Collector, checkChoice, checkRepositoryUrl, checkString, checkUrl, maxLength } from './validate.ts';
 
@@ -127,12 +126,12 @@ export async function importProject(ctx: Context, input: ImportProjectInput, que
           privacyLevel,
         },
       });
-      const build = await queueBuild(tx, latest);
+      const build = await queueBuild(tx, ctx.events, latest);
       return { project: later ? await tx.project.findUniqueOrThrow({ ...query, where: { id: created.id } }) : created, build };
     });
     if (build) {
-      announceBuild(build);
-      events.emit('servedChanged', { projectId: build.projectId });
+      announceBuild(ctx.events, build);
+      ctx.events.emit('servedChanged', { projectId: build.projectId });
     }
     return project as Project;
   } catch (e) {
@@ -218,7 +217,7 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
       }
       return updated as Project;
     })
-    .finally(() => events.emit('servedChanged', { projectId: project.id }));
+    .finally(() => ctx.events.emit('servedChanged', { projectId: project.id }));
 }
 
 /**
@@ -236,7 +235,7 @@ export async function deleteProject(ctx: Context, slug: string, confirm: string,
       await tx.project.delete({ where: { id: project.id } });
       return row;
     })
-    .finally(() => events.emit('servedChanged', { projectId: project.id }));
+    .finally(() => ctx.events.emit('servedChanged', { projectId: project.id }));
   // The files go after the rows: nothing serves them any more, and a failure here leaves files no
   // one can reach, never a project without its files. With the slash: `projects/docs` also starts
   // `projects/docs-two/`.

@@ -5,7 +5,6 @@ import type { Prisma, Redirect, RedirectType } from '../generated/prisma/client.
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
-import { events } from './events.ts';
 import { Collector, invalidChoice, maxLength, required } from './validate.ts';
 
 /** What a type does, whichever of its names it was created with (readthedocs.org PR #10881 renamed the clean-URL pair). */
@@ -140,7 +139,7 @@ export async function createRedirect(ctx: Context, projectSlug: string, input: R
         },
       });
     })
-    .finally(() => events.emit('servedChanged', { projectId: project.id }));
+    .finally(() => ctx.events.emit('servedChanged', { projectId: project.id }));
 }
 
 async function findRedirect(client: Tx, projectId: number, id: number) {
@@ -187,7 +186,7 @@ export async function updateRedirect(
       }
       return tx.redirect.update({ ...query, where: { id }, data }) as Promise<Redirect>;
     })
-    .finally(() => events.emit('servedChanged', { projectId: project.id }));
+    .finally(() => ctx.events.emit('servedChanged', { projectId: project.id }));
 }
 
 export interface RedirectQuery {
@@ -208,5 +207,5 @@ export async function deleteRedirect(ctx: Context, projectSlug: string, id: numb
       await tx.redirect.updateMany({ where: { projectId: project.id, position: { gt: current.position } }, data: { position: { decrement: 1 } } });
       return shown;
     })
-    .finally(() => events.emit('servedChanged', { projectId: project.id }));
+    .finally(() => ctx.events.emit('servedChanged', { projectId: project.id }));
 }

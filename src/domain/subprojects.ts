@@ -4,7 +4,6 @@ import { Prisma, type Subproject as SubprojectRow } from '../generated/prisma/cl
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
-import { events } from './events.ts';
 import { required } from './validate.ts';
 
 export interface CreateSubprojectInput {
@@ -47,7 +46,7 @@ export async function createSubproject(ctx: Context, parentSlug: string, input: 
         if (alias.includes('/')) throw ValidationError.field('nonFieldErrors', "Aliases can't contain slashes.");
         return tx.subproject.create({ ...query, data: { parentId: parent.id, childId: found.id, alias } }) as Promise<SubprojectRow>;
       })
-      .finally(() => events.emit('servedChanged', { projectId: parent.id }));
+      .finally(() => ctx.events.emit('servedChanged', { projectId: parent.id }));
   } catch (e) {
     // A unique index caught what the checks could not see: say which rule it was by looking again
     // (the driver adapter does not reliably name the constraint).
@@ -73,7 +72,7 @@ export async function deleteSubproject(ctx: Context, parentSlug: string, alias: 
       if (!shown || (await tx.subproject.deleteMany({ where })).count === 0) throw new NotFoundError('ProjectRelationship');
       return shown;
     })
-    .finally(() => events.emit('servedChanged', { projectId: parent.id }));
+    .finally(() => ctx.events.emit('servedChanged', { projectId: parent.id }));
 }
 
 export interface SubprojectQuery {

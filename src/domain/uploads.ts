@@ -103,10 +103,10 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
         },
       });
       await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id, ...(version.active ? {} : { active: true }) } });
-      await queueBuildEvent(tx, build, 'build:triggered');
+      await queueBuildEvent(tx, ctx.events, build, 'build:triggered');
       return { version, build };
     });
-    announceBuild(build);
+    announceBuild(ctx.events, build);
 
     const finish = async (data: Prisma.BuildUpdateInput) => {
       await prisma.build.update({
@@ -114,19 +114,22 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
         data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started.getTime()) / 1000) },
       });
       await Recorder.announce(prisma, build.id);
-      await queueBuildEvent(prisma, build, finishedEvent(data.success === true));
+      await queueBuildEvent(prisma, ctx.events, build, finishedEvent(data.success === true));
     };
     try {
-      const published = await publishBuild(prisma, storage, {
-        projectSlug: project.slug,
-        version,
-        buildId: build.id,
-        htmlDir: layout.htmlDir,
-        downloads: layout.downloads,
-        documentationType,
-        outputDir: work,
-        limits: { maxBytes: limits.maxPublishBytes, maxFiles: limits.maxPublishFiles },
-      });
+      const published = await publishBuild(
+        { prisma, storage, events: ctx.events },
+        {
+          projectSlug: project.slug,
+          version,
+          buildId: build.id,
+          htmlDir: layout.htmlDir,
+          downloads: layout.downloads,
+          documentationType,
+          outputDir: work,
+          limits: { maxBytes: limits.maxPublishBytes, maxFiles: limits.maxPublishFiles },
+        },
+      );
       logPublishProblems(ctx.log, build.id, published);
       const formats = Object.keys(layout.downloads);
       await finish({

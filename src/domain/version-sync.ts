@@ -8,7 +8,6 @@ import type { Prisma, Version } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import type { Context, Services } from './context.ts';
-import { events } from './events.ts';
 import { lsRemote, type RemoteRefs } from './git.ts';
 import { versionSlug } from './slug.ts';
 
@@ -129,17 +128,17 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
 }
 
 /** Reads the remote's refs and syncs; queues builds of a newly promoted `stable`. */
-export async function syncProjectVersions(ctx: Pick<Services, 'prisma' | 'config'>, projectId: number, repositoryUrl: string): Promise<SyncResult> {
+export async function syncProjectVersions(ctx: Pick<Services, 'prisma' | 'config' | 'events'>, projectId: number, repositoryUrl: string): Promise<SyncResult> {
   const refs = await lsRemote(ctx.config, repositoryUrl);
   const { result, builds } = await ctx.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR UPDATE`;
     const result = await applyRefs(tx, projectId, refs);
     const builds = [];
-    for (const v of result.toBuild) builds.push(await queueBuild(tx, v));
+    for (const v of result.toBuild) builds.push(await queueBuild(tx, ctx.events, v));
     return { result, builds };
   });
-  builds.forEach(announceBuild);
-  events.emit('servedChanged', { projectId });
+  for (const b of builds) announceBuild(ctx.events, b);
+  ctx.events.emit('servedChanged', { projectId });
   return result;
 }
 
@@ -148,10 +147,10 @@ export async function syncProjectVersions(ctx: Pick<Services, 'prisma' | 'config
  * false, and nothing queued, when the project has no `latest` to sync from, as Read the Docs'
  * `trigger_sync_versions` answers (docs/design/read-the-docs.md §2.4, §6.4). True means queued, not done.
  */
-export async function queueProjectVersionSync(ctx: Pick<Services, 'prisma'>, projectId: number): Promise<boolean> {
+export async function queueProjectVersionSync(ctx: Pick<Services, 'prisma' | 'events'>, projectId: number): Promise<boolean> {
   const hasLatest = await ctx.prisma.version.count({ where: { projectId, slug: 'latest', project: { uploadOnly: false } } });
   if (!hasLatest) return false;
-  await queueVersionSync(ctx.prisma, projectId);
+  await queueVersionSync(ctx.prisma, ctx.events, projectId);
   return true;
 }
 

@@ -5,7 +5,6 @@ import { projectToChange } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import type { Context } from './context.ts';
 import { NotFoundError } from './errors.ts';
-import { events } from './events.ts';
 import { Collector, checkChoice } from './validate.ts';
 
 export interface UpdateVersionInput {
@@ -45,10 +44,10 @@ export async function updateVersion(
     if (!activated) return { updated: (await tx.version.update({ ...query, where: { id: version.id }, data })) as Version, build: null };
     // The answer shows the build just queued (its `lastBuild`): read once the build is there.
     await tx.version.update({ where: { id: version.id }, data, select: { id: true } });
-    const build = await queueBuild(tx, version);
+    const build = await queueBuild(tx, ctx.events, version);
     return { updated: (await tx.version.findUniqueOrThrow({ ...query, where: { id: version.id } })) as Version, build };
   });
-  if (build) announceBuild(build);
-  events.emit('servedChanged', { projectId: project.id });
+  if (build) announceBuild(ctx.events, build);
+  ctx.events.emit('servedChanged', { projectId: project.id });
   return updated;
 }

@@ -369,9 +369,9 @@ async function buildPreview(s: Services, project: Project, source: ExternalSourc
     const version = existing
       ? await tx.version.update({ where: { id: existing.id }, data })
       : await tx.version.create({ data: { ...data, projectId: project.id, slug, verboseName: slug, type: 'external' } });
-    return queueBuild(tx, version, commit);
+    return queueBuild(tx, s.events, version, commit);
   });
-  announceBuild(build);
+  announceBuild(s.events, build);
   return answer(200, { build_triggered: true, project: project.slug, versions: [slug] }, event);
 }
 
@@ -504,10 +504,10 @@ async function queueBuilds(s: Services, versions: Version[]): Promise<string[]> 
   if (!versions.length) return [];
   const builds = await s.prisma.$transaction(async (tx) => {
     const queued = [];
-    for (const v of versions) queued.push(await queueBuild(tx, v));
+    for (const v of versions) queued.push(await queueBuild(tx, s.events, v));
     return queued;
   });
-  builds.forEach(announceBuild);
+  for (const b of builds) announceBuild(s.events, b);
   return versions.map((v) => v.slug);
 }
 

@@ -5,9 +5,9 @@
 // or does not answer is tried again later, with capped and jittered exponential backoff
 // (version-sync-queue.ts retryDelaySeconds), until the attempts run out. A build never waits for a
 // delivery, and a delivery never fails a build.
-import { EventEmitter } from 'node:events';
 import { nextDueMs, type RetryPolicy } from '../builds/version-sync-queue.ts';
 import type { PrismaClient } from '../db/database.ts';
+import type { Events } from '../domain/events.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 
 export const WEBHOOK_EVENTS = ['build:triggered', 'build:passed', 'build:failed'] as const;
@@ -19,18 +19,13 @@ export const DEFAULT_DELIVERY_RETRY: RetryPolicy = { baseSeconds: 5, capSeconds:
 type Db = PrismaClient | Prisma.TransactionClient;
 
 /**
- * In-process wake-up for workers (the embedded database has no NOTIFY). Inside a transaction it may
- * come before the commit; the caller's own announcement after it (announceBuild) wakes them again.
- */
-export const deliveryQueued = new EventEmitter<{ queued: [] }>();
-deliveryQueued.setMaxListeners(100);
-
-/**
  * Queues the event for every webhook of the build's project subscribed to it, and a pull request
  * preview's commit status: one statement, and a NOTIFY that wakes workers in other processes when
- * it commits.
+ * it commits. The app's `deliveryQueued` wakes its own worker (the embedded database has no
+ * NOTIFY); inside a transaction it may come before the commit, and the caller's own announcement
+ * after it (announceBuild) wakes the worker again.
  */
-export async function queueBuildEvent(db: Db, build: { id: number; projectId: number }, event: WebhookEvent): Promise<number> {
+export async function queueBuildEvent(db: Db, events: Events, build: { id: number; projectId: number }, event: WebhookEvent): Promise<number> {
   // A preview's status goes through the integration its event came in by, when that has a token.
   const n = await db.$executeRaw`
     INSERT INTO "NotificationDelivery" ("kind", "webhookId", "integrationId", "event", "buildId")
@@ -43,7 +38,7 @@ export async function queueBuildEvent(db: Db, build: { id: number; projectId: nu
     WHERE b."id" = ${build.id} AND v."type" = 'external' AND i."tokenEncrypted" IS NOT NULL`;
   if (n > 0) {
     await db.$executeRaw`SELECT pg_notify('lectern_builds', 'notification')`;
-    deliveryQueued.emit('queued');
+    events.emit('deliveryQueued');
   }
   return n;
 }
@@ -54,10 +49,10 @@ export function finishedEvent(success: boolean | null): WebhookEvent {
 }
 
 /** Queues `build:passed`/`build:failed` for builds that have just finished (by id). */
-export async function queueFinishedEvents(db: Db, buildIds: number[]): Promise<void> {
+export async function queueFinishedEvents(db: Db, events: Events, buildIds: number[]): Promise<void> {
   if (!buildIds.length) return;
   const builds = await db.build.findMany({ where: { id: { in: buildIds }, state: 'finished' }, select: { id: true, projectId: true, success: true } });
-  for (const b of builds) await queueBuildEvent(db, b, finishedEvent(b.success));
+  for (const b of builds) await queueBuildEvent(db, events, b, finishedEvent(b.success));
 }
 
 export interface ClaimedDelivery {

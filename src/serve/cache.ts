@@ -1,22 +1,37 @@
 // What docs URLs resolve to (project rows with their redirects and relations, version rows), kept
 // a short while so a page costs no database round trip. Every committed domain write that changes
-// what is served emits `servedChanged`, which empties every cache in this process at once; writes
-// made by another process (or straight to the database) show after the TTL at the latest.
+// what is served emits its app's `servedChanged`, which empties every cache of that app at once
+// (through the app's ServedGeneration); writes made by another app or process (or straight to the
+// database) show after the TTL at the latest.
 // The keeping is lru-cache's (TTL, bounds in entries and in estimated bytes, least recently used
 // first out, one load shared by every caller asking meanwhile); what is Lectern's own is when an
 // answer counts as fresh (the TTL from the start of the load, `Freshness`) and `servedChanged`.
 // @see https://github.com/isaacs/node-lru-cache (fetchMethod, ttl, maxSize)
+// @see docs/design/events.md
 import { LRUCache } from 'lru-cache';
-import { events } from '../domain/events.ts';
+import type { Events } from '../domain/events.ts';
 
-/** Bumped on every `servedChanged`: one listener for the process, however many apps it builds. */
-let generation = 0;
-events.on('servedChanged', () => {
-  generation += 1;
-});
+/**
+ * How many `servedChanged` one app has emitted: a cached answer made under another count may be
+ * stale. Made by buildApp from the app's events and handed to each of its docs caches; one counter
+ * for the app, however many caches it has (a cache compares when it is next used, no listener each).
+ */
+export class ServedGeneration {
+  #value = 0;
 
-/** How many `servedChanged` this process has seen: an answer made under another count may be stale. */
-export const servedGeneration = (): number => generation;
+  /** Without `events`, a counter only bump() moves (a cache on its own, in tests). */
+  constructor(events?: Events) {
+    events?.on('servedChanged', () => this.bump());
+  }
+
+  get value(): number {
+    return this.#value;
+  }
+
+  bump(): void {
+    this.#value += 1;
+  }
+}
 
 /** The earliest expiry among the cached values a caller used: an answer made from them is no fresher. */
 export interface Freshness {
@@ -39,15 +54,20 @@ export interface TtlCacheOptions {
   maxEntries?: number;
   maxBytes?: number;
   now?: () => number;
+  /** The app's count of `servedChanged`: a change empties the cache. A counter of its own by default. */
+  generation?: ServedGeneration;
 }
 
 export class TtlCache {
   readonly #ttl: number;
   readonly #lru: LRUCache<string, Box, Load> | undefined;
-  #generation = generation;
+  readonly #served: ServedGeneration;
+  #generation: number;
 
   constructor(opts: TtlCacheOptions) {
     this.#ttl = opts.ttlMs;
+    this.#served = opts.generation ?? new ServedGeneration();
+    this.#generation = this.#served.value;
     const now = opts.now ?? (() => Date.now());
     if (this.#ttl <= 0) return;
     this.#lru = new LRUCache<string, Box, Load>({
@@ -94,7 +114,7 @@ export class TtlCache {
       return load();
     }
     // A write since this cache was last used: whatever it holds (or is loading) may be of before.
-    if (this.#generation !== generation) this.clear();
+    if (this.#generation !== this.#served.value) this.clear();
     const hit = lru.get(key);
     if (hit) {
       if (fresh && hit.expires < fresh.until) fresh.until = hit.expires;
@@ -114,7 +134,7 @@ export class TtlCache {
 
   clear(): void {
     this.#lru?.clear();
-    this.#generation = generation;
+    this.#generation = this.#served.value;
   }
 }
 

@@ -14,7 +14,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
-import { type Freshness, servedGeneration } from './cache.ts';
+import type { Freshness, ServedGeneration } from './cache.ts';
 import { DOCS_SANDBOX, docsHostLabel, hostnameOf, previewNumberOf } from './paths.ts';
 import { type Answer, acceptsGzip, type Conditions, respond } from './send.ts';
 
@@ -97,17 +97,23 @@ export class FastPath {
     perf: { now: () => Date.now() },
     ttlResolution: 0,
   });
-  #generation = servedGeneration();
+  readonly #served: ServedGeneration;
+  #generation: number;
   /** Times dropAll() was called. */
   #drops = 0;
 
   readonly #trust: TrustProxy;
 
-  /** `domain` as docsDomainOf() gives it; `trust` is express's 'trust proxy fn' of the app. */
-  constructor(ttlSeconds: number, domain: string | undefined, trust: TrustProxy) {
+  /**
+   * `domain` as docsDomainOf() gives it; `trust` is express's 'trust proxy fn' of the app; `served`
+   * the app's count of `servedChanged`, which empties this cache.
+   */
+  constructor(ttlSeconds: number, domain: string | undefined, trust: TrustProxy, served: ServedGeneration) {
     this.#ttlMs = ttlSeconds * 1000;
     this.#domain = domain;
     this.#trust = trust;
+    this.#served = served;
+    this.#generation = served.value;
   }
 
   get size(): number {
@@ -116,7 +122,7 @@ export class FastPath {
 
   /** Grows with every `servedChanged` and dropAll(): an answer made across a change is not recorded. */
   epoch(): number {
-    return servedGeneration() + this.#drops;
+    return this.#served.value + this.#drops;
   }
 
   /** Forgets every answer: the router found a version changed by a write this process did not see. */
@@ -135,7 +141,7 @@ export class FastPath {
     if (asked === null || asked.authorization) return false;
     const key = this.#keyOf(acceptsGzip(asked.acceptEncoding) ? '1' : '0', req.url, asked, req.socket.remoteAddress);
     if (key === null) return false;
-    if (this.#generation !== servedGeneration()) {
+    if (this.#generation !== this.#served.value) {
       this.#clear();
       return false;
     }
@@ -165,7 +171,7 @@ export class FastPath {
       const now = Date.now();
       const ttl = Math.min(fresh.until - now, this.#ttlMs);
       if (ttl <= 0) return;
-      if (this.#generation !== servedGeneration()) this.#clear();
+      if (this.#generation !== this.#served.value) this.#clear();
       this.#answers.set(`${gzipOk ? '1' : '0'}${site}`, answer, { ttl });
     };
   }
@@ -202,6 +208,6 @@ export class FastPath {
 
   #clear(): void {
     this.#answers.clear();
-    this.#generation = servedGeneration();
+    this.#generation = this.#served.value;
   }
 }

@@ -10,7 +10,7 @@ import { offeredVersions, projectRule, readableVersionRule } from '../domain/acc
 import type { Context } from '../domain/context.ts';
 import { servedProjectSelect } from '../domain/urls.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import { type Freshness, TtlCache } from './cache.ts';
+import { type Freshness, type ServedGeneration, TtlCache } from './cache.ts';
 
 export const projectSelect = {
   id: true,
@@ -87,9 +87,10 @@ export class Resolver {
   readonly #cache: TtlCache;
   readonly #prisma: PrismaClient;
 
-  constructor(prisma: PrismaClient, ttlSeconds: number) {
+  /** `generation`: the app's count of `servedChanged`, which empties the cache. */
+  constructor(prisma: PrismaClient, ttlSeconds: number, generation: ServedGeneration) {
     this.#prisma = prisma;
-    this.#cache = new TtlCache({ ttlMs: ttlSeconds * 1000 });
+    this.#cache = new TtlCache({ ttlMs: ttlSeconds * 1000, generation });
   }
 
   projectBySlug(slug: string, fresh?: Freshness): Promise<ServedProjectRow | null> {

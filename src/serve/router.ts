@@ -15,7 +15,7 @@ import { sessionIdOf, signedIn } from '../domain/sessions.ts';
 import { docsRoot, servedRoot } from '../domain/urls.ts';
 import { StorageKeyError } from '../storage/index.ts';
 import { readObject } from '../storage/storage.ts';
-import type { Freshness } from './cache.ts';
+import { type Freshness, ServedGeneration } from './cache.ts';
 import type { FastPath } from './fast.ts';
 import { cookieGrants, GRANT_PATH, type Grant, issueTicket, peekTicket, takeTicket, underGrant, urlGrant } from './grants.ts';
 import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, previewNumberOf, queryOf, withQuery } from './paths.ts';
@@ -30,6 +30,8 @@ export interface ServeDeps {
   services: Services;
   /** Told the pages it may answer again itself (anonymous, public, sent whole). */
   fast?: FastPath;
+  /** The app's count of `servedChanged` (./cache.ts), which empties the resolution cache; its own when not given. */
+  served?: ServedGeneration;
 }
 
 /** How a request reached a project's docs: a `/docs/<slug>` path or a `<label>.<docs domain>` host. */
@@ -129,7 +131,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
   const { services } = deps;
   const { config, log } = services;
   const sender = new Sender(services.storage, config.serveXAccel);
-  const resolve = new Resolver(services.prisma, config.serveCacheSeconds);
+  const resolve = new Resolver(services.prisma, config.serveCacheSeconds, deps.served ?? new ServedGeneration(services.events));
   // Stored files come with their own gzip copy (./send.ts); only the few answers made here per
   // request (the versions JSON, the switcher script) go through the middleware, invoked for them alone.
   const compress = compression();

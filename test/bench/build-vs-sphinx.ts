@@ -33,7 +33,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-build-'));
 const db = await openDatabase({ dataDir });
 const config = loadConfig({ LECTERN_DATA_DIR: dataDir, LECTERN_LOG_LEVEL: 'silent', LECTERN_API_THROTTLE: '0', LECTERN_BUILD_NETWORK_ALLOW: TEST_NETWORK });
 const log = createLogger('silent');
-const { app, storage } = buildApp({ config, db, log, secretKey: SECRET });
+const { app, storage, services } = buildApp({ config, db, log, secretKey: SECRET });
 const server = app.listen(0, '127.0.0.1');
 await new Promise((r) => server.once('listening', r));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -45,8 +45,9 @@ const worker = new Worker(
     log,
     dataDir,
     publicUrl: config.publicUrl,
-    syncVersions: (projectId, url) => syncProjectVersions({ prisma: db.prisma, config }, projectId, url),
+    syncVersions: (projectId, url) => syncProjectVersions(services, projectId, url),
     limits: config.build,
+    events: services.events,
   },
   { concurrency: 1 },
 );

@@ -42,10 +42,10 @@ const html = await sphinxHtml(source);
 const dataDir = path.join(work, 'data');
 const config = loadConfig({ LECTERN_DATA_DIR: dataDir, LECTERN_PUBLIC_URL: 'http://lectern.bench', LECTERN_LOG_LEVEL: 'silent', LECTERN_API_THROTTLE: '0' });
 const db = await openDatabase({ dataDir });
-const { app, storage } = buildApp({ config, db, log: createLogger('silent'), secretKey: 'bench-secret-key-0123456789abcdef0123456789' });
+const { app, storage, services } = buildApp({ config, db, log: createLogger('silent'), secretKey: 'bench-secret-key-0123456789abcdef0123456789' });
 const project = await db.prisma.project.create({ data: { name: 'Bench', slug: 'bench', repositoryUrl: 'https://github.com/acme/bench' } });
 await db.prisma.version.create({ data: { projectId: project.id, slug: 'latest', verboseName: 'latest', type: 'branch' } });
-await publishHtml(db.prisma, storage, { project: 'bench', version: 'latest', htmlDir: html });
+await publishHtml(services, { project: 'bench', version: 'latest', htmlDir: html });
 const { readFileSync, statSync } = await import('node:fs');
 const pageBytes = statSync(path.join(html, 'big.html')).size;
 

@@ -138,6 +138,7 @@ try {
         publicUrl: config.publicUrl,
         syncVersions: (projectId, url) => syncProjectVersions(services, projectId, url),
         limits: config.build,
+        events: services.events,
       },
       { concurrency: 0, versionSync: { concurrency: 1, retry: { maxAttempts: 1 } } },
     );

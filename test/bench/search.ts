@@ -17,6 +17,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { publishBuild } from '../../src/builds/publish.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
+import { createEvents } from '../../src/domain/events.ts';
 import { indexBuild, searchPages } from '../../src/search/index.ts';
 import { FileStorage } from '../../src/storage/file.ts';
 import { sphinxBuild } from '../helpers/publish.ts';
@@ -118,7 +119,10 @@ async function measure(kind: 'postgres' | 'embedded', db: Database) {
       data: { projectId: project.id, versionId: version.id, versionSlug: 'latest', state: 'finished', success: true },
     });
     const start = performance.now();
-    await publishBuild(prisma, storage, { projectSlug: slug, version: { id: version.id, slug: 'latest' }, buildId: build.id, htmlDir: html });
+    await publishBuild(
+      { prisma, storage, events: createEvents() },
+      { projectSlug: slug, version: { id: version.id, slug: 'latest' }, buildId: build.id, htmlDir: html },
+    );
     const publishMs = performance.now() - start;
     // Indexing again alone: what it adds to a publish.
     const indexStart = performance.now();

@@ -29,7 +29,7 @@ import { buildApp } from '../../src/app.ts';
 import { artifactPrefix } from '../../src/builds/artifacts.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { events } from '../../src/domain/events.ts';
+import { createEvents } from '../../src/domain/events.ts';
 import { createLogger } from '../../src/log.ts';
 import { openStorage } from '../../src/storage/index.ts';
 import { freePort } from '../helpers/net.ts';
@@ -93,10 +93,13 @@ const prefix = artifactPrefix('bench', 'latest', build.id, 'html');
 await openStorage(env.LECTERN_STORAGE).putDirectory(html, prefix);
 await prisma.version.update({ where: { id: version.id }, data: { publishedBuildId: build.id, built: true } });
 
+/** One set of events for every app below: a write told to one empties the caches of all. */
+const events = createEvents();
+
 async function listen(extra: Record<string, string>): Promise<{ port: number; close: () => Promise<void> }> {
   const config = loadConfig({ ...env, ...extra });
   // Listening as `lectern serve` does: the docs fast path in front of express.
-  const { handler } = buildApp({ config, db, log: createLogger('silent'), secretKey: 'bench-secret-key-0123456789abcdef012345' });
+  const { handler } = buildApp({ config, db, log: createLogger('silent'), secretKey: 'bench-secret-key-0123456789abcdef012345', events });
   const server = http.createServer(handler).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
@@ -197,7 +200,7 @@ try {
   results.push(await wrk('lectern', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`));
   results.push(await wrk('lectern-gzip', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`, { 'accept-encoding': 'gzip' }));
   await prisma.project.update({ where: { id: project.id }, data: { versionSwitcher: false } });
-  // Written straight to the database: tell this process, as the domain's own writes do.
+  // Written straight to the database: tell the apps, as the domain's own writes do.
   events.emit('servedChanged', {});
   results.push(await wrk('lectern-plain', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`));
   results.push(await wrk('nginx+x-accel', `http://127.0.0.1:${nginx.proxyPort}/docs/bench/en/latest/${PAGE}`));

@@ -10,7 +10,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { announceProgress, type BuildProgress, followBuild, PgListener, PROGRESS_CHANNEL } from '../../src/builds/record.ts';
 import { NOTIFY_CHANNEL, Worker } from '../../src/builds/worker.ts';
-import { events } from '../../src/domain/events.ts';
 import { createLogger } from '../../src/log.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
@@ -78,7 +77,15 @@ const newBuild = () => t.db.prisma.build.create({ data: { projectId, state: 'tri
 
 function worker(log = capturedLog().log, databaseUrl = t.databaseUrl) {
   return new Worker(
-    { prisma: t.db.prisma, storage: t.storage, cipher: new Cipher(TEST_SECRET_KEY), log, dataDir: t.dataDir, publicUrl: t.config.publicUrl },
+    {
+      prisma: t.db.prisma,
+      storage: t.storage,
+      cipher: new Cipher(TEST_SECRET_KEY),
+      log,
+      dataDir: t.dataDir,
+      publicUrl: t.config.publicUrl,
+      events: t.services.events,
+    },
     // Lease and poll of half an hour: only a notification can wake it within the test.
     { concurrency: 1, databaseUrl, leaseSeconds: 3600, pollMs: LONG_POLL },
   );
@@ -94,7 +101,7 @@ describe('the build worker', () => {
         // No LISTEN on the embedded database: builds are queued by this process, which wakes it.
         expect(t.databaseUrl).toBeUndefined();
         const build = await newBuild();
-        events.emit('buildQueued', { buildId: build.id, projectId });
+        t.services.events.emit('buildQueued', { buildId: build.id, projectId });
         await until('the build claimed', async () => (await t.db.prisma.build.findUniqueOrThrow({ where: { id: build.id } })).state !== 'triggered');
         expect(captured.warnings()).toEqual([]);
         return;

@@ -370,7 +370,7 @@ describe('publishBuild', () => {
     await fs.symlink('/proc/self/environ', path.join(o.root, 'epub', 'guarded.epub'));
     const buildId = await newBuild();
     const e = await refusal(
-      publishBuild(t.db.prisma, t.storage, {
+      publishBuild(t.services, {
         projectSlug: 'guarded',
         version: { id: versionId, slug: 'latest' },
         buildId,
@@ -389,7 +389,7 @@ describe('publishBuild', () => {
     await fs.symlink(o.outsideDir, path.join(o.root, 'epub'));
     const buildId = await newBuild();
     const e = await refusal(
-      publishBuild(t.db.prisma, t.storage, {
+      publishBuild(t.services, {
         projectSlug: 'guarded',
         version: { id: versionId, slug: 'latest' },
         buildId,
@@ -426,14 +426,17 @@ describe('publishBuild', () => {
       deletePrefix: (prefix) => store.deletePrefix(prefix),
     };
     const e = await refusal(
-      publishBuild(t.db.prisma, racing, {
-        projectSlug: 'guarded',
-        version: { id: versionId, slug: 'latest' },
-        buildId,
-        htmlDir: o.html,
-        outputDir: o.root,
-        downloads: { epub: path.join(o.root, 'epub', 'guarded.epub') },
-      }),
+      publishBuild(
+        { ...t.services, storage: racing },
+        {
+          projectSlug: 'guarded',
+          version: { id: versionId, slug: 'latest' },
+          buildId,
+          htmlDir: o.html,
+          outputDir: o.root,
+          downloads: { epub: path.join(o.root, 'epub', 'guarded.epub') },
+        },
+      ),
     );
     expect(planted).toBe(true);
     expect(e.message).toBe(`_readthedocs/html/_static/style.css is a symbolic link: ${RULE}`);
@@ -447,7 +450,7 @@ describe('publishBuild', () => {
     const attempt = async (limits: { maxFiles: number; maxBytes: number }) => {
       const buildId = await newBuild();
       const e = await refusal(
-        publishBuild(t.db.prisma, t.storage, {
+        publishBuild(t.services, {
           projectSlug: 'guarded',
           version: { id: versionId, slug: 'latest' },
           buildId,
@@ -470,7 +473,7 @@ describe('publishBuild', () => {
     await fs.mkdir(path.join(o.root, 'epub'));
     await fs.writeFile(path.join(o.root, 'epub', 'guarded.epub'), 'EPUB-TWO');
     const buildId = await newBuild();
-    const result = await publishBuild(t.db.prisma, t.storage, {
+    const result = await publishBuild(t.services, {
       projectSlug: 'guarded',
       version: { id: versionId, slug: 'latest' },
       buildId,

@@ -21,7 +21,7 @@ it('replacing build 12 leaves build 120, the one published, whole', async () => 
   const version = await t.db.prisma.version.create({ data: { projectId: project.id, slug: 'latest', verboseName: 'latest', active: true } });
   for (const id of [12, 120]) {
     await t.db.prisma.build.create({ data: { id, projectId: project.id, versionId: version.id, versionSlug: 'latest', state: 'building' } });
-    const r = await publishBuild(t.db.prisma, t.storage, { projectSlug: 'digits', version, buildId: id, htmlDir: htmlPage(`build ${id}`) });
+    const r = await publishBuild(t.services, { projectSlug: 'digits', version, buildId: id, htmlDir: htmlPage(`build ${id}`) });
     expect(r.published).toBe(true);
     expect(r.cleanupError).toBeUndefined();
   }

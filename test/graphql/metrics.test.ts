@@ -74,7 +74,7 @@ describe('docs requests', () => {
     writeFileSync(path.join(dir, 'index.html'), '<html><body><p>metered page</p></body></html>');
     const version = await t.db.prisma.version.findFirstOrThrow({ where: { project: { slug: 'metered' }, slug: 'latest' } });
     const build = await t.db.prisma.build.findFirstOrThrow({ where: { versionId: version.id } });
-    await publishBuild(t.db.prisma, t.storage, { projectSlug: 'metered', version, buildId: build.id, htmlDir: dir });
+    await publishBuild(t.services, { projectSlug: 'metered', version, buildId: build.id, htmlDir: dir });
     rmSync(dir, { recursive: true, force: true });
     const docs = (s: string) => value(s, 'lectern_http_requests_total{area="docs",method="GET",status="2xx"}') ?? 0;
     const before = docs(await scrape());

@@ -24,6 +24,8 @@ export async function startTestWorker(
       limits: t.config.build,
       notify: t.config,
       previewRetentionDays: t.config.previewRetentionDays,
+      // The app's own: what it queues wakes this worker, what the worker publishes empties the app's docs caches.
+      events: t.services.events,
     },
     { concurrency: opts.concurrency ?? 1, databaseUrl: t.databaseUrl, leaseSeconds: opts.leaseSeconds, notifications: opts.notifications },
   );

@@ -8,9 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { artifactPrefix } from '../../src/builds/artifacts.ts';
-import { publishBuild } from '../../src/builds/publish.ts';
-import type { PrismaClient } from '../../src/db/database.ts';
-import type { PutDirectoryResult, Storage } from '../../src/storage/index.ts';
+import { type PublishDeps, publishBuild } from '../../src/builds/publish.ts';
+import type { PutDirectoryResult } from '../../src/storage/index.ts';
 
 const SPHINX_BUILD = '/usr/bin/sphinx-build';
 
@@ -41,10 +40,10 @@ export interface Published {
 
 /** Publishes `htmlDir` as the served build of version `versionSlug` of project `projectSlug` (both must exist). */
 export async function publishHtml(
-  prisma: PrismaClient,
-  storage: Storage,
+  deps: PublishDeps,
   opts: { project: string; version: string; htmlDir: string; documentationType?: string },
 ): Promise<Published> {
+  const { prisma } = deps;
   const project = await prisma.project.findUniqueOrThrow({ where: { slug: opts.project } });
   const version = await prisma.version.findUniqueOrThrow({ where: { projectId_slug: { projectId: project.id, slug: opts.version } } });
   const now = new Date();
@@ -63,7 +62,7 @@ export async function publishHtml(
     },
   });
   const prefix = artifactPrefix(project.slug, version.slug, build.id, 'html');
-  const { upload } = await publishBuild(prisma, storage, {
+  const { upload } = await publishBuild(deps, {
     projectSlug: project.slug,
     version,
     buildId: build.id,

@@ -192,7 +192,7 @@ export async function publish(t: TestApp, spec: PublishSpec): Promise<{ buildId:
     },
   });
   // Step 5 of the pipeline itself: all files first, then the one update that makes them the served ones.
-  await publishBuild(prisma, t.storage, {
+  await publishBuild(t.services, {
     projectSlug: project.slug,
     version,
     buildId: build.id,

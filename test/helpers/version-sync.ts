@@ -22,6 +22,7 @@ export async function startSyncWorker(
       publicUrl: t.config.publicUrl,
       syncVersions: (projectId, url) => syncProjectVersions(t.services, projectId, url),
       limits: t.config.build,
+      events: t.services.events,
     },
     // No builds: those a sync queues (a promoted `stable`) stay `triggered`, as the test may check.
     { concurrency: 0, databaseUrl: t.databaseUrl, leaseSeconds: opts.leaseSeconds, versionSync: { concurrency: opts.concurrency, retry: opts.retry } },

@@ -50,7 +50,7 @@ beforeAll(async () => {
   await version(child.id, 'latest');
 
   const publish = (projectSlug: string, versionSlug: string, dir = html, documentationType?: string) =>
-    publishHtml(db, t.storage, { project: projectSlug, version: versionSlug, htmlDir: dir, documentationType });
+    publishHtml(t.services, { project: projectSlug, version: versionSlug, htmlDir: dir, documentationType });
   await publish('embed', 'latest');
   await publish('embed', 'old');
   await db.version.update({ where: { projectId_slug: { projectId: embed.id, slug: 'old' } }, data: { active: false } });
@@ -528,7 +528,7 @@ describe('docs served by host name (LECTERN_DOCS_DOMAIN)', () => {
     d = await testApp({ LECTERN_DOCS_DOMAIN: 'docs.test' });
     const p = await d.db.prisma.project.create({ data: { name: 'Under Score', slug: 'under_score', repositoryUrl: 'https://github.com/acme/u' } });
     await d.db.prisma.version.create({ data: { projectId: p.id, slug: 'latest', verboseName: 'latest', type: 'branch' } });
-    await publishHtml(d.db.prisma, d.storage, { project: 'under_score', version: 'latest', htmlDir: html });
+    await publishHtml(d.services, { project: 'under_score', version: 'latest', htmlDir: html });
   });
   afterAll(async () => {
     await d?.close();

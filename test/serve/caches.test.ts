@@ -2,10 +2,10 @@
 // server: one load per key however many ask meanwhile, the TTL counted from the start of the load,
 // `servedChanged` emptying the resolution cache (a load it overtook is not kept), and the bounds.
 import { describe, expect, it } from 'vitest';
-import { events } from '../../src/domain/events.ts';
+import { createEvents } from '../../src/domain/events.ts';
 import { PageCache } from '../../src/embed/cache.ts';
 import type { ParsedPage } from '../../src/embed/sphinx.ts';
-import { type Freshness, TtlCache } from '../../src/serve/cache.ts';
+import { type Freshness, ServedGeneration, TtlCache } from '../../src/serve/cache.ts';
 
 /** A load that resolves when told, counting its calls. */
 function gate<T>(value: T) {
@@ -60,7 +60,8 @@ describe('TtlCache (what docs URLs resolve to)', () => {
   });
 
   it('empties on servedChanged, and does not keep a load that a write overtook', async () => {
-    const cache = new TtlCache({ ttlMs: 60_000 });
+    const events = createEvents();
+    const cache = new TtlCache({ ttlMs: 60_000, generation: new ServedGeneration(events) });
     let n = 0;
     const load = async () => ++n;
     expect(await cache.get('k', load)).toBe(1);
@@ -77,6 +78,19 @@ describe('TtlCache (what docs URLs resolve to)', () => {
     const after = gate('after the write');
     after.open();
     expect(await cache.get('slow', after.load)).toBe('after the write');
+  });
+
+  it("keeps what it holds on another app's servedChanged", async () => {
+    const mine = createEvents();
+    const theirs = createEvents();
+    const cache = new TtlCache({ ttlMs: 60_000, generation: new ServedGeneration(mine) });
+    let n = 0;
+    const load = async () => ++n;
+    expect(await cache.get('k', load)).toBe(1);
+    theirs.emit('servedChanged', {});
+    expect(await cache.get('k', load)).toBe(1);
+    mine.emit('servedChanged', {});
+    expect(await cache.get('k', load)).toBe(2);
   });
 
   it('forgets a failed load and a deleted key; with a TTL of 0 loads every time', async () => {

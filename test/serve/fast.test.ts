@@ -6,7 +6,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { events } from '../../src/domain/events.ts';
 import { publish, sphinxBuild } from '../helpers/publish.ts';
 import { makeWorld, rawRequest, type World } from './world.ts';
 
@@ -50,8 +49,8 @@ const comparable = (r: Raw) => {
   return { status: r.status, headers, body: r.body.toString('base64') };
 };
 
-/** Empties every cache of this process, as a write through the domain does. */
-const forget = () => events.emit('servedChanged', {});
+/** Empties every docs cache of the world's app, as a write through the domain does. */
+const forget = (w: World) => w.t.services.events.emit('servedChanged', {});
 
 describe('with the default TTL', () => {
   let w: World;
@@ -67,7 +66,7 @@ describe('with the default TTL', () => {
       ['gzip', GZIP],
     ] as const) {
       it(`answers ${method} ${encoding} the second time itself, exactly as the router did the first`, async () => {
-        forget();
+        forget(w);
         const first = await raw(PAGE, headers, method);
         const second = await raw(PAGE, headers, method);
         expect([first.express, second.express]).toEqual([true, false]);
@@ -81,7 +80,7 @@ describe('with the default TTL', () => {
   }
 
   it('keeps the two encodings apart: an answer recorded for one is never sent to the other', async () => {
-    forget();
+    forget(w);
     const plain = await raw(PAGE);
     const gz = await raw(PAGE, GZIP);
     expect([plain.express, gz.express]).toEqual([true, true]);
@@ -99,7 +98,7 @@ describe('with the default TTL', () => {
   });
 
   it('answers a query string with the same page, and If-None-Match and If-Modified-Since with the same 304 as the router', async () => {
-    forget();
+    forget(w);
     const page = await raw(PAGE);
     const conditionals: Record<string, string>[] = [
       { 'if-none-match': page.headers.etag! },
@@ -109,7 +108,7 @@ describe('with the default TTL', () => {
       { 'if-modified-since': page.headers['last-modified']! },
       { 'if-none-match': '"nope"' },
     ];
-    forget();
+    forget(w);
     const viaRouter: Raw[] = [];
     for (const h of conditionals) viaRouter.push(await raw(PAGE, h));
     expect(viaRouter.map((r) => r.status)).toEqual([304, 304, 304, 304, 304, 200]);
@@ -132,7 +131,7 @@ describe('with the default TTL', () => {
   });
 
   it('never answers a request with an Authorization header, nor records a private version', async () => {
-    forget();
+    forget(w);
     expect((await raw(PAGE)).express).toBe(true);
     expect((await raw(PAGE)).express).toBe(false);
     const withToken = await raw(PAGE, { authorization: `Token ${w.alice}` });
@@ -150,7 +149,7 @@ describe('with the default TTL', () => {
   });
 
   it('sends a new publish at once', async () => {
-    forget();
+    forget(w);
     const before = await raw('/docs/fixture/en/latest/');
     expect(before.body.toString()).toContain('Fixture 1.0 documentation');
     expect((await raw('/docs/fixture/en/latest/')).express).toBe(false);

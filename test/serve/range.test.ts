@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { events } from '../../src/domain/events.ts';
 import type { StoredObject } from '../../src/storage/index.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { makeProject, publish } from '../helpers/publish.ts';
@@ -58,8 +57,8 @@ const TARGETS = [
   { name: 'a streamed download (pdf)', path: PDF, text: false },
 ] as const;
 
-/** Empties the caches of what URLs resolve to and the fast path's, as a write through the domain does. */
-const forget = () => events.emit('servedChanged', {});
+/** Empties the app's caches of what URLs resolve to and the fast path's, as a write through the domain does. */
+const forget = (t: TestApp) => t.services.events.emit('servedChanged', {});
 
 /** What must be identical between the two paths: all but the per-connection headers. */
 const comparable = (r: Raw) => {
@@ -321,7 +320,7 @@ describe.each(['file', 's3'] as const)('Range requests on %s storage', (backend)
     const viaRouter: Raw[] = [];
     for (const h of asked) {
       // Each from the router: an answer sent whole (200) would be recorded, and answer the next.
-      forget();
+      forget(t);
       viaRouter.push(await raw(page, h));
     }
     expect(viaRouter.every((r) => r.express)).toBe(true);
