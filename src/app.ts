@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance, maskError as yogaMaskError } from 'graphql-yoga';
+import { LiveBuilds } from './builds/record.ts';
 import type { Config } from './config.ts';
 import { dashboardRouter } from './dashboard.ts';
 import { type Database, dbOwner } from './db/database.ts';
@@ -269,7 +270,8 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   const storage = deps.storage ?? openStorage(config.storage);
   // Everything mutable the app has is made here, for this app only (docs/design/events.md).
   const events = deps.events ?? createEvents();
-  const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage, events };
+  const live = new LiveBuilds(events, { databaseUrl: config.databaseUrl, log });
+  const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage, events, live };
   /** What the docs server's caches check before answering: bumped by this app's `servedChanged` only. */
   const served = new ServedGeneration(events);
 

@@ -81,7 +81,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
       await queueBuildEvent(prisma, deps.events, build, finishedEvent(data.success)).catch((e: unknown) =>
         deps.log.error({ err: e, build: build.id }, 'could not queue notifications'),
       );
-    await Recorder.announce(prisma, build.id); // live logs end now, not at their next poll
+    await Recorder.announce(deps, build.id); // live logs end now, not at their next poll
   };
   if (!version) return finish({ success: false, error: 'The version of this build was deleted before it started.' });
 
@@ -108,7 +108,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
   /** Lectern's own files of this build (the htmlzip it makes), outside the build's reach. */
   const artifacts = path.join(deps.dataDir, 'builds', `${build.id}.lectern`);
   const recorder = new Recorder(
-    prisma,
+    deps,
     build.id,
     Object.values(env),
     [

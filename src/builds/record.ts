@@ -4,13 +4,13 @@
 // them too (JSON-escaped, percent-encoded as the common encoders write it, base64). What is kept
 // is bounded per command and per build, whatever a command prints: past its bound a command keeps
 // its first part and its last few KiB, and a line saying what was left out; the recorder's memory
-// does not grow with the output. Each write is announced (pg_notify, and in-process), and
+// does not grow with the output. Each write is announced (pg_notify, and on the app's events), and
 // followBuild() turns those writes into a live log for readers, which may run in another process
 // than the worker: the database is the source of truth.
-import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
+import type { Events } from '../domain/events.ts';
 import type { Build, BuildCommand, Prisma } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
 import type { SandboxRun } from './sandbox.ts';
@@ -123,16 +123,19 @@ export class Recorder {
   /** Bytes of the build's log used by the commands recorded (or reserved by those running). */
   #used = 0;
   private readonly db: PrismaClient;
+  private readonly events: Events;
   private readonly buildId: number;
+  /** `deps`: the build's database, and the events of the app whose followers hear of each write. */
   constructor(
-    db: PrismaClient,
+    deps: ProgressDeps,
     buildId: number,
     secrets: string[],
     /** Long paths shown shorter: `[/x/venv/bin/, '']`. */
     replacements: [string, string][] = [],
     limits?: RecorderLimits,
   ) {
-    this.db = db;
+    this.db = deps.prisma;
+    this.events = deps.events;
     this.buildId = buildId;
     // Longest first, so a value containing another is masked whole. Very short values would
     // mask ordinary text; they are masked only as whole words.
@@ -149,8 +152,8 @@ export class Recorder {
   }
 
   /** Announces that this build's rows changed (see `announceProgress`). */
-  static announce(db: PrismaClient, buildId: number): Promise<void> {
-    return announceProgress(db, buildId);
+  static announce(deps: ProgressDeps, buildId: number): Promise<void> {
+    return announceProgress(deps, buildId);
   }
 
   /**
@@ -207,7 +210,7 @@ export class Recorder {
     const row = await this.db.buildCommand.create({
       data: { buildId: this.buildId, description, command: this.display(argv), startTime: new Date() },
     });
-    await announceProgress(this.db, this.buildId);
+    await announceProgress({ prisma: this.db, events: this.events }, this.buildId);
     // The room this command may use is taken from the build's at once (commands may overlap).
     const { maxCommandBytes, maxBuildBytes } = this.#limits;
     const room = Math.max(0, Math.min(maxCommandBytes, maxBuildBytes - this.#used));
@@ -228,7 +231,7 @@ export class Recorder {
       flushing = flushing.then(() =>
         this.db.buildCommand
           .update({ where: { id: row.id }, data: { output } })
-          .then(() => announceProgress(this.db, this.buildId))
+          .then(() => announceProgress({ prisma: this.db, events: this.events }, this.buildId))
           .catch(() => {}),
       );
     };
@@ -255,7 +258,7 @@ export class Recorder {
     // The notes about what was left out are not counted: only what was kept of the output.
     this.#used += Math.min(room, Buffer.byteLength(output)) - room;
     await this.db.buildCommand.update({ where: { id: row.id }, data: { output, exitCode: result.exitCode, endTime: new Date() } });
-    await announceProgress(this.db, this.buildId);
+    await announceProgress({ prisma: this.db, events: this.events }, this.buildId);
     return { ...result, output, commandId: row.id };
   }
 }
@@ -357,17 +360,20 @@ class BoundedLog {
 /** PostgreSQL channel of progress announcements; the payload is the build id. */
 export const PROGRESS_CHANNEL = 'lectern_build_progress';
 
-const progress = new EventEmitter<{ changed: [buildId: number]; resync: [] }>();
-progress.setMaxListeners(0);
+/** Who announces progress: the build's database, and the events of the app whose followers hear it first. */
+export interface ProgressDeps {
+  prisma: PrismaClient;
+  events: Events;
+}
 
 /**
- * Says that build `buildId` changed: in this process at once, and to other processes with
- * pg_notify (delivered to LISTENers on PostgreSQL; harmless on the embedded database, where every
- * reader is in this process). Never fails the caller: readers also poll.
+ * Says that build `buildId` changed: on the app's events at once (`buildProgress`), and to other
+ * processes with pg_notify (delivered to LISTENers on PostgreSQL; harmless on the embedded
+ * database, where every reader is in this process). Never fails the caller: readers also poll.
  */
-export async function announceProgress(db: PrismaClient, buildId: number): Promise<void> {
-  progress.emit('changed', buildId);
-  await db.$executeRaw`SELECT pg_notify(${PROGRESS_CHANNEL}, ${String(buildId)})`.then(
+export async function announceProgress({ prisma, events }: ProgressDeps, buildId: number): Promise<void> {
+  events.emit('buildProgress', { buildId });
+  await prisma.$executeRaw`SELECT pg_notify(${PROGRESS_CHANNEL}, ${String(buildId)})`.then(
     () => {},
     () => {},
   );
@@ -484,40 +490,83 @@ export class PgListener {
   }
 }
 
-/** One LISTEN connection per process and database, open while anyone follows a build. */
-const listeners = new Map<string, { listener: PgListener; users: number }>();
+/**
+ * An app's live build logs: how many builds each client follows (a bound per client), and what
+ * wakes its followers. Those hear the app's own announcements on its events (its API, and the
+ * worker it runs beside) and, on PostgreSQL, every process's, through one LISTEN connection the app
+ * opens while anyone follows a build and closes when the last one stops. One per app
+ * (Services.live): another app in the same process counts its own clients and holds its own
+ * connection, even on the same database (one connection more, never a signal of another app's).
+ * docs/design/events.md.
+ */
+export class LiveBuilds {
+  /** Builds one client (a user, or an address when anonymous) may follow at once, in this app. */
+  maxPerClient = 8;
+  /** Safety-net re-read when no announcement came (a write by code that does not announce). */
+  pollMs = 2000;
+  readonly events: Events;
+  readonly #databaseUrl: string | undefined;
+  readonly #log: Logger | undefined;
+  readonly #following = new Map<string, number>();
+  #listening: { listener: PgListener; users: number } | null = null;
 
-/** The current progress listener of a database, if anyone follows a build on it (for tests). */
-export function progressListener(databaseUrl: string): PgListener | undefined {
-  return listeners.get(databaseUrl)?.listener;
-}
+  /** `databaseUrl`: PostgreSQL to LISTEN on; without it only the app's own announcements wake its followers. */
+  constructor(events: Events, opts: { databaseUrl?: string; log?: Logger } = {}) {
+    this.events = events;
+    this.#databaseUrl = opts.databaseUrl;
+    this.#log = opts.log;
+  }
 
-function listen(databaseUrl: string, log?: Logger): () => void {
-  let entry = listeners.get(databaseUrl);
-  if (!entry) {
-    const listener = new PgListener(databaseUrl, PROGRESS_CHANNEL, {
-      log,
-      onNotify: (payload) => {
-        const id = Number(payload);
-        if (Number.isInteger(id)) progress.emit('changed', id);
-      },
-      // Announcements made while the connection was away were missed: every reader looks again.
-      onReconnect: () => progress.emit('resync'),
-    });
-    entry = { listener, users: 0 };
-    listeners.set(databaseUrl, entry);
-  } else entry.listener.log = log;
-  const used = entry;
-  used.users++;
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    if (--used.users === 0 && listeners.get(databaseUrl) === used) {
-      listeners.delete(databaseUrl);
-      void used.listener.close();
+  /** Counts one more build followed by `client`: false, counting nothing, when it already follows `maxPerClient`. */
+  admit(client: string): boolean {
+    const count = this.#following.get(client) ?? 0;
+    if (count >= this.maxPerClient) return false;
+    this.#following.set(client, count + 1);
+    return true;
+  }
+
+  /** One build fewer followed by `client`. */
+  release(client: string): void {
+    const left = (this.#following.get(client) ?? 1) - 1;
+    if (left > 0) this.#following.set(client, left);
+    else this.#following.delete(client);
+  }
+
+  /** The LISTEN connection, while anyone follows a build (for tests). */
+  get listener(): PgListener | undefined {
+    return this.#listening?.listener;
+  }
+
+  /** Listens (when on PostgreSQL) while the caller follows a build; the answer stops it. */
+  listen(): () => void {
+    const databaseUrl = this.#databaseUrl;
+    if (!databaseUrl) return () => {};
+    let entry = this.#listening;
+    if (!entry) {
+      const listener = new PgListener(databaseUrl, PROGRESS_CHANNEL, {
+        log: this.#log,
+        onNotify: (payload) => {
+          const id = Number(payload);
+          if (Number.isInteger(id)) this.events.emit('buildProgress', { buildId: id });
+        },
+        // Announcements made while the connection was away were missed: every reader looks again.
+        onReconnect: () => this.events.emit('progressResync'),
+      });
+      entry = { listener, users: 0 };
+      this.#listening = entry;
     }
-  };
+    const used = entry;
+    used.users++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--used.users === 0 && this.#listening === used) {
+        this.#listening = null;
+        void used.listener.close();
+      }
+    };
+  }
 }
 
 export type ProgressKind = 'STATE' | 'COMMAND_STARTED' | 'OUTPUT' | 'COMMAND_FINISHED';
@@ -542,12 +591,10 @@ export interface FollowOptions {
    */
   load: (db: Prisma.TransactionClient) => Promise<Build | null>;
   signal: AbortSignal;
-  /** The safety-net poll: how long to wait for an announcement before re-reading anyway. */
+  /** The app's live builds: its announcements wake the reader (and its LISTEN connection on PostgreSQL). */
+  live: LiveBuilds;
+  /** The safety-net poll: how long to wait for an announcement before re-reading anyway (the app's `pollMs` by default). */
   pollMs?: number;
-  /** PostgreSQL URL to LISTEN on; without it only this process's announcements wake the reader. */
-  databaseUrl?: string;
-  /** Told when the LISTEN connection is lost and comes back. */
-  log?: Logger;
 }
 
 const commonPrefix = (a: string, b: string) => {
@@ -565,7 +612,7 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
   const { signal } = opts;
   let dirty = true;
   let wake: (() => void) | null = null;
-  const onChange = (id: number) => {
+  const onChange = ({ buildId: id }: { buildId: number }) => {
     if (id !== buildId) return;
     dirty = true;
     wake?.();
@@ -574,9 +621,10 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
     dirty = true;
     wake?.();
   };
-  progress.on('changed', onChange);
-  progress.on('resync', onResync);
-  const unlisten = opts.databaseUrl ? listen(opts.databaseUrl, opts.log) : () => {};
+  const { live } = opts;
+  live.events.on('buildProgress', onChange);
+  live.events.on('progressResync', onResync);
+  const unlisten = live.listen();
   let lastState: string | null = null;
   const sent = new Map<number, string>(); // output already sent, per command still running
   const ended = new Set<number>();
@@ -630,7 +678,7 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
       if (build.state === 'finished') return;
       if (!dirty) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, opts.pollMs ?? 2000);
+          const timer = setTimeout(done, opts.pollMs ?? live.pollMs);
           function done() {
             clearTimeout(timer);
             signal.removeEventListener('abort', done);
@@ -643,8 +691,8 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
       }
     }
   } finally {
-    progress.off('changed', onChange);
-    progress.off('resync', onResync);
+    live.events.off('buildProgress', onChange);
+    live.events.off('progressResync', onResync);
     unlisten();
   }
 }

@@ -3,6 +3,7 @@
 // `Authorization: Token <key>` (Read the Docs' scheme; any other scheme counts as anonymous), and
 // passed to domain code as an argument: there is no module-global service locator, so two apps can
 // run in one process.
+import type { LiveBuilds } from '../builds/record.ts';
 import type { Config } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
 import type { Project } from '../generated/prisma/client.ts';
@@ -29,6 +30,8 @@ export interface Services {
   storage: Storage;
   /** The app's in-process signals (builds queued, what is served changed): its own, shared with no other app. */
   events: Events;
+  /** The app's live build logs: who follows how many, and the LISTEN connection that wakes them. */
+  live: LiveBuilds;
 }
 
 /** The browser side of signing in, given by the HTTP layer to /graphql's requests (null elsewhere). */

@@ -113,7 +113,7 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
         where: { id: build.id },
         data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started.getTime()) / 1000) },
       });
-      await Recorder.announce(prisma, build.id);
+      await Recorder.announce(ctx, build.id);
       await queueBuildEvent(prisma, ctx.events, build, finishedEvent(data.success === true));
     };
     try {

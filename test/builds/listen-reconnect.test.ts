@@ -8,7 +8,7 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { announceProgress, type BuildProgress, followBuild, PgListener, PROGRESS_CHANNEL } from '../../src/builds/record.ts';
+import { announceProgress, type BuildProgress, followBuild, LiveBuilds, PgListener, PROGRESS_CHANNEL } from '../../src/builds/record.ts';
 import { NOTIFY_CHANNEL, Worker } from '../../src/builds/worker.ts';
 import { createLogger } from '../../src/log.ts';
 import { Cipher } from '../../src/secrets.ts';
@@ -134,8 +134,8 @@ describe('live build logs (followBuild)', () => {
         load: (db) => db.build.findUnique({ where: { id: build.id } }),
         signal: controller.signal,
         pollMs: LONG_POLL,
-        databaseUrl: t.databaseUrl,
-        log: captured.log,
+        // The app's events, with a LISTEN connection of this test's (its log captured).
+        live: new LiveBuilds(t.services.events, { databaseUrl: t.databaseUrl, log: captured.log }),
       });
       for await (const u of follow) updates.push(u);
     })();
@@ -145,7 +145,7 @@ describe('live build logs (followBuild)', () => {
       if (dbKind() === 'embedded') {
         // Writers are in this process: their announcement wakes the reader at once.
         await t.db.prisma.build.update({ where: { id: build.id }, data: { state: 'cloning' } });
-        await announceProgress(t.db.prisma, build.id);
+        await announceProgress(t.services, build.id);
         await until('the cloning state', () => states().includes('cloning'));
         expect(captured.warnings()).toEqual([]);
         return;

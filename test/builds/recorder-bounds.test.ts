@@ -6,6 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MASK, Recorder } from '../../src/builds/record.ts';
+import { createEvents } from '../../src/domain/events.ts';
 import { type TestDatabase, testDatabase } from '../helpers/db.ts';
 
 let t: TestDatabase;
@@ -38,7 +39,7 @@ function collect(): void {
 describe('one command printing far more than its bound', () => {
   it('keeps its first part, its last KiB and a line saying what was left out; memory does not follow the output', async () => {
     const buildId = await newBuild();
-    const recorder = new Recorder(t.db.prisma, buildId, [], [], limits);
+    const recorder = new Recorder({ prisma: t.db.prisma, events: createEvents() }, buildId, [], [], limits);
     collect();
     const before = process.memoryUsage().heapUsed;
     // What is held while it runs: measured after a full collection, four times a second.
@@ -73,7 +74,7 @@ describe('one command printing far more than its bound', () => {
 
   it('writes while it runs, below the bound and past it', async () => {
     const buildId = await newBuild();
-    const recorder = new Recorder(t.db.prisma, buildId, [], [], limits);
+    const recorder = new Recorder({ prisma: t.db.prisma, events: createEvents() }, buildId, [], [], limits);
     const seen = new Set<string>();
     let watching = true;
     const watch = (async () => {
@@ -108,7 +109,7 @@ describe('one command printing far more than its bound', () => {
 describe('the build as a whole', () => {
   it('later commands keep a note and their last words once the build has used its bound', async () => {
     const buildId = await newBuild();
-    const recorder = new Recorder(t.db.prisma, buildId, [], [], limits);
+    const recorder = new Recorder({ prisma: t.db.prisma, events: createEvents() }, buildId, [], [], limits);
     const outputs: string[] = [];
     for (let i = 0; i < 6; i++) {
       const r = await recorder.run(`step ${i}`, ['sh', '-c', `head -c 1M /dev/zero | tr '\\0' ${'cdefgh'[i]}; echo; echo end of step ${i}`], opts);
@@ -136,13 +137,13 @@ describe('the build as a whole', () => {
   });
 
   it('a command below its bound is stored whole, as before', async () => {
-    const recorder = new Recorder(t.db.prisma, await newBuild(), [], [], limits);
+    const recorder = new Recorder({ prisma: t.db.prisma, events: createEvents() }, await newBuild(), [], [], limits);
     const r = await recorder.run('echo', ['sh', '-c', 'printf "one\\ntwo\\n"; printf "no newline"'], opts);
     expect((await stored(r.commandId)).output).toBe('one\ntwo\nno newline');
   });
 
   it('without limits given, uses the defaults (1 MiB per command)', async () => {
-    const recorder = new Recorder(t.db.prisma, await newBuild(), []);
+    const recorder = new Recorder({ prisma: t.db.prisma, events: createEvents() }, await newBuild(), []);
     const r = await recorder.run('chatty', ['sh', '-c', "head -c 3M /dev/zero | tr '\\0' z"], opts);
     expect(bytes(r.output)).toBeLessThanOrEqual(1024 * KiB + 512);
     expect(r.output).toContain("a command's log is limited to 1 MiB (LECTERN_BUILD_LOG_COMMAND_BYTES)]");
@@ -167,7 +168,7 @@ describe('secrets where the output was cut', () => {
     ['the value across the start of the last part', 100 * KiB, secret],
     ['its base64 across the start of the last part', 100 * KiB, b64],
   ])('%s: never stored in part', async (what, before, text) => {
-    const recorder = new Recorder(t.db.prisma, await newBuild(), [secret], [], limits);
+    const recorder = new Recorder({ prisma: t.db.prisma, events: createEvents() }, await newBuild(), [secret], [], limits);
     // Across the start of the last part: the last 8 KiB begin 7 characters before the text's end.
     const after = what.includes('last part') ? 8 * KiB - 7 : 100 * KiB;
     const r = await recorder.run('leaky', printing(before, text, after), { ...opts, env: { ...env, TEXT: text } });
@@ -185,7 +186,7 @@ describe('secrets where the output was cut', () => {
   });
 
   it('whole secrets in the first and last parts are masked, in every form', async () => {
-    const recorder = new Recorder(t.db.prisma, await newBuild(), [secret], [], limits);
+    const recorder = new Recorder({ prisma: t.db.prisma, events: createEvents() }, await newBuild(), [secret], [], limits);
     const forms = `${secret} ${b64} ${encodeURIComponent(secret)} ${JSON.stringify(secret)}\n`;
     const r = await recorder.run('leaky', ['sh', '-c', `printf '%s' "$TEXT"; head -c 200K /dev/zero | tr '\\0' x; echo; printf '%s' "$TEXT"`], {
       ...opts,

@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimBuild } from '../../src/builds/queue.ts';
-import { MASK, PROGRESS_CHANNEL, progressListener, Recorder } from '../../src/builds/record.ts';
-import { liveBuilds } from '../../src/graphql/types/build.ts';
+import { LiveBuilds, MASK, PROGRESS_CHANNEL, Recorder } from '../../src/builds/record.ts';
+import { createEvents } from '../../src/domain/events.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { dbKind } from '../helpers/db.ts';
 import { until } from '../helpers/wait.ts';
@@ -18,7 +18,9 @@ let server: Server;
 let base: string;
 let alice: string;
 let bob: string;
-const defaults = { ...liveBuilds };
+/** An app's live-log settings as buildApp makes them (a test changes its app's, then puts them back). */
+const { maxPerClient, pollMs } = new LiveBuilds(createEvents());
+const defaults = { maxPerClient, pollMs };
 
 const SUBSCRIBE = `subscription($id: Int!) {
   buildUpdated(id: $id) {
@@ -149,7 +151,7 @@ async function finish(buildId: number, success: boolean, error: string | null = 
     where: { id: buildId, state: { not: 'finished' } },
     data: { state: 'finished', success, error, finishedAt: new Date(), duration: 3 },
   });
-  await Recorder.announce(t.db.prisma, buildId);
+  await Recorder.announce(t.services, buildId);
 }
 
 const opened: Stream[] = [];
@@ -169,7 +171,7 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   for (const s of opened.splice(0)) s.close();
-  Object.assign(liveBuilds, defaults);
+  Object.assign(t.services.live, defaults);
 });
 afterAll(async () => {
   server.closeAllConnections();
@@ -180,7 +182,7 @@ afterAll(async () => {
 describe('Subscription.buildUpdated', () => {
   it('streams state changes and command output as the worker writes them, in order, and ends at finished', async () => {
     // claimBuild does not announce, so the safety-net poll is what finds the claim.
-    liveBuilds.pollMs = 200;
+    t.services.live.pollMs = 200;
     const { buildId } = await importProject(alice, 'live-one');
     const stream = await open(buildId, alice);
     expect(stream.status).toBe(200);
@@ -194,7 +196,7 @@ describe('Subscription.buildUpdated', () => {
 
     // A command whose output comes in three parts, a second apart: the recorder writes it while it runs.
     const secret = 'hunter2-very-secret';
-    const recorder = new Recorder(t.db.prisma, buildId, [secret]);
+    const recorder = new Recorder(t.services, buildId, [secret]);
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', SECRET: secret };
     let runEnded = 0;
     const ran = recorder
@@ -246,7 +248,7 @@ describe('Subscription.buildUpdated', () => {
 
   it('starts with the build as it is, and ends at once for a finished build', async () => {
     const { buildId } = await importProject(alice, 'live-done');
-    const recorder = new Recorder(t.db.prisma, buildId, []);
+    const recorder = new Recorder(t.services, buildId, []);
     const r = await recorder.run('echo', ['echo', 'done already'], { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeoutMs: 10_000 });
     await finish(buildId, true);
     const stream = await open(buildId, alice);
@@ -264,7 +266,7 @@ describe('Subscription.buildUpdated', () => {
     const secret = 'abcdefgh-secret';
     const stream = await open(buildId, alice);
     await stream.until((u) => u.length === 1);
-    const recorder = new Recorder(t.db.prisma, buildId, [secret]);
+    const recorder = new Recorder(t.services, buildId, [secret]);
     const seen: string[] = [];
     const watch = setInterval(() => {
       void t.db.prisma.buildCommand.findMany({ where: { buildId } }).then((rows) => seen.push(...rows.map((c) => c.output)));
@@ -313,7 +315,7 @@ describe('Subscription.buildUpdated', () => {
   });
 
   it('bounds the live builds one client follows at once, and frees a slot when one is closed', async () => {
-    liveBuilds.maxPerClient = 3;
+    t.services.live.maxPerClient = 3;
     const { buildId } = await importProject(alice, 'live-many');
     const streams = [];
     for (let i = 0; i < 3; i++) {
@@ -342,11 +344,14 @@ describe('Subscription.buildUpdated', () => {
   });
 
   it('wakes on a notification from another process, without waiting for its poll', async () => {
-    liveBuilds.pollMs = 60_000;
+    t.services.live.pollMs = 60_000;
     const { buildId } = await importProject(alice, 'live-remote');
+    const services = t.services as { live: LiveBuilds };
+    const before = services.live;
     if (dbKind() === 'postgres') {
-      // The app LISTENs when it has a PostgreSQL URL (as `lectern serve` with DATABASE_URL does).
-      (t.config as { databaseUrl?: string }).databaseUrl = t.databaseUrl;
+      // The app LISTENs when it has a PostgreSQL URL (as `lectern serve` with DATABASE_URL does):
+      // live builds as buildApp makes them then, for the requests from now on.
+      services.live = Object.assign(new LiveBuilds(t.services.events, { databaseUrl: t.databaseUrl }), { pollMs: 60_000 });
     }
     try {
       const stream = await open(buildId, alice);
@@ -355,7 +360,7 @@ describe('Subscription.buildUpdated', () => {
         // Another process: its own connection, a state update and pg_notify, nothing in-process.
         const other = new pg.Client({ connectionString: t.databaseUrl });
         await other.connect();
-        await until('the app to LISTEN for progress', () => progressListener(t.databaseUrl!)?.listening, 10_000, 20);
+        await until('the app to LISTEN for progress', () => t.services.live.listener?.listening, 10_000, 20);
         await other.query(`UPDATE "Build" SET state = 'building' WHERE id = $1`, [buildId]);
         await other.query(`SELECT pg_notify($1, $2)`, [PROGRESS_CHANNEL, String(buildId)]);
         await stream.until((u) => u.some((x) => x.build.state === 'building'), 5_000);
@@ -365,14 +370,14 @@ describe('Subscription.buildUpdated', () => {
       } else {
         // The embedded database has one process: the in-process announcement is the path.
         await setState(buildId, 'building');
-        await Recorder.announce(t.db.prisma, buildId);
+        await Recorder.announce(t.services, buildId);
         await stream.until((u) => u.some((x) => x.build.state === 'building'), 5_000);
         await finish(buildId, true);
       }
       await stream.ended;
       expect(stream.updates.map((u) => u.build.state)).toEqual(['triggered', 'building', 'finished']);
     } finally {
-      (t.config as { databaseUrl?: string }).databaseUrl = undefined;
+      services.live = before;
     }
   });
 });

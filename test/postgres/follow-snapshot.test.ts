@@ -6,7 +6,7 @@
 // PostgreSQL only: the embedded database has one connection, so nothing writes between the reads.
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type BuildProgress, followBuild } from '../../src/builds/record.ts';
+import { type BuildProgress, followBuild, LiveBuilds } from '../../src/builds/record.ts';
 import type { Prisma } from '../../src/generated/prisma/client.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 
@@ -36,7 +36,7 @@ it('never sends a command before the state change that came before it', async ()
       }
       return row;
     };
-    for await (const u of followBuild(t.db.prisma, build.id, { load, signal: controller.signal, pollMs: 50 })) {
+    for await (const u of followBuild(t.db.prisma, build.id, { load, signal: controller.signal, pollMs: 50, live: new LiveBuilds(t.services.events) })) {
       updates.push(u);
       if (u.kind === 'COMMAND_FINISHED') controller.abort();
     }

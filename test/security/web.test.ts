@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { liveBuilds } from '../../src/graphql/types/build.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { makeProject, publish } from '../helpers/publish.ts';
 
@@ -320,10 +319,8 @@ async function follow(base: string, buildId: number, xff: string, streams: Abort
 
 describe('X-Forwarded-For and the live-log bound per client', () => {
   const streams: AbortController[] = [];
-  const defaults = { ...liveBuilds };
   afterEach(() => {
     for (const s of streams.splice(0)) s.abort();
-    Object.assign(liveBuilds, defaults);
   });
 
   async function appWithBuild(env: Record<string, string>) {
@@ -343,7 +340,7 @@ describe('X-Forwarded-For and the live-log bound per client', () => {
     const { server, base } = await listen(t);
     try {
       expect(t.app.get('trust proxy fn')('127.0.0.1', 0)).toBe(false);
-      liveBuilds.maxPerClient = 1;
+      t.services.live.maxPerClient = 1;
       expect(await follow(base, buildId, '198.51.100.1', streams)).toEqual({ ok: true });
       for (const xff of ['198.51.100.2', '203.0.113.9, 198.51.100.3', '::1']) {
         expect(await follow(base, buildId, xff, streams)).toEqual({ ok: false, error: 'This client already follows 1 builds live: close one first.' });
@@ -359,7 +356,7 @@ describe('X-Forwarded-For and the live-log bound per client', () => {
     const { t, buildId } = await appWithBuild({ LECTERN_TRUSTED_PROXIES: '127.0.0.1, ::1' });
     const { server, base } = await listen(t);
     try {
-      liveBuilds.maxPerClient = 1;
+      t.services.live.maxPerClient = 1;
       expect(await follow(base, buildId, '192.0.2.10', streams)).toEqual({ ok: true });
       expect(await follow(base, buildId, '192.0.2.11', streams)).toEqual({ ok: true });
       // The same client again (a hop the proxy appended last is the one believed): over its bound.

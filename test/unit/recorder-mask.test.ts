@@ -5,9 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { MASK, Recorder, secretForms } from '../../src/builds/record.ts';
 import type { PrismaClient } from '../../src/db/database.ts';
+import { createEvents } from '../../src/domain/events.ts';
 
 // Masking reads no database: the recorder is made without one.
-const recorder = (secrets: string[]) => new Recorder(null as unknown as PrismaClient, 1, secrets);
+const recorder = (secrets: string[]) => new Recorder({ prisma: null as unknown as PrismaClient, events: createEvents() }, 1, secrets);
 
 const SECRET = 's3cr3t value/with+odd "chars"&more=yes';
 const b64 = (s: string) => Buffer.from(s).toString('base64');

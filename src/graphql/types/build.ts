@@ -215,7 +215,7 @@ builder.mutationField('cancelBuild', (t) =>
     resolve: async (query, _root, args, ctx) => {
       const build = await cancelBuild(ctx, args.project, args.id, rowQuery(query));
       // Whoever follows the build live sees it end.
-      await announceProgress(ctx.prisma, args.id);
+      await announceProgress(ctx, args.id);
       return build;
     },
   }),
@@ -223,15 +223,8 @@ builder.mutationField('cancelBuild', (t) =>
 
 // ---------------------------------------------------------------------------------------------
 // Live build logs: a subscription (served over server-sent events by yoga) fed by followBuild(),
-// which re-reads the rows whenever the worker announces a write, wherever the worker runs.
-
-export const liveBuilds = {
-  /** Builds one client (a user, or an address when anonymous) may follow at once, per process. */
-  maxPerClient: 8,
-  /** Safety-net re-read when no announcement came (a write by code that does not announce). */
-  pollMs: 2000,
-};
-const following = new Map<string, number>();
+// which re-reads the rows whenever the worker announces a write, wherever the worker runs. The
+// bound per client and the LISTEN connection are the app's (ctx.live, builds/record.ts LiveBuilds).
 
 const BuildUpdateKindEnum = builder.enumType('BuildUpdateKind', {
   values: {
@@ -278,13 +271,12 @@ builder.subscriptionField('buildUpdated', (t) =>
     args: { id: t.arg.int({ required: true }) },
     subscribe: (_root, args, ctx) =>
       new Repeater<BuildProgress>(async (push, stop) => {
+        // Counted by the app (ctx.live), as its LISTEN connection is: another app's clients are not these.
         const key = clientKey(ctx);
-        const count = following.get(key) ?? 0;
-        if (count >= liveBuilds.maxPerClient) {
-          stop(new LecternError('CONFLICT', `This client already follows ${liveBuilds.maxPerClient} builds live: close one first.`));
+        if (!ctx.live.admit(key)) {
+          stop(new LecternError('CONFLICT', `This client already follows ${ctx.live.maxPerClient} builds live: close one first.`));
           return;
         }
-        following.set(key, count + 1);
         const controller = new AbortController();
         void stop.then(() => controller.abort());
         let found = false;
@@ -298,21 +290,13 @@ builder.subscriptionField('buildUpdated', (t) =>
           return build;
         };
         try {
-          const updates = followBuild(ctx.prisma, args.id, {
-            load,
-            signal: controller.signal,
-            pollMs: liveBuilds.pollMs,
-            databaseUrl: ctx.config.databaseUrl,
-            log: ctx.log,
-          });
+          const updates = followBuild(ctx.prisma, args.id, { load, signal: controller.signal, live: ctx.live });
           for await (const update of updates) await push(update);
           stop();
         } catch (e) {
           stop(e);
         } finally {
-          const left = (following.get(key) ?? 1) - 1;
-          if (left > 0) following.set(key, left);
-          else following.delete(key);
+          ctx.live.release(key);
         }
       }),
     resolve: (update) => update,
