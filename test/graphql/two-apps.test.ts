@@ -1,7 +1,9 @@
 // Two apps in one process share nothing (issue 23, docs/design/events.md): each has its own
 // settings, its own events and its own docs caches. A write through one app is served by it at
 // once and leaves the other's caches alone; a build queued through one wakes its own worker and
-// is never heard by the other.
+// is never heard by the other; the bound on live build logs per client is counted by each app.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
 import type { DomainEvents } from '../../src/domain/events.ts';
@@ -127,4 +129,65 @@ describe('two apps in one process share nothing', () => {
       await worker?.stop(5_000);
     }
   });
+
+  it("counts each app's followers of live build logs on their own: the same user in A does not use up B's bound", async () => {
+    const ids = await Promise.all([a, b].map(async (t) => (await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'alice' } })).id));
+    // Both apps' alice have the same id, so one shared count would hold them as one client.
+    expect(ids[0]).toBe(ids[1]);
+    const servers: Server[] = [];
+    const streams: AbortController[] = [];
+    try {
+      const [baseA, baseB] = await Promise.all(
+        [a, b].map(async (t) => {
+          const server = createServer(t.handler).listen(0, '127.0.0.1');
+          servers.push(server);
+          await new Promise((r) => server.once('listening', r));
+          return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        }),
+      );
+      a.services.live.maxPerClient = 1;
+      b.services.live.maxPerClient = 1;
+      const running = (t: TestApp, projectId: number) => t.db.prisma.build.create({ data: { projectId, state: 'building' } });
+      const [inA, alsoInA, inB] = [await running(a, projectIds.a), await running(a, projectIds.a), await running(b, projectIds.b)];
+
+      expect(await follow(baseA!, inA.id, tokens.a, streams)).toEqual({ ok: true });
+      expect(await follow(baseA!, alsoInA.id, tokens.a, streams)).toEqual({
+        ok: false,
+        error: 'This client already follows 1 builds live: close one first.',
+      });
+      expect(await follow(baseB!, inB.id, tokens.b, streams)).toEqual({ ok: true });
+    } finally {
+      for (const s of streams) s.abort();
+      for (const server of servers) {
+        server.closeAllConnections();
+        await new Promise((r) => server.close(r));
+      }
+    }
+  });
 });
+
+/** One live subscription to a build, signed in with `token`: its first event. */
+async function follow(base: string, buildId: number, token: string, streams: AbortController[]): Promise<{ ok: boolean; error?: string }> {
+  const controller = new AbortController();
+  streams.push(controller);
+  const res = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Token ${token}` },
+    body: JSON.stringify({ query: 'subscription($id: Int!) { buildUpdated(id: $id) { kind } }', variables: { id: buildId } }),
+    signal: controller.signal,
+  });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    const block = /event: next\ndata: (.*)\n\n/.exec(text);
+    if (block) {
+      const result = JSON.parse(block[1]!);
+      return result.errors ? { ok: false, error: result.errors[0].message } : { ok: true };
+    }
+  }
+  return { ok: false, error: `ended without an update: ${text}` };
+}
