@@ -32,7 +32,8 @@ function alive(pid: number): boolean {
 
 /** Lock files this process holds. A file naming our pid that is not in here was left by an earlier
  * process that had the same pid: in a container, Lectern is pid 1 (or another low pid) again
- * after every restart, so "same pid" alone must not mean "in use". */
+ * after every restart, so "same pid" alone must not mean "in use". The process's, not an app's: a
+ * lock file names the process (docs/design/events.md "What stays the process's"). */
 const held = new Set<string>();
 
 /** Creates the lock file with our pid in it, atomically: a lock file never exists empty, so a
