@@ -4,26 +4,25 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { GraphQLError } from 'graphql';
-import { createYoga, type Plugin, type YogaServerInstance, maskError as yogaMaskError } from 'graphql-yoga';
-import { LiveBuilds } from './builds/record.ts';
+import { createYoga, type Plugin, maskError as yogaMaskError } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import { dashboardRouter } from './dashboard.ts';
 import { type Database, dbOwner } from './db/database.ts';
+import { LiveBuilds } from './db/progress.ts';
 import { DatabaseThrottle, SignInThrottle } from './db/throttle.ts';
 import type { SessionHandle, Viewer } from './domain/context.ts';
-import { createEvents, type Events } from './domain/events.ts';
 import { endSession, overTls, readSessionCookie, sessionCookieName, sessionViewer, startSession } from './domain/sessions.ts';
-import { uploadsDir } from './domain/uploads.ts';
+import { createEvents, type Events } from './events.ts';
 import { GRAPHIQL_ASSETS, graphiql } from './graphiql.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
 import { type Context, createContext, type Services } from './graphql/context.ts';
 import { LecternError, toGraphQLError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
+import type { Yoga } from './graphql/yoga.ts';
 import type { Logger } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { openApiDocument } from './rest/openapi.ts';
 import { restRouter } from './rest/router.ts';
-import { parseRate, Throttle } from './rest/throttle.ts';
 import { v2Router } from './rest/v2/routes.ts';
 import { v3Referenced } from './rest/v3/resources.ts';
 import { v3Routes } from './rest/v3/routes.ts';
@@ -33,7 +32,9 @@ import { FastPath, type TrustProxy } from './serve/fast.ts';
 import { docsDomainOf, docsHostLabel } from './serve/paths.ts';
 import { serveRouter } from './serve/router.ts';
 import { openStorage, type Storage } from './storage/index.ts';
+import { parseRate, Throttle } from './throttle.ts';
 import { graphqlMultipart } from './uploads/multipart.ts';
+import { uploadsDir } from './uploads/upload-docs.ts';
 import { webhookRouter } from './webhooks/router.ts';
 
 export interface AppDeps {
@@ -46,8 +47,6 @@ export interface AppDeps {
   /** The app's in-process signals; a new set by default. Give the same to the app's build worker. */
   events?: Events;
 }
-
-export type Yoga = YogaServerInstance<{ req: express.Request; res?: express.Response }, Context>;
 
 /**
  * Signed-in browsers on /graphql (domain/sessions.ts). The session cookie is HttpOnly, SameSite=Lax,

@@ -17,7 +17,7 @@ import type { Database } from './db/database.ts';
 import { checkDataDirFree, DataDirInUseError } from './db/lock.ts';
 import { MigrationError } from './db/migrate.ts';
 import { ValidationError } from './domain/errors.ts';
-import type { Events } from './domain/events.ts';
+import type { Events } from './events.ts';
 import type { Logger } from './log.ts';
 import type { Storage } from './storage/index.ts';
 
@@ -81,7 +81,7 @@ async function serve(config: Config): Promise<void> {
     import('./app.ts'),
     import('./secrets.ts'),
     import('./domain/users.ts'),
-    import('./domain/urls.ts'),
+    import('./urls.ts'),
   ]);
   const log = createLogger(config.logLevel);
   const secret = loadSecretKey(config.dataDir, config.secretKey);
@@ -183,7 +183,7 @@ async function workerOnly(config: Config): Promise<void> {
     import('./log.ts'),
     import('./secrets.ts'),
     import('./storage/index.ts'),
-    import('./domain/events.ts'),
+    import('./events.ts'),
   ]);
   const log = createLogger(config.logLevel);
   const db = await open(config);

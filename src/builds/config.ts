@@ -8,7 +8,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { type Document, isScalar, parseDocument } from 'yaml';
-import { OutputDir, OutputRefused } from './output.ts';
+import { OutputDir, OutputRefused } from '../storage/output.ts';
 
 export type OfflineFormat = 'htmlzip' | 'pdf' | 'epub';
 export type SphinxBuilder = 'sphinx' | 'sphinx_htmldir' | 'sphinx_singlehtml';
@@ -189,7 +189,7 @@ async function findConfigFile(root: string, yamlPath: string | null): Promise<st
 
 /**
  * Reads `file` (relative to the checkout, as found by locate) the way Lectern reads anything a build
- * controls (src/builds/output.ts): the file it really is (through links that stay inside the
+ * controls (src/storage/output.ts): the file it really is (through links that stay inside the
  * checkout) is opened from the checkout without following any link, and must be a regular file
  * with one name at that moment, so a link or fifo swapped in after locate() is refused.
  */

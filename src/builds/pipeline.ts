@@ -13,19 +13,19 @@ import path from 'node:path';
 import { type BuildLimits, DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
 import { forbiddenVariableName } from '../domain/environment-variables.ts';
-import type { Events } from '../domain/events.ts';
 import { firewallExplanation, localGit, localRepositoryPath, resolveLocalRepository } from '../domain/git.ts';
+import type { Events } from '../events.ts';
 import type { Build, Project, Version } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
-import { finishedEvent, queueBuildEvent } from '../notifications/queue.ts';
 import type { SendDeps } from '../notifications/send.ts';
+import { finishedEvent, queueBuildEvent } from '../queue/deliveries.ts';
+import { buildUid, bwrapAvailable, GIT_ENV, prepareSandbox, retryingSandboxSetup } from '../sandbox/sandbox.ts';
 import type { Cipher } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
+import { OutputRefused, zipDirectory } from '../storage/output.ts';
 import { type BuildConfig, BuildConfigError, loadBuildConfig } from './config.ts';
-import { OutputRefused, zipDirectory } from './output.ts';
 import { logPublishProblems, publishBuild } from './publish.ts';
 import { Recorder } from './record.ts';
-import { buildUid, bwrapAvailable, GIT_ENV, prepareSandbox, retryingSandboxSetup } from './sandbox.ts';
 
 export interface PipelineDeps {
   prisma: PrismaClient;

@@ -2,7 +2,7 @@
 // LECTERN_PREVIEW_RETENTION_DAYS after their pull request closed (Read the Docs'
 // delete_closed_external_versions). Workers run it beside the queue's other housekeeping.
 import type { PrismaClient } from '../db/database.ts';
-import type { Events } from '../domain/events.ts';
+import type { Events } from '../events.ts';
 import type { Storage } from '../storage/index.ts';
 
 /** Removes up to `limit` previews closed more than `days` ago; returns `<project>/<version>` of each removed. */

@@ -3,7 +3,7 @@
 // of two builds; the replaced build's files are removed after. The pipeline and the tests that
 // publish builder output use this one piece.
 //
-// Everything is read through ./output.ts: only the build's own regular files are published (a
+// Everything is read through ../storage/output.ts: only the build's own regular files are published (a
 // symbolic link, hard link, fifo, socket or device anywhere in the HTML or as a download raises
 // OutputRefused, whose message is for the build's log), within the build's limits of files and
 // bytes, checked before anything is uploaded and again as files are read. On any failure nothing
@@ -11,12 +11,12 @@
 import path from 'node:path';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
-import type { Events } from '../domain/events.ts';
+import type { Events } from '../events.ts';
 import type { Logger } from '../log.ts';
 import { type IndexResult, indexBuild } from '../search/index.ts';
+import { artifactPrefix, buildPrefix, downloadKey } from '../storage/artifacts.ts';
 import type { PutDirectoryResult, Storage } from '../storage/index.ts';
-import { artifactPrefix, buildPrefix, downloadKey } from './artifacts.ts';
-import { OutputDir, type OutputLimits, PublishBudget } from './output.ts';
+import { OutputDir, type OutputLimits, PublishBudget } from '../storage/output.ts';
 
 export type DownloadFormat = 'pdf' | 'htmlzip' | 'epub';
 
@@ -75,7 +75,7 @@ export interface PublishDeps {
 /**
  * Checks the whole output against the limits, uploads it, then switches the version to this build,
  * then removes the files no longer served.
- * @throws OutputRefused (src/builds/output.ts) when the output holds anything but the build's own
+ * @throws OutputRefused (src/storage/output.ts) when the output holds anything but the build's own
  *   regular files, or more than the limits; nothing is published then.
  */
 export async function publishBuild(deps: PublishDeps, input: PublishInput): Promise<PublishResult> {

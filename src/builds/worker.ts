@@ -1,5 +1,5 @@
 // A build worker: claims builds from the database and runs up to `concurrency` at once, and beside
-// them version syncs (version-sync-queue.ts), up to `versionSync.concurrency`: a sync is short and
+// them version syncs (queue/version-syncs.ts), up to `versionSync.concurrency`: a sync is short and
 // must not wait behind a long build. New builds and syncs wake it at once (LISTEN/NOTIFY on
 // PostgreSQL; its app's events on the embedded database, where every build is queued by the app
 // of this same process: docs/design/events.md); a slow poll is only a safety net, and a sync
@@ -8,6 +8,9 @@
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { PgListener } from '../db/progress.ts';
+import { sendDelivery } from '../notifications/send.ts';
+import { claimBuild, heartbeat, reapExpired, releaseBuild } from '../queue/builds.ts';
 import {
   type ClaimedDelivery,
   claimDelivery,
@@ -17,12 +20,7 @@ import {
   reapExpiredDeliveries,
   recordAttempt,
   releaseDelivery,
-} from '../notifications/queue.ts';
-import { sendDelivery } from '../notifications/send.ts';
-import { Aborted, type PipelineDeps, runBuild } from './pipeline.ts';
-import { removeClosedPreviews } from './previews.ts';
-import { claimBuild, heartbeat, reapExpired, releaseBuild } from './queue.ts';
-import { PgListener } from './record.ts';
+} from '../queue/deliveries.ts';
 import {
   type ClaimedVersionSync,
   claimVersionSync,
@@ -36,7 +34,9 @@ import {
   reapExpiredVersionSyncs,
   releaseVersionSync,
   retryDelaySeconds,
-} from './version-sync-queue.ts';
+} from '../queue/version-syncs.ts';
+import { Aborted, type PipelineDeps, runBuild } from './pipeline.ts';
+import { removeClosedPreviews } from './previews.ts';
 
 export interface WorkerOptions {
   concurrency: number;

@@ -1,10 +1,10 @@
 // The REST throttle (LECTERN_API_THROTTLE) counted in PostgreSQL, so that every `lectern serve` on
 // one database counts the same requests and together they allow the rate, not once each. The rule
-// is the in-memory Throttle's (src/rest/throttle.ts): DRF's sliding window of the times of the
+// is the in-memory Throttle's (src/throttle.ts): DRF's sliding window of the times of the
 // requests let through (the ApiThrottle model of prisma/schema.prisma). The sign-in throttle
 // (SignInThrottle, below) is made of such counts too.
 import type { Logger } from '../log.ts';
-import type { Rate, RequestThrottle } from '../rest/throttle.ts';
+import type { Rate, RequestThrottle } from '../throttle.ts';
 import type { PrismaClient } from './database.ts';
 
 /** How often a process deletes the rows whose window has passed (callers that stopped calling). */

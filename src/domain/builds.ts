@@ -2,12 +2,12 @@
 // version supersedes its pending older ones, which end `finished`, unsuccessful, with a message.
 // @see docs/design/builds.md "Queueing"
 
+import type { Events } from '../events.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import { queueBuildEvent } from '../notifications/queue.ts';
+import { queueBuildEvent } from '../queue/deliveries.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
-import type { Events } from './events.ts';
 
 type Tx = Prisma.TransactionClient;
 

@@ -3,15 +3,16 @@
 // `Authorization: Token <key>` (Read the Docs' scheme; any other scheme counts as anonymous), and
 // passed to domain code as an argument: there is no module-global service locator, so two apps can
 // run in one process.
-import type { LiveBuilds } from '../builds/record.ts';
+
 import type { Config } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
+import type { LiveBuilds } from '../db/progress.ts';
+import type { Events } from '../events.ts';
 import type { Project } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
 import { type Cipher, hashToken } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
 import { UnauthenticatedError } from './errors.ts';
-import type { Events } from './events.ts';
 
 export interface Viewer {
   id: number;

@@ -5,8 +5,8 @@ import { existsSync, lstatSync, readFileSync, realpathSync, type Stats } from 'n
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { bwrapAvailable, firewallRefusal, GIT_ENV, runSandboxedOnce } from '../builds/sandbox.ts';
 import type { Config } from '../config.ts';
+import { bwrapAvailable, firewallRefusal, GIT_ENV, runSandboxedOnce } from '../sandbox/sandbox.ts';
 import { fileStorageDir } from '../storage/spec.ts';
 
 export interface RemoteRefs {

@@ -1,11 +1,11 @@
 // Outgoing webhooks of a project, as Read the Docs has them (WebHook): a URL, the build events it
 // wants, an optional payload template, and a signing secret. The secret is generated unless given,
 // stored encrypted, and shown once, in the answer to the write that set it. Sending is the
-// workers' (notifications/queue.ts, notifications/send.ts).
+// workers' (queue/deliveries.ts, notifications/send.ts).
 import { randomBytes } from 'node:crypto';
 import type { Prisma } from '../generated/prisma/client.ts';
-import { WEBHOOK_EVENTS, type WebhookEvent } from '../notifications/queue.ts';
 import { checkWebhookUrl } from '../notifications/send.ts';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../queue/deliveries.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError } from './errors.ts';

@@ -24,7 +24,7 @@ export interface ImportProjectInput {
   defaultBranch?: string | null;
   description?: string | null;
   privacyLevel?: 'public' | 'private' | null;
-  /** No repository: versions come from uploads of built docs (domain/uploads.ts), and nothing is built. */
+  /** No repository: versions come from uploads of built docs (uploads/upload-docs.ts), and nothing is built. */
   uploadOnly?: boolean | null;
 }
 

@@ -4,10 +4,10 @@
 // the caller cannot open are never searched; hidden ones only when named.
 import type { Prisma } from '../generated/prisma/client.ts';
 import { type PageHit, type SectionHit, searchPages as searchPagesIn, searchSections } from '../search/index.ts';
+import { documentationUrl, servedProjectSelect } from '../urls.ts';
 import { projectRule, searchableVersions } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
-import { documentationUrl, servedProjectSelect } from './urls.ts';
 
 export interface SearchArgs {
   query: string;

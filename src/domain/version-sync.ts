@@ -3,8 +3,8 @@
 // read by a worker, from a queued sync job (sync-versions, webhooks) or beside a build after its
 // clone; this file decides and writes, and queues the job.
 import { explain, rcompare } from '@renovatebot/pep440';
-import { queueVersionSync } from '../builds/version-sync-queue.ts';
 import type { Prisma, Version } from '../generated/prisma/client.ts';
+import { queueVersionSync } from '../queue/version-syncs.ts';
 import { projectToChange } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import type { Context, Services } from './context.ts';
@@ -143,7 +143,7 @@ export async function syncProjectVersions(ctx: Pick<Services, 'prisma' | 'config
 }
 
 /**
- * Queues a sync of the project's versions, run by a worker (src/builds/version-sync-queue.ts);
+ * Queues a sync of the project's versions, run by a worker (src/queue/version-syncs.ts);
  * false, and nothing queued, when the project has no `latest` to sync from, as Read the Docs'
  * `trigger_sync_versions` answers (docs/design/read-the-docs.md §2.4, §6.4). True means queued, not done.
  */

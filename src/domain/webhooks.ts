@@ -5,10 +5,10 @@
 // Replays and the numbers payloads may hold: docs/design/deliveries.md.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IntegrationProvider, Project, Version } from '../generated/prisma/client.ts';
-import { findDisallowed } from '../graphql/input-rule.ts';
 import type { ExternalSource } from '../notifications/send.ts';
 import { isMaintainer } from './access.ts';
 import { announceBuild, queueBuild } from './builds.ts';
+import { findDisallowed } from './characters.ts';
 import { authenticate, contextFor, type Services } from './context.ts';
 import { LecternError } from './errors.ts';
 import { queueProjectVersionSync } from './version-sync.ts';
@@ -220,7 +220,7 @@ async function pipeline(s: Services, req: WebhookRequest, seen: Seen): Promise<W
 
   const payload = parsePayload(req.body, req.header('content-type'));
   // Text no field may hold (a NUL, which PostgreSQL cannot store, other controls, half a
-  // surrogate pair), anywhere in the payload: refused before any of it is read (graphql/input-rule.ts).
+  // surrogate pair), anywhere in the payload: refused before any of it is read (domain/characters.ts).
   const bad = findDisallowed(payload);
   if (bad) throw new Refused(400, `Invalid payload. ${bad.path.join('.') || 'The payload'} holds ${bad.codePoint}: control characters are not allowed.`);
 

@@ -3,13 +3,13 @@
 // build stored, and returns a section of it. GraphQL's `Query.embed` calls this; the REST route
 // runs that field. Private projects and versions are found only by those who may see them.
 import type { Readable } from 'node:stream';
-import { artifactPrefix } from '../builds/artifacts.ts';
 import { readableVersionRule, visibleProjects, visibleVersions } from '../domain/access.ts';
 import type { Context } from '../domain/context.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
-import { documentationUrl, servedProjectSelect } from '../domain/urls.ts';
+import { artifactPrefix } from '../storage/artifacts.ts';
 import type { Storage } from '../storage/index.ts';
 import { assertKey } from '../storage/storage.ts';
+import { documentationUrl, servedProjectSelect } from '../urls.ts';
 import { pageCache } from './cache.ts';
 import { candidateFiles, docFromPath, unresolveDocsUrl } from './locate.ts';
 import { findSection, type ParsedPage, parsePage, renderSection, type TocEntry } from './sphinx.ts';

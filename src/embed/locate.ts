@@ -2,7 +2,7 @@
 // docs URL names. Every name is checked here so that no `doc`, `path` or `url` reaches a file
 // outside that version's output: `..`, `.` and empty segments, backslashes and NUL are refused,
 // never normalized, and text is never percent-decoded twice.
-import type { DocsHost } from '../domain/urls.ts';
+import type { DocsHost } from '../urls.ts';
 
 /** Longest document name looked up; Sphinx's are far shorter. */
 const MAX_DOC = 1024;

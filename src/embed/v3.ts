@@ -6,10 +6,10 @@
 // see them; for anyone else they are simply not there.
 import type { Cheerio, CheerioAPI } from 'cheerio';
 import type { Element } from 'domhandler';
-import { artifactPrefix } from '../builds/artifacts.ts';
 import { readableVersionRule } from '../domain/access.ts';
 import type { Context } from '../domain/context.ts';
 import { ValidationError } from '../domain/errors.ts';
+import { artifactPrefix } from '../storage/artifacts.ts';
 import { assertKey } from '../storage/storage.ts';
 import { findEmbeddedVersion, loadPage } from './embed.ts';
 import { unresolveDocsUrl } from './locate.ts';

@@ -17,9 +17,9 @@ import https from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import type { Config } from '../config.ts';
 import type { PrismaClient } from '../db/database.ts';
-import { documentationUrl, servedProjectSelect } from '../domain/urls.ts';
+import type { ClaimedDelivery, Outcome } from '../queue/deliveries.ts';
 import type { Cipher } from '../secrets.ts';
-import type { ClaimedDelivery, Outcome } from './queue.ts';
+import { documentationUrl, servedProjectSelect } from '../urls.ts';
 
 /** Ranges no notification reaches unless LECTERN_WEBHOOK_ALLOW names them. */
 const REFUSED_V4 = [

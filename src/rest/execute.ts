@@ -3,9 +3,9 @@
 // operation text is parsed and validated once, then cached.
 import type express from 'express';
 import { type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema, print } from 'graphql';
-import type { Yoga } from '../app.ts';
 import { exemptFromCostLimit } from '../graphql/builder.ts';
 import type { Context } from '../graphql/context.ts';
+import type { Yoga } from '../graphql/yoga.ts';
 import { buildOperation } from './operation.ts';
 import type { Route } from './route.ts';
 

@@ -6,8 +6,9 @@
 
 import express, { type Request, type Response } from 'express';
 import type { DocumentNode, OperationDefinitionNode } from 'graphql';
-import type { Yoga } from '../app.ts';
-import { disallowedCharacter, findDisallowed } from '../graphql/input-rule.ts';
+import { disallowedCharacter, findDisallowed } from '../domain/characters.ts';
+import type { Yoga } from '../graphql/yoga.ts';
+import type { RequestThrottle } from '../throttle.ts';
 import { spoolRequestBody } from '../uploads/multipart.ts';
 import type { UploadedFile } from '../uploads/spool.ts';
 import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
@@ -18,7 +19,6 @@ import { readInput } from './input.ts';
 import { coordinateOf } from './operation.ts';
 import { type Node, type RestEnv, selection, serialize } from './resource.ts';
 import type { Method, Route, RouteCall } from './route.ts';
-import type { RequestThrottle } from './throttle.ts';
 
 export interface RouterOptions {
   yoga: Yoga;

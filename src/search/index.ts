@@ -6,9 +6,9 @@
 // build's sections or the new one's, never a mix or none.
 // Indexing never fails a build: a page that cannot be read or parsed is skipped and counted.
 
-import { artifactPrefix } from '../builds/artifacts.ts';
 import type { PrismaClient } from '../db/database.ts';
 import { Prisma } from '../generated/prisma/client.ts';
+import { artifactPrefix } from '../storage/artifacts.ts';
 import type { Storage } from '../storage/index.ts';
 import { readObject } from '../storage/storage.ts';
 import { parseInventory, roleName } from './inventory.ts';

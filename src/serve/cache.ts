@@ -9,7 +9,7 @@
 // @see https://github.com/isaacs/node-lru-cache (fetchMethod, ttl, maxSize)
 // @see docs/design/events.md
 import { LRUCache } from 'lru-cache';
-import type { Events } from '../domain/events.ts';
+import type { Events } from '../events.ts';
 
 /**
  * How many `servedChanged` one app has emitted: a cached answer made under another count may be

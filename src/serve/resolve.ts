@@ -3,13 +3,13 @@
 // is shown to anonymous readers; a maintainer (Authorization: Token) also sees private docs.
 // A project comes with its redirects and relations in one SQL statement (Prisma would send five),
 // and every lookup goes through a short-lived cache (./cache.ts), so a warm page sends none.
-// @see ../domain/urls.ts servedRoot() for where each project lives
+// @see ../urls.ts servedRoot() for where each project lives
 
 import type { PrismaClient } from '../db/database.ts';
 import { offeredVersions, projectRule, readableVersionRule } from '../domain/access.ts';
 import type { Context } from '../domain/context.ts';
-import { servedProjectSelect } from '../domain/urls.ts';
 import { Prisma } from '../generated/prisma/client.ts';
+import { servedProjectSelect } from '../urls.ts';
 import { type Freshness, type ServedGeneration, TtlCache } from './cache.ts';
 
 export const projectSelect = {

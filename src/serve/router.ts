@@ -6,15 +6,15 @@
 // (./grants.ts, docs/design/grants.md); README "Serving docs" and "Pull-request previews".
 import compression from 'compression';
 import type { Request, RequestHandler, Response } from 'express';
-import { artifactPrefix, downloadKey } from '../builds/artifacts.ts';
 import { languageName } from '../domain/choices.ts';
 import { anonymousContext, contextFor, createContext, type Services } from '../domain/context.ts';
 import { UnauthenticatedError } from '../domain/errors.ts';
 import { searchPages } from '../domain/search.ts';
 import { sessionIdOf, signedIn } from '../domain/sessions.ts';
-import { docsRoot, servedRoot } from '../domain/urls.ts';
+import { artifactPrefix, downloadKey } from '../storage/artifacts.ts';
 import { StorageKeyError } from '../storage/index.ts';
 import { readObject } from '../storage/storage.ts';
+import { docsRoot, servedRoot } from '../urls.ts';
 import { type Freshness, ServedGeneration } from './cache.ts';
 import type { FastPath } from './fast.ts';
 import { cookieGrants, GRANT_PATH, type Grant, issueTicket, peekTicket, takeTicket, underGrant, urlGrant } from './grants.ts';

@@ -2,7 +2,7 @@
 // conditional requests (304), Cache-Control, HEAD, Range requests (206/416, ./range.ts), an
 // optional tag put into HTML pages, gzip for clients that accept it, and with LECTERN_SERVE_X_ACCEL
 // an `X-Accel-Redirect` so nginx sends the bytes instead of Node.
-// A build's files are immutable by key: the key names the build (../builds/artifacts.ts), a new
+// A build's files are immutable by key: the key names the build (../storage/artifacts.ts), a new
 // build publishes under a new prefix, and a request only names a key after resolving the
 // version's current build. So what was read under a key is kept and sent again without asking
 // storage at all (no stat): small files with their bytes and, for text, a gzip copy made once (of

@@ -13,7 +13,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { OutputDir } from '../builds/output.ts';
+import type { OutputDir } from './output.ts';
 import {
   assertKey,
   assertPrefix,

@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import type * as ClientS3 from '@aws-sdk/client-s3';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type * as LibStorage from '@aws-sdk/lib-storage';
-import type { OutputDir } from '../builds/output.ts';
+import type { OutputDir } from './output.ts';
 import {
   assertKey,
   assertPrefix,

@@ -1,12 +1,12 @@
 // The one interface every part of Lectern uses to keep build artifacts (HTML, PDF, ePub, zip),
 // so the local-disk and S3 backends are interchangeable (LECTERN_STORAGE), plus the rules both
 // backends share: which keys are allowed, content types, and uploading a build's output directory
-// (read through src/builds/output.ts, which refuses anything but the build's own regular files).
+// (read through src/storage/output.ts, which refuses anything but the build's own regular files).
 // @see docs/design/settings.md "Storage"
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import mime from 'mime-types';
-import { type OutputDir, type OutputLimits, PublishBudget, useOutputDir } from '../builds/output.ts';
+import { type OutputDir, type OutputLimits, PublishBudget, useOutputDir } from './output.ts';
 
 /** What `head` says about an object. `etag` is a quoted HTTP entity tag, usable as the ETag header. */
 export interface ObjectInfo {
@@ -63,7 +63,7 @@ export interface Storage {
    * Uploads every file under localDir (a path, or an OutputDir already open) to prefix/relative/path
    * (content types from the extension), with bounded concurrency. The directory is a build's output:
    * anything in it but regular files with a single name (a symbolic link, hard link, fifo, socket,
-   * device) raises OutputRefused (src/builds/output.ts), as do counts over `opts.limits`, before
+   * device) raises OutputRefused (src/storage/output.ts), as do counts over `opts.limits`, before
    * anything is uploaded; a refusal found while reading stops the upload (the caller removes what
    * went up).
    */
@@ -175,7 +175,7 @@ export const UPLOAD_CONCURRENCY = 8;
 
 /**
  * putDirectory for any backend, given how it stores a body of known length. The directory is a
- * build's output, so it is read through src/builds/output.ts: the walk refuses (OutputRefused)
+ * build's output, so it is read through src/storage/output.ts: the walk refuses (OutputRefused)
  * anything but regular files with one name, and any count over `opts.limits`, before anything is
  * uploaded; each file is then opened without following links and checked again on its descriptor,
  * and the bytes read are counted against the limits again (a file may grow after the walk).

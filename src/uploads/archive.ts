@@ -62,7 +62,7 @@ export interface Extracted {
   bytes: number;
 }
 
-/** Deepest directory nesting accepted (as a build's output, src/builds/output.ts MAX_DEPTH). */
+/** Deepest directory nesting accepted (as a build's output, src/storage/output.ts MAX_DEPTH). */
 const MAX_DEPTH = 64;
 const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = constants;
 

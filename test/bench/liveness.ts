@@ -19,7 +19,6 @@ import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp } from '../../src/app.ts';
-import { bwrapAvailable } from '../../src/builds/sandbox.ts';
 import { Worker } from '../../src/builds/worker.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
@@ -29,6 +28,7 @@ import { createUser } from '../../src/domain/users.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { createLogger } from '../../src/log.ts';
 import { parseFlex } from '../../src/rest/flex.ts';
+import { bwrapAvailable } from '../../src/sandbox/sandbox.ts';
 
 const RUNS = Number(process.argv[2] ?? 15);
 const SECRET_KEY = 'bench-secret-key-0123456789abcdef0123456789';

@@ -17,7 +17,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { publishBuild } from '../../src/builds/publish.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
-import { createEvents } from '../../src/domain/events.ts';
+import { createEvents } from '../../src/events.ts';
 import { indexBuild, searchPages } from '../../src/search/index.ts';
 import { FileStorage } from '../../src/storage/file.ts';
 import { sphinxBuild } from '../helpers/publish.ts';

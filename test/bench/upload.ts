@@ -34,10 +34,10 @@ import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
-import { uploadsDir } from '../../src/domain/uploads.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
 import { fileStorageDir, openStorage, type Storage } from '../../src/storage/index.ts';
+import { uploadsDir } from '../../src/uploads/upload-docs.ts';
 import { startPostgres, withDatabase } from '../setup/postgres.ts';
 
 const CORPUS = '/usr/share/doc/python3-doc/html';

@@ -1,4 +1,4 @@
-// Reading a build's output (src/builds/output.ts) as a hostile build leaves it: on real
+// Reading a build's output (src/storage/output.ts) as a hostile build leaves it: on real
 // directories, every kind of entry that is not one of the build's own regular files is refused
 // with a message naming the file and the rule, whether it was there when the output was walked or
 // swapped in just before the read; limits of files and bytes; the htmlzip made from verified files
@@ -11,10 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPrefix } from '../../src/builds/artifacts.ts';
-import { listOutput, MAX_DEPTH, OutputDir, OutputRefused, openOutputFile, PublishBudget, zipDirectory } from '../../src/builds/output.ts';
 import { publishBuild } from '../../src/builds/publish.ts';
+import { buildPrefix } from '../../src/storage/artifacts.ts';
 import type { Storage } from '../../src/storage/index.ts';
+import { listOutput, MAX_DEPTH, OutputDir, OutputRefused, openOutputFile, PublishBudget, zipDirectory } from '../../src/storage/output.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { makeProject, publish } from '../helpers/publish.ts';
 

@@ -2,8 +2,8 @@
 // GraphQL, built by a worker with the machine's git, venv, pip, Sphinx and MkDocs, published to
 // storage; what a user checks is the build's state, error, commands and the files served.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifactPrefix, downloadKey } from '../../src/builds/artifacts.ts';
 import type { Worker } from '../../src/builds/worker.ts';
+import { artifactPrefix, downloadKey } from '../../src/storage/artifacts.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, mkdocsFiles, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';

@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MASK, Recorder } from '../../src/builds/record.ts';
-import { createEvents } from '../../src/domain/events.ts';
+import { createEvents } from '../../src/events.ts';
 import { type TestDatabase, testDatabase } from '../helpers/db.ts';
 
 let t: TestDatabase;

@@ -2,8 +2,8 @@
 // radosgw started by test/setup/s3.ts): what several machines share in production.
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifactPrefix } from '../../src/builds/artifacts.ts';
 import type { Worker } from '../../src/builds/worker.ts';
+import { artifactPrefix } from '../../src/storage/artifacts.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { type GitServer, startGitServer } from '../helpers/git.ts';

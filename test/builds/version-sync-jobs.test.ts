@@ -1,4 +1,4 @@
-// Version syncs as jobs in the database (src/builds/version-sync-queue.ts), on real repositories
+// Version syncs as jobs in the database (src/queue/version-syncs.ts), on real repositories
 // served by git daemon: a sync asked for waits in the database until a worker runs it, survives a
 // restart, coalesces with requests made meanwhile, is taken back from a worker that died, and one
 // that keeps failing is retried with growing, capped waits and then left failed with its error.
@@ -8,11 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimVersionSync, finishVersionSync } from '../../src/builds/version-sync-queue.ts';
 import type { Worker } from '../../src/builds/worker.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
+import { claimVersionSync, finishVersionSync } from '../../src/queue/version-syncs.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { importProject } from '../helpers/builds.ts';
 import { cliEnv, gql, killChildren, root, startServe } from '../helpers/cli-process.ts';

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimBuild, MAX_ATTEMPTS } from '../../src/builds/queue.ts';
+import { claimBuild, MAX_ATTEMPTS } from '../../src/queue/builds.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { cliEnv, killChildren, root } from '../helpers/cli-process.ts';

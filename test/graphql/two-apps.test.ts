@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
-import type { DomainEvents } from '../../src/domain/events.ts';
+import type { DomainEvents } from '../../src/events.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { startTestWorker } from '../helpers/builds.ts';
 import { htmlPage, makeProject, publish, removePages } from '../helpers/publish.ts';

@@ -7,8 +7,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { artifactPrefix } from '../../src/builds/artifacts.ts';
 import { type PublishDeps, publishBuild } from '../../src/builds/publish.ts';
+import { artifactPrefix } from '../../src/storage/artifacts.ts';
 import type { PutDirectoryResult } from '../../src/storage/index.ts';
 
 const SPHINX_BUILD = '/usr/bin/sphinx-build';

@@ -10,9 +10,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { type Browser, chromium } from 'playwright-core';
 import { inject } from 'vitest';
-import { zipDirectory } from '../../src/builds/output.ts';
 import { publishBuild } from '../../src/builds/publish.ts';
 import type { PrivacyLevel } from '../../src/generated/prisma/client.ts';
+import { zipDirectory } from '../../src/storage/output.ts';
 import type { TestApp } from './app.ts';
 
 const run = promisify(execFile);

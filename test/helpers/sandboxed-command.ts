@@ -4,9 +4,9 @@
 // `open` is what this process itself had open above 2 (what it would pass on). A test starts it
 // with descriptors of its choosing to see what the sandboxed command inherits.
 import { readdirSync, readlinkSync } from 'node:fs';
-import { prepareSandbox, retryingSandboxSetup } from '../../src/builds/sandbox.ts';
-import { runCommand } from '../../src/builds/subprocess.ts';
 import { DEFAULT_BUILD_LIMITS } from '../../src/config.ts';
+import { prepareSandbox, retryingSandboxSetup } from '../../src/sandbox/sandbox.ts';
+import { runCommand } from '../../src/sandbox/subprocess.ts';
 
 const [workdir, uid, network, command] = process.argv.slice(2);
 if (!workdir || !uid || !network || command === undefined) throw new Error('usage: sandboxed-command.ts <workdir> <uid|-> <net|nonet> <command>');

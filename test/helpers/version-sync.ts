@@ -1,10 +1,11 @@
 // Version syncs in tests: a worker that runs syncs only (builds stay queued for the test to see),
 // and waiting for a project's queued sync to end.
-import type { RetryPolicy } from '../../src/builds/version-sync-queue.ts';
+
 import { Worker } from '../../src/builds/worker.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import type { VersionSyncJob } from '../../src/generated/prisma/client.ts';
 import { createLogger, type Logger } from '../../src/log.ts';
+import type { RetryPolicy } from '../../src/queue/version-syncs.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, type TestApp } from './app.ts';
 

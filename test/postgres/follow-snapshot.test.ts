@@ -6,7 +6,7 @@
 // PostgreSQL only: the embedded database has one connection, so nothing writes between the reads.
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type BuildProgress, followBuild, LiveBuilds } from '../../src/builds/record.ts';
+import { type BuildProgress, followBuild, LiveBuilds } from '../../src/db/progress.ts';
 import type { Prisma } from '../../src/generated/prisma/client.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 

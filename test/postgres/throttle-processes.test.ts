@@ -11,7 +11,7 @@ import { type Database, openDatabase } from '../../src/db/database.ts';
 import { DatabaseThrottle } from '../../src/db/throttle.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
-import type { RequestThrottle } from '../../src/rest/throttle.ts';
+import type { RequestThrottle } from '../../src/throttle.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { cliEnv, killChildren, type Served, startServe } from '../helpers/cli-process.ts';
 import { createPostgresDatabase } from '../helpers/db.ts';

@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GIT_ENV, runSandboxedOnce } from '../../src/builds/sandbox.ts';
 import { DEFAULT_BUILD_LIMITS, loadConfig } from '../../src/config.ts';
 import { localGit, resolveLocalRepository } from '../../src/domain/git.ts';
+import { GIT_ENV, runSandboxedOnce } from '../../src/sandbox/sandbox.ts';
 import { git } from '../helpers/git.ts';
 
 let root: string;

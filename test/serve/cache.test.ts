@@ -2,7 +2,7 @@
 // costs in SQL, that writes made through this process are seen at once, and that a write this
 // process never saw (straight to the database) shows once the TTL has passed, never later.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { artifactPrefix, buildPrefix } from '../../src/builds/artifacts.ts';
+import { artifactPrefix, buildPrefix } from '../../src/storage/artifacts.ts';
 import { publish, sphinxBuild } from '../helpers/publish.ts';
 import { makeWorld, type World } from './world.ts';
 

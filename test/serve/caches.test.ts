@@ -2,9 +2,9 @@
 // server: one load per key however many ask meanwhile, the TTL counted from the start of the load,
 // `servedChanged` emptying the resolution cache (a load it overtook is not kept), and the bounds.
 import { describe, expect, it } from 'vitest';
-import { createEvents } from '../../src/domain/events.ts';
 import { PageCache } from '../../src/embed/cache.ts';
 import type { ParsedPage } from '../../src/embed/sphinx.ts';
+import { createEvents } from '../../src/events.ts';
 import { type Freshness, ServedGeneration, TtlCache } from '../../src/serve/cache.ts';
 
 /** A load that resolves when told, counting its calls. */

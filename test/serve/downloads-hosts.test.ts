@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { downloadUrl } from '../../src/domain/urls.ts';
+import { downloadUrl } from '../../src/urls.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { htmlZip, makeProject, printPdf, publish, sphinxBuild } from '../helpers/publish.ts';
 import { makeWorld, type World } from './world.ts';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MASK, Recorder, secretForms } from '../../src/builds/record.ts';
 import type { PrismaClient } from '../../src/db/database.ts';
-import { createEvents } from '../../src/domain/events.ts';
+import { createEvents } from '../../src/events.ts';
 
 // Masking reads no database: the recorder is made without one.
 const recorder = (secrets: string[]) => new Recorder({ prisma: null as unknown as PrismaClient, events: createEvents() }, 1, secrets);

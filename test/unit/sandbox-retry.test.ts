@@ -3,7 +3,7 @@
 // is the machine's trouble, so the command runs again instead of failing the build or the sync. A
 // command that itself fails, even one printing something like it, is not run again.
 import { describe, expect, it } from 'vitest';
-import { retryingSandboxSetup, SANDBOX_SETUP_FAILED } from '../../src/builds/sandbox.ts';
+import { retryingSandboxSetup, SANDBOX_SETUP_FAILED } from '../../src/sandbox/sandbox.ts';
 
 const SETUP = { exitCode: 1, output: 'bwrap: loopback: Failed RTM_NEWADDR: No child processes\n' };
 const OK = { exitCode: 0, output: 'done\n' };

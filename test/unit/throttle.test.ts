@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { PrismaClient } from '../../src/db/database.ts';
 import { DatabaseThrottle } from '../../src/db/throttle.ts';
 import type { Logger } from '../../src/log.ts';
-import { parseRate, Throttle } from '../../src/rest/throttle.ts';
+import { parseRate, Throttle } from '../../src/throttle.ts';
 
 describe('parseRate', () => {
   it.each([

@@ -1,8 +1,8 @@
 // Choosing `stable`, reading `git ls-remote` and the waits between a failing sync's runs, without a database.
 import { describe, expect, it } from 'vitest';
-import { describeSyncError, retryDelaySeconds } from '../../src/builds/version-sync-queue.ts';
 import { parseLsRemote } from '../../src/domain/git.ts';
 import { stableCandidate } from '../../src/domain/version-sync.ts';
+import { describeSyncError, retryDelaySeconds } from '../../src/queue/version-syncs.ts';
 
 const v = (verboseName: string, type = 'tag') => ({ verboseName, type });
 

@@ -3,11 +3,11 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import type { GraphQLResolveInfo } from 'graphql';
 import { Repeater } from 'graphql-yoga';
-import { announceProgress, type BuildProgress, followBuild } from '../../builds/record.ts';
+import { announceProgress, type BuildProgress, followBuild } from '../../db/progress.ts';
 import { visibleBuilds, visibleProjects } from '../../domain/access.ts';
 import { cancelBuild, triggerBuild } from '../../domain/builds.ts';
-import { uploadDocs } from '../../domain/uploads.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
+import { uploadDocs } from '../../uploads/upload-docs.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
 import { ConflictError, LecternError, NotFoundError } from '../errors.ts';
@@ -224,7 +224,7 @@ builder.mutationField('cancelBuild', (t) =>
 // ---------------------------------------------------------------------------------------------
 // Live build logs: a subscription (served over server-sent events by yoga) fed by followBuild(),
 // which re-reads the rows whenever the worker announces a write, wherever the worker runs. The
-// bound per client and the LISTEN connection are the app's (ctx.live, builds/record.ts LiveBuilds).
+// bound per client and the LISTEN connection are the app's (ctx.live, db/progress.ts LiveBuilds).
 
 const BuildUpdateKindEnum = builder.enumType('BuildUpdateKind', {
   values: {

@@ -4,8 +4,8 @@ import { canSeeProject, isMaintainer, visibleProjects } from '../../domain/acces
 import { LANGUAGES, languageName, PROGRAMMING_LANGUAGES, programmingLanguageName } from '../../domain/choices.ts';
 import { addMaintainer, addTranslation, removeMaintainer, removeTranslation } from '../../domain/maintainers.ts';
 import { deleteProject, importProject, updateProject } from '../../domain/projects.ts';
-import { documentationUrl, servedProjectSelect } from '../../domain/urls.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
+import { documentationUrl, servedProjectSelect } from '../../urls.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
 import { ConflictError } from '../errors.ts';

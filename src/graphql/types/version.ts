@@ -2,10 +2,10 @@
 // `stable`. The project's `versions` and `activeVersions`, and the version update mutation.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { offeredVersions, versionRule, visibleVersions } from '../../domain/access.ts';
-import { documentationUrl, downloadUrl, repositoryWebUrl, servedProjectSelect } from '../../domain/urls.ts';
 import { requestVersionSync } from '../../domain/version-sync.ts';
 import { updateVersion } from '../../domain/versions.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
+import { documentationUrl, downloadUrl, repositoryWebUrl, servedProjectSelect } from '../../urls.ts';
 import { builder, LOOKUP_COST } from '../builder.ts';
 import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, rowQuery, VersionTypeEnum, window } from './common.ts';
 import { writeErrors } from './errors.ts';

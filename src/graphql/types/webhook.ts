@@ -2,7 +2,7 @@
 // The secret is answered once, by the write that sets it, and never read back.
 import { createWebhook, deleteWebhook, updateWebhook } from '../../domain/notifications.ts';
 import { OutgoingState } from '../../generated/prisma/enums.ts';
-import type { WebhookEvent as Event } from '../../notifications/queue.ts';
+import type { WebhookEvent as Event } from '../../queue/deliveries.ts';
 import { builder } from '../builder.ts';
 import { rowQuery } from './common.ts';
 import { writeErrors } from './errors.ts';

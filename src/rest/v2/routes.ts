@@ -3,7 +3,7 @@
 // options: anonymous, no flex fields, unsorted keys, `{"detail": "Not found."}` for missing ids.
 
 import type express from 'express';
-import type { Yoga } from '../../app.ts';
+import type { Yoga } from '../../graphql/yoga.ts';
 import { RestError } from '../errors.ts';
 import { NO_FLEX } from '../flex.ts';
 import { type Node, selection, serialize } from '../resource.ts';

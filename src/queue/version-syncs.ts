@@ -6,7 +6,7 @@
 // @see https://github.com/graphile/worker src/sql/addJob.ts (job keys), src/sql/getJobs.ts, src/sql/failJobs.ts
 // @see https://github.com/timgit/pg-boss src/plans.ts (retryBackoff: jittered, capped by retryDelayMax)
 import type { PrismaClient } from '../db/database.ts';
-import type { Events } from '../domain/events.ts';
+import type { Events } from '../events.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 
 export interface RetryPolicy {

@@ -1,7 +1,7 @@
 // Where things are served, for the URLs the API shows (docs, downloads). One place, so the API
 // and the docs server agree.
 // @see docs/design/urls.md
-import type { Config } from '../config.ts';
+import type { Config } from './config.ts';
 
 /** The settings that decide where docs are served: the public URL, and the docs domain if any. */
 export type DocsHost = Pick<Config, 'publicUrl' | 'docsDomain'>;

@@ -11,16 +11,16 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { logPublishProblems, publishBuild } from '../builds/publish.ts';
 import { Recorder } from '../builds/record.ts';
+import { projectToChange } from '../domain/access.ts';
+import { announceBuild, lockVersion } from '../domain/builds.ts';
+import type { Context } from '../domain/context.ts';
+import { ValidationError } from '../domain/errors.ts';
+import { versionSlug } from '../domain/slug.ts';
+import { Collector, checkString } from '../domain/validate.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import { finishedEvent, queueBuildEvent } from '../notifications/queue.ts';
-import { ArchiveRefused, docsLayout, extractArchive } from '../uploads/archive.ts';
-import type { UploadedFile } from '../uploads/spool.ts';
-import { projectToChange } from './access.ts';
-import { announceBuild, lockVersion } from './builds.ts';
-import type { Context } from './context.ts';
-import { ValidationError } from './errors.ts';
-import { versionSlug } from './slug.ts';
-import { Collector, checkString } from './validate.ts';
+import { finishedEvent, queueBuildEvent } from '../queue/deliveries.ts';
+import { ArchiveRefused, docsLayout, extractArchive } from './archive.ts';
+import type { UploadedFile } from './spool.ts';
 
 /** Where uploads are spooled and unpacked while they are handled: below the data directory. */
 export function uploadsDir(dataDir: string): string {

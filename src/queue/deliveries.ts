@@ -1,14 +1,15 @@
 // Outgoing webhook notifications as jobs in the database, as builds and version syncs are: a build
 // event writes one NotificationDelivery row per subscribed webhook (in the transaction that made
 // the event, so an event is never lost nor sent for something rolled back); workers claim due rows
-// with FOR UPDATE SKIP LOCKED, POST them (./send.ts), and record the outcome. A receiver that fails
+// with FOR UPDATE SKIP LOCKED, POST them (../notifications/send.ts), and record the outcome. A receiver that fails
 // or does not answer is tried again later, with capped and jittered exponential backoff
-// (version-sync-queue.ts retryDelaySeconds), until the attempts run out. A build never waits for a
+// (queue/version-syncs.ts retryDelaySeconds), until the attempts run out. A build never waits for a
 // delivery, and a delivery never fails a build.
-import { nextDueMs, type RetryPolicy } from '../builds/version-sync-queue.ts';
+
 import type { PrismaClient } from '../db/database.ts';
-import type { Events } from '../domain/events.ts';
+import type { Events } from '../events.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
+import { nextDueMs, type RetryPolicy } from './version-syncs.ts';
 
 export const WEBHOOK_EVENTS = ['build:triggered', 'build:passed', 'build:failed'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

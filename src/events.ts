@@ -9,13 +9,13 @@ import { EventEmitter } from 'node:events';
 export interface DomainEvents {
   /** A build was queued and committed: a worker may claim it. */
   buildQueued: [{ buildId: number; projectId: number }];
-  /** A version sync was queued (builds/version-sync-queue.ts). */
+  /** A version sync was queued (queue/version-syncs.ts). */
   syncQueued: [{ projectId: number }];
-  /** Webhook notifications or commit statuses were queued (notifications/queue.ts). */
+  /** Webhook notifications or commit statuses were queued (queue/deliveries.ts). */
   deliveryQueued: [];
   /** Emitted after a committed write that changes what a docs URL serves (project, version, redirect, subproject, publish). */
   servedChanged: [{ projectId?: number }];
-  /** A build's rows changed (builds/record.ts announceProgress, or a NOTIFY the app's LISTEN connection heard): its live log reads them again. */
+  /** A build's rows changed (db/progress.ts announceProgress, or a NOTIFY the app's LISTEN connection heard): its live log reads them again. */
   buildProgress: [{ buildId: number }];
   /** The app's LISTEN connection came back: announcements may have been missed, every live log reads again. */
   progressResync: [];
