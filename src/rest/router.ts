@@ -5,7 +5,7 @@
 // its options, v2 (anonymous public reads, plain representations). It never touches the database.
 
 import express, { type Request, type Response } from 'express';
-import type { DocumentNode, OperationDefinitionNode } from 'graphql';
+import type { DocumentNode, ExecutionResult, OperationDefinitionNode } from 'graphql';
 import { disallowedCharacter, findDisallowed } from '../domain/characters.ts';
 import type { Yoga } from '../graphql/yoga.ts';
 import type { RequestThrottle } from '../throttle.ts';
@@ -244,78 +244,111 @@ function isPermissionRefusal(e: unknown, maintainersRoute: boolean): boolean {
   return maintainersRoute && e.status === 404 && (e.body as { detail?: unknown } | undefined)?.detail === 'No Project matches the given query.';
 }
 
-export function restRouter(opts: RouterOptions): express.Router {
-  const env: RestEnv = { api: opts.api, publicUrl: opts.publicUrl };
-  const anonymous = opts.authentication === 'anonymous';
-  const send = sendWith(opts.json ?? v3Json);
-  const root = opts.root ?? ((api: string) => ({ projects: `${api}/projects/` }));
-  const compiled = opts.routes.map(compile);
-  const router = express.Router();
-  const bodyErrors = new WeakMap<Request, unknown>();
+/** The path a request names, and the routes it matches (before anything is checked). */
+interface Matched {
+  /** The path with a format suffix taken off, ending with a slash. */
+  slashed: string;
+  params: Record<string, string>;
+  candidates: Compiled[];
+}
 
-  // The body is read up front (bounded), but a body that cannot be read only counts where the
-  // route reads it, after authentication, permission, throttle, method and lookup: DRF parses
-  // `request.data` lazily (docs/design/read-the-docs.md §2.3). `strict: false`: a JSON string or number is valid
-  // JSON, and the serializer, not the parser, says it is not a dictionary.
-  const parseJson = express.json({ limit: opts.maxBodyBytes, type: () => true, strict: false });
-  const isUpload = (req: Request) => {
+/**
+ * What answers before the operation runs need: the caller's session, and permission, asked first
+ * (DRF checks permission before it throttles, and before method, lookup and validation answer).
+ */
+interface Checks {
+  s: Session;
+  needsMaintainer: boolean;
+  permission(): Promise<void>;
+  /** Throws `answer`, unless permission refuses first. */
+  refuse(answer: unknown): Promise<never>;
+}
+
+/** The operation a request runs, and what its answer is shaped by. */
+interface Plan {
+  flex: FlexParams;
+  call: RouteCall;
+  limit: number;
+  offset: number;
+  permitted: Set<string> | undefined;
+  document: DocumentNode;
+  variables: Record<string, unknown>;
+}
+
+/**
+ * One API's adapter: each request goes through `handle`'s steps in Read the Docs' order
+ * (docs/design/rest-api.md, docs/design/read-the-docs.md §2.3): locate, authenticate, choose the
+ * route, throttle, method, lookup values, read the request, run the operation, shape the answer.
+ */
+class RestAdapter {
+  readonly #opts: RouterOptions;
+  readonly #env: RestEnv;
+  readonly #anonymous: boolean;
+  readonly #compiled: Compiled[];
+  readonly #root: (api: string) => unknown;
+  readonly send: ReturnType<typeof sendWith>;
+  /** Why a request's body could not be read: answered only where the route reads it. */
+  readonly bodyErrors = new WeakMap<Request, unknown>();
+
+  constructor(opts: RouterOptions) {
+    this.#opts = opts;
+    this.#env = { api: opts.api, publicUrl: opts.publicUrl };
+    this.#anonymous = opts.authentication === 'anonymous';
+    this.send = sendWith(opts.json ?? v3Json);
+    this.#root = opts.root ?? ((api: string) => ({ projects: `${api}/projects/` }));
+    this.#compiled = opts.routes.map(compile);
+  }
+
+  /** Whether the request is to an upload route, whose body is read only once it is allowed. */
+  isUpload(req: Request): boolean {
     const slashed = req.path.endsWith('/') ? req.path : `${req.path}/`;
-    return compiled.some((c) => c.route.upload && c.route.method === req.method && c.regex.test(slashed));
-  };
-  router.use((req, res, next) => {
-    if (isUpload(req)) return next();
-    parseJson(req, res, (err?: unknown) => {
-      if (err) bodyErrors.set(req, err);
-      next();
-    });
-  });
-
-  async function requireMaintainer(s: Session, project: string): Promise<void> {
-    const doc = operation(opts.yoga, 'query($project: String!) { project(slug: $project) { viewerIsMaintainer } }');
-    const r = await s.run(doc, { project });
-    if (r.errors?.length) throw fromGraphQLErrors(r.errors, false);
-    const p = (r.data as Node).project;
-    if (!p) throw notFound('Project');
-    if (!p.viewerIsMaintainer) throw forbidden();
+    return this.#compiled.some((c) => c.route.upload && c.route.method === req.method && c.regex.test(slashed));
   }
 
-  /** Throws the 404 of the first object in the path that is not there (the project's included). */
-  async function requireObjects(s: Session, params: Record<string, string | number>): Promise<void> {
-    if (params.project === undefined) return;
-    const names = Object.keys(params).filter((n) => n in LOOKUPS);
-    const vars = ['$project: String!', ...names.map((n) => LOOKUPS[n]!.variable)].join(', ');
-    const doc = operation(opts.yoga, `query(${vars}) { project(slug: $project) { id ${names.map((n) => `${n}: ${LOOKUPS[n]!.select}`).join(' ')} } }`);
-    const r = await s.run(doc, Object.fromEntries(['project', ...names].map((n) => [n, params[n]])));
-    if (r.errors?.length) throw fromGraphQLErrors(r.errors, false);
-    const p = (r.data as Node).project;
-    if (!p) throw notFound('Project');
-    for (const n of names) if (!p[n]) throw notFound(LOOKUPS[n]!.model);
+  async handle(req: Request, res: Response, counted: Counted): Promise<void> {
+    const matched = this.#locate(req, res);
+    if (!matched) return;
+    const s = await this.#authenticate(req, matched);
+    if (matched.slashed === '/') {
+      if (req.method !== 'GET') throw detail(405, `Method "${req.method}" not allowed.`);
+      this.send(res, 200, this.#root(this.#opts.api));
+      return;
+    }
+    const chosen = this.#choose(req, res, matched);
+    const checks = this.#checks(s, matched, chosen);
+    await this.#throttle(checks, counted);
+    const route = await this.#method(req.method, matched, chosen, checks);
+    const typed = await this.#lookupValues(matched.params, checks);
+    const plan = await this.#plan(req, route, typed, checks);
+    const result = await this.#run(req, route, plan, checks);
+    const { status, body } = this.#answer(req, route, plan, result, checks);
+    this.send(res, status, body);
   }
 
-  async function handle(req: Request, res: Response, counted: Counted): Promise<void> {
+  /**
+   * The path: characters no text may hold refused, DRF's format suffix and `?format=` read, a GET
+   * without its trailing slash redirected (null: answered), and the routes it matches.
+   */
+  #locate(req: Request, res: Response): Matched | null {
     const refused = refusedCharacters(req);
     if (refused) throw refused;
     let path = req.path;
     // DRF's format suffixes (`/build/1.txt`, `/build/1.json`, with or without the slash) and
     // `?format=`: JSON is the default; another format is the route's renderer (text/plain).
-    const suffix = opts.formatSuffixes && req.method === 'GET' ? /^(.*\/[^/.]+)\.(json|txt)\/?$/.exec(path) : null;
+    const suffix = this.#opts.formatSuffixes && req.method === 'GET' ? /^(.*\/[^/.]+)\.(json|txt)\/?$/.exec(path) : null;
     if (suffix) path = `${suffix[1]}/`;
     const format = suffix?.[2] ?? oneString(req.query.format);
     if (format !== undefined && format !== 'json') renderings.set(res, { format });
     if (format !== undefined && format !== 'json' && format !== 'txt') throw notFound();
     if (req.method === 'GET' && !path.endsWith('/')) {
       const q = req.originalUrl.indexOf('?');
-      send(
-        res,
-        301,
-        { detail: 'Moved permanently: this URL ends with a slash.' },
-        { Location: `${opts.mount}${path}/${q >= 0 ? req.originalUrl.slice(q) : ''}` },
-      );
-      return;
+      const location = `${this.#opts.mount}${path}/${q >= 0 ? req.originalUrl.slice(q) : ''}`;
+      this.send(res, 301, { detail: 'Moved permanently: this URL ends with a slash.' }, { Location: location });
+      return null;
     }
     const slashed = path.endsWith('/') ? path : `${path}/`;
     let params: Record<string, string> = {};
-    const candidates = compiled.filter((c) => {
+    const candidates = this.#compiled.filter((c) => {
       const m = c.regex.exec(slashed);
       if (!m) return false;
       try {
@@ -326,130 +359,167 @@ export function restRouter(opts: RouterOptions): express.Router {
       // No slug or alias holds a NUL, and PostgreSQL cannot even compare one: not found.
       return !Object.values(params).some((v) => v.includes('\u0000'));
     });
+    return { slashed, params, candidates };
+  }
 
-    // 1. Authentication: a bad token fails at once; every v3 path needs a token (docs/design/rest-api.md).
-    // v2 reads public data only, so it does not even look at a token (docs/design/rest-api.md).
+  /**
+   * 1. Authentication: a bad token fails at once; every v3 path needs a token, but a public route
+   * (the embed API) reads public docs without one, as Read the Docs' does. v2 reads public data
+   * only, so it does not even look at a token (docs/design/rest-api.md).
+   */
+  async #authenticate(req: Request, matched: Matched): Promise<Session> {
     let s: Session;
     try {
-      s = await session(opts.yoga, req, { anonymous });
+      s = await session(this.#opts.yoga, req, { anonymous: this.#anonymous });
     } catch (e) {
       if (e instanceof AuthenticationFailed) throw notAuthenticated(e.message);
       throw e;
     }
-    // A public route (the embed API) reads public docs without a token, as Read the Docs' does.
-    const publicRoute = candidates.length > 0 && candidates.every((c) => c.route.auth === 'public');
-    if (!anonymous && !s.context.viewer && !publicRoute) throw notAuthenticated();
+    const publicRoute = matched.candidates.length > 0 && matched.candidates.every((c) => c.route.auth === 'public');
+    if (!this.#anonymous && !s.context.viewer && !publicRoute) throw notAuthenticated();
+    return s;
+  }
 
-    if (slashed === '/') {
-      if (req.method !== 'GET') throw detail(405, `Method "${req.method}" not allowed.`);
-      send(res, 200, root(opts.api));
-      return;
-    }
-    if (candidates.length === 0) throw notFound();
-    const route = candidates.find((c) => c.route.method === req.method)?.route;
+  /** The route for the request's method (undefined: 405, answered after the throttle), and its renderer when one was asked for. */
+  #choose(req: Request, res: Response, matched: Matched): Route | undefined {
+    if (matched.candidates.length === 0) throw notFound();
+    const route = matched.candidates.find((c) => c.route.method === req.method)?.route;
     const rendering = renderings.get(res);
     if (rendering) {
       rendering.render = route?.renderers?.[rendering.format];
       if (!rendering.render) throw notFound();
     }
+    return route;
+  }
 
-    // 2. Permission (maintainers write; redirects and variables are maintainers' even to read) is
-    // the operation's own rule, declared on its GraphQL fields, whose typed errors (401, 404, 403)
-    // the operation answers with. Only an answer given before the operation runs (429, 405, 400)
-    // asks the rule first, so that a caller without permission hears 403, in DRF's order.
-    const needsMaintainer = route ? route.auth === 'maintainer' : candidates.some((c) => c.route.auth === 'maintainer');
+  /**
+   * 2. Permission (maintainers write; redirects and variables are maintainers' even to read) is
+   * the operation's own rule, declared on its GraphQL fields, whose typed errors (401, 404, 403)
+   * the operation answers with. Only an answer given before the operation runs (429, 405, 400)
+   * asks the rule first, so that a caller without permission hears 403, in DRF's order.
+   */
+  #checks(s: Session, matched: Matched, route: Route | undefined): Checks {
+    const needsMaintainer = route ? route.auth === 'maintainer' : matched.candidates.some((c) => c.route.auth === 'maintainer');
     const permission = async () => {
-      if (needsMaintainer && params.project !== undefined) await requireMaintainer(s, params.project);
+      if (needsMaintainer && matched.params.project !== undefined) await this.#requireMaintainer(s, matched.params.project);
     };
-    const refuse = async (answer: unknown): Promise<never> => {
-      await permission();
-      throw answer;
+    return {
+      s,
+      needsMaintainer,
+      permission,
+      refuse: async (answer) => {
+        await permission();
+        throw answer;
+      },
     };
+  }
 
-    // 3. Throttle (v3's is per user; v2 has none, as in Read the Docs). A request that permission
-    // refuses after all is not counted: DRF checks permission before it counts.
-    const throttleKey = s.context.viewer && opts.throttle ? `user:${s.context.viewer.id}` : null;
-    const wait = throttleKey ? await opts.throttle!.check(throttleKey) : 0;
+  /**
+   * 3. Throttle (v3's is per user; v2 has none, as in Read the Docs). A request that permission
+   * refuses after all is not counted: DRF checks permission before it counts.
+   */
+  async #throttle(checks: Checks, counted: Counted): Promise<void> {
+    const viewer = checks.s.context.viewer;
+    const throttleKey = viewer && this.#opts.throttle ? `user:${viewer.id}` : null;
+    const wait = throttleKey ? await this.#opts.throttle!.check(throttleKey) : 0;
     if (wait) {
-      await refuse(detail(429, `Request was throttled. Expected available in ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) }));
+      await checks.refuse(detail(429, `Request was throttled. Expected available in ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) }));
     }
     counted.throttleKey = throttleKey;
-    counted.maintainersRoute = needsMaintainer;
+    counted.maintainersRoute = checks.needsMaintainer;
+  }
 
-    // 4. Method.
-    if (!route) {
-      const allowed = [...new Set(candidates.map((c) => c.route.method))].join(', ');
-      return refuse(detail(405, `Method "${req.method}" not allowed.`, { Allow: allowed }));
-    }
+  /** 4. Method. */
+  async #method(method: string, matched: Matched, route: Route | undefined, checks: Checks): Promise<Route> {
+    if (route) return route;
+    const allowed = [...new Set(matched.candidates.map((c) => c.route.method))].join(', ');
+    return checks.refuse(detail(405, `Method "${method}" not allowed.`, { Allow: allowed }));
+  }
 
-    // 5. Lookup values that cannot be ids are simply not found.
+  /** 5. Lookup values that cannot be ids are simply not found. */
+  async #lookupValues(params: Record<string, string>, checks: Checks): Promise<Record<string, string | number>> {
     const typed: Record<string, string | number> = {};
     for (const [name, value] of Object.entries(params)) {
       if (INTEGER_PARAMS.has(name)) {
-        if (!/^\d{1,9}$/.test(value)) await refuse(notFound());
+        if (!/^\d{1,9}$/.test(value)) await checks.refuse(notFound());
         typed[name] = Number(value);
       } else typed[name] = value;
     }
+    return typed;
+  }
 
-    // 6. Validation of the body and the query.
+  /** 6. Validation of the query and the body, then the operation and its variables. */
+  async #plan(req: Request, route: Route, typed: Record<string, string | number>, checks: Checks): Promise<Plan> {
     let flex: FlexParams = NO_FLEX;
     try {
-      if (opts.flex !== false) flex = parseFlex(req.query as Record<string, unknown>);
+      if (this.#opts.flex !== false) flex = parseFlex(req.query as Record<string, unknown>);
     } catch (e) {
-      if (e instanceof RecursiveExpansionError) await refuse(new RestError(400, [e.message]));
+      if (e instanceof RecursiveExpansionError) await checks.refuse(new RestError(400, [e.message]));
       throw e;
     }
     const call: RouteCall = { params: typed, query: req.query as Record<string, unknown> };
-    const bodyError = bodyErrors.get(req);
-    if (route.input) {
-      const read = bodyError ? { errors: undefined } : readInput(opts.yoga.getEnveloped().schema, route.input, req.body);
-      if (bodyError || read.errors) {
-        await permission();
-        await requireObjects(s, typed);
-        throw bodyError ?? new RestError(400, read.errors);
-      }
-      call.input = read.input;
-    } else if (bodyError && (bodyError as { status?: unknown }).status === 413) {
-      // Too large is refused wherever it is sent; unreadable JSON only where a body is read.
-      await refuse(bodyError);
-    }
+    await this.#readBody(req, route, call, checks);
     if (route.filters) call.filter = readFilters(route, call.query);
-
-    const limit = intParam(call.query.limit, DEFAULT_LIMIT, 1, opts.maxLimit);
+    const limit = intParam(call.query.limit, DEFAULT_LIMIT, 1, this.#opts.maxLimit);
     // Any offset past the last row is an empty page; GraphQL's Int stops at 2^31 - 1.
     const offset = intParam(call.query.offset, 0, 0, MAX_OFFSET);
     const permitted = route.envelope === 'page' ? new Set(route.permitExpand ?? []) : undefined;
     if (permitted) flex = permit(flex, permitted);
     const sel = route.select ? route.select(flex) : route.resource ? selection(route.resource, flex, permitted) : 'id';
-    const document = routeDocument(opts.yoga, route, sel);
-    const { root: rootType, path: resultPath } = coordinateOf(route);
+    const document = routeDocument(this.#opts.yoga, route, sel);
     const declared = variablesOf(document);
     const all: Record<string, unknown> = { ...typed, limit, offset, filter: call.filter, ...route.variables?.(call) };
     const variables = Object.fromEntries(Object.entries(all).filter(([k]) => declared.has(k)));
+    return { flex, call, limit, offset, permitted, document, variables };
+  }
 
-    const routeError = (e: RestError) => (route.error ? route.error(e, call) : e);
-    // An upload's body is read only now, from a maintainer: nobody else can make Lectern store a
-    // byte. It is removed before the answer is sent.
+  /** The body a route reads, as its input type reads it; a body that could not be read answers only here. */
+  async #readBody(req: Request, route: Route, call: RouteCall, checks: Checks): Promise<void> {
+    const bodyError = this.bodyErrors.get(req);
+    if (route.input) {
+      const read = bodyError ? { errors: undefined } : readInput(this.#opts.yoga.getEnveloped().schema, route.input, req.body);
+      if (bodyError || read.errors) {
+        await checks.permission();
+        await this.#requireObjects(checks.s, call.params);
+        throw bodyError ?? new RestError(400, read.errors);
+      }
+      call.input = read.input;
+    } else if (bodyError && (bodyError as { status?: unknown }).status === 413) {
+      // Too large is refused wherever it is sent; unreadable JSON only where a body is read.
+      await checks.refuse(bodyError);
+    }
+  }
+
+  /**
+   * 7. The operation, through yoga. An upload's body is read only now, from a maintainer: nobody
+   * else can make Lectern store a byte. It is removed before the answer is sent.
+   */
+  async #run(req: Request, route: Route, plan: Plan, checks: Checks): Promise<ExecutionResult> {
     let upload: UploadedFile | undefined;
     if (route.upload) {
-      await permission();
-      if (!opts.uploads) throw notFound();
+      await checks.permission();
+      if (!this.#opts.uploads) throw notFound();
       try {
-        upload = await spoolRequestBody(req, opts.uploads.dir, opts.uploads.maxBytes);
+        upload = await spoolRequestBody(req, this.#opts.uploads.dir, this.#opts.uploads.maxBytes);
       } catch (e) {
         const status = (e as { status?: unknown }).status;
         if (status === 400 || status === 413) throw detail(status, (e as Error).message);
         throw e;
       }
-      variables[route.upload] = upload;
+      plan.variables[route.upload] = upload;
     }
-    let result: Awaited<ReturnType<Session['run']>>;
     try {
-      result = await s.run(document, variables);
+      return await checks.s.run(plan.document, plan.variables);
     } finally {
       await upload?.remove().catch(() => {});
     }
+  }
+
+  /** 8. The answer: the operation's errors as DRF's, an empty page or a 404 for nothing, else the route's envelope. */
+  #answer(req: Request, route: Route, plan: Plan, result: ExecutionResult, checks: Checks): { status: number; body: unknown } {
+    const routeError = (e: RestError) => (route.error ? route.error(e, plan.call) : e);
     if (result.errors?.length) throw routeError(fromGraphQLErrors(result.errors, route.bareErrors ?? false));
+    const { root: rootType, path: resultPath } = coordinateOf(route);
     let data = dig(result.data, resultPath) as Node | null | undefined;
     if (rootType === 'Mutation' && data) {
       if (typeof data.code === 'string') throw fromDomainError(data as never, route.bareErrors ?? false);
@@ -458,52 +528,81 @@ export function restRouter(opts: RouterOptions): express.Router {
     if (data === null || data === undefined) {
       // A nested list under a project the caller cannot see is an empty page (docs/design/read-the-docs.md §2.2),
       // except on a maintainers' route, where the project's lookup is part of the permission check.
-      if (needsMaintainer && resultPath[0] === 'project' && !dig(result.data, ['project'])) throw routeError(notFound('Project'));
-      if (route.envelope === 'page') {
-        send(res, 200, { count: 0, next: null, previous: null, results: [] });
-        return;
-      }
+      if (checks.needsMaintainer && resultPath[0] === 'project' && !dig(result.data, ['project'])) throw routeError(notFound('Project'));
+      if (route.envelope === 'page') return { status: 200, body: { count: 0, next: null, previous: null, results: [] } };
       throw routeError(notFound(route.notFound));
     }
-    if (route.respond) {
-      const r = route.respond(data, env, flex, call);
-      send(res, r.status, r.body);
-      return;
-    }
-    if (route.envelope === 'none') {
-      send(res, route.status, undefined);
-      return;
-    }
+    const env = this.#env;
+    if (route.respond) return route.respond(data, env, plan.flex, plan.call);
+    if (route.envelope === 'none') return { status: route.status, body: undefined };
     if (route.envelope === 'page') {
-      const nodes = data.nodes as Node[];
       const count = data.totalCount as number;
-      send(res, route.status, {
-        count,
-        ...pageLinks(env, opts.mount, req, count, limit, offset),
-        results: nodes.map((n) => serialize(route.resource!, n, env, flex, permitted)),
-      });
-      return;
+      const results = (data.nodes as Node[]).map((n) => serialize(route.resource!, n, env, plan.flex, plan.permitted));
+      return { status: route.status, body: { count, ...pageLinks(env, this.#opts.mount, req, count, plan.limit, plan.offset), results } };
     }
     // Read the Docs builds create answers without request context: expand has no effect there.
-    send(res, route.status, serialize(route.resource!, data, env, rootType === 'Mutation' ? NO_FLEX : flex));
+    return { status: route.status, body: serialize(route.resource!, data, env, rootType === 'Mutation' ? NO_FLEX : plan.flex) };
   }
 
+  async #requireMaintainer(s: Session, project: string): Promise<void> {
+    const doc = operation(this.#opts.yoga, 'query($project: String!) { project(slug: $project) { viewerIsMaintainer } }');
+    const r = await s.run(doc, { project });
+    if (r.errors?.length) throw fromGraphQLErrors(r.errors, false);
+    const p = (r.data as Node).project;
+    if (!p) throw notFound('Project');
+    if (!p.viewerIsMaintainer) throw forbidden();
+  }
+
+  /** Throws the 404 of the first object in the path that is not there (the project's included). */
+  async #requireObjects(s: Session, params: Record<string, string | number>): Promise<void> {
+    if (params.project === undefined) return;
+    const names = Object.keys(params).filter((n) => n in LOOKUPS);
+    const vars = ['$project: String!', ...names.map((n) => LOOKUPS[n]!.variable)].join(', ');
+    const doc = operation(this.#opts.yoga, `query(${vars}) { project(slug: $project) { id ${names.map((n) => `${n}: ${LOOKUPS[n]!.select}`).join(' ')} } }`);
+    const r = await s.run(doc, Object.fromEntries(['project', ...names].map((n) => [n, params[n]])));
+    if (r.errors?.length) throw fromGraphQLErrors(r.errors, false);
+    const p = (r.data as Node).project;
+    if (!p) throw notFound('Project');
+    for (const n of names) if (!p[n]) throw notFound(LOOKUPS[n]!.model);
+  }
+
+  /** The last resort: a RestError as itself, express's body errors as DRF's, anything else a logged 500. */
+  readonly errorHandler: express.ErrorRequestHandler = (err, _req, res, _next) => {
+    const status = typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (err instanceof RestError) this.send(res, err.status, err.body, err.headers);
+    else if (status === 413) this.send(res, 413, { detail: `Request body larger than ${this.#opts.maxBodyBytes} bytes.` });
+    else if (status === 400 && err?.type === 'entity.parse.failed') this.send(res, 400, { detail: `JSON parse error - ${err.message}` });
+    else if (status < 500) this.send(res, status, { detail: String(err?.message ?? 'Bad request.') });
+    else {
+      (this.#opts.yoga as unknown as { logger: { error: (e: unknown) => void } }).logger?.error?.(err);
+      this.send(res, 500, { detail: 'A server error occurred.' });
+    }
+  };
+}
+
+export function restRouter(opts: RouterOptions): express.Router {
+  const adapter = new RestAdapter(opts);
+  const router = express.Router();
+  // The body is read up front (bounded), but a body that cannot be read only counts where the
+  // route reads it, after authentication, permission, throttle, method and lookup: DRF parses
+  // `request.data` lazily (docs/design/read-the-docs.md §2.3). `strict: false`: a JSON string or number is valid
+  // JSON, and the serializer, not the parser, says it is not a dictionary.
+  const parseJson = express.json({ limit: opts.maxBodyBytes, type: () => true, strict: false });
+  router.use((req, res, next) => {
+    if (adapter.isUpload(req)) return next();
+    parseJson(req, res, (err?: unknown) => {
+      if (err) adapter.bodyErrors.set(req, err);
+      next();
+    });
+  });
   router.use((req, res, next) => {
     const counted: Counted = { throttleKey: null, maintainersRoute: false };
-    handle(req, res, counted).catch(async (e: unknown) => {
+    adapter.handle(req, res, counted).catch(async (e: unknown) => {
       if (counted.throttleKey && isPermissionRefusal(e, counted.maintainersRoute)) await opts.throttle!.release(counted.throttleKey);
       next(e);
     });
   });
-  router.use(((err, _req, res, _next) => {
-    if (err instanceof RestError) return send(res, err.status, err.body, err.headers);
-    const status = typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
-    if (status === 413) return send(res, 413, { detail: `Request body larger than ${opts.maxBodyBytes} bytes.` });
-    if (status === 400 && err?.type === 'entity.parse.failed') return send(res, 400, { detail: `JSON parse error - ${err.message}` });
-    if (status < 500) return send(res, status, { detail: String(err?.message ?? 'Bad request.') });
-    (opts.yoga as unknown as { logger: { error: (e: unknown) => void } }).logger?.error?.(err);
-    return send(res, 500, { detail: 'A server error occurred.' });
-  }) as express.ErrorRequestHandler);
+  router.use(adapter.errorHandler);
   return router;
 }
 
