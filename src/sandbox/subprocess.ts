@@ -28,6 +28,39 @@ export interface RunResult {
 
 const DEFAULT_MAX_OUTPUT = 2 * 1024 * 1024;
 
+/**
+ * The last `max` characters of a command's output, kept as chunks with a running length: whole
+ * chunks leave from the front, and the text is joined once at the end, so a command printing
+ * gigabytes costs no copying per chunk.
+ */
+class Tail {
+  readonly #max: number;
+  readonly #chunks: string[] = [];
+  #kept = 0;
+  #truncated = false;
+  constructor(max: number) {
+    this.#max = max;
+  }
+  push(text: string): void {
+    this.#chunks.push(text);
+    this.#kept += text.length;
+    while (this.#kept - this.#chunks[0]!.length >= this.#max) {
+      this.#kept -= this.#chunks.shift()!.length;
+      this.#truncated = true;
+    }
+  }
+  /** The text kept, headed by a note when some was dropped. */
+  text(): string {
+    let output = this.#chunks.join('');
+    let truncated = this.#truncated;
+    if (output.length > this.#max) {
+      output = output.slice(output.length - this.#max);
+      truncated = true;
+    }
+    return truncated ? `[output truncated to its last ${this.#max} bytes]\n${output}` : output;
+  }
+}
+
 export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const box = opts.sandbox;
@@ -47,12 +80,7 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
     let limit: LimitHit | null = null;
     let setupError: string | null = null;
     let watching: NodeJS.Timeout | undefined;
-    const max = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-    // The tail kept as chunks with a running length: whole chunks leave from the front, and the
-    // text is joined once at the end, so a command printing gigabytes costs no copying per chunk.
-    const chunks: string[] = [];
-    let kept = 0;
-    let truncated = false;
+    const tail = new Tail(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT);
     let timedOut = false;
     let aborted = false;
     const kill = () => {
@@ -64,12 +92,7 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
     };
     const onData = (data: Buffer | string) => {
       const text = typeof data === 'string' ? data : data.toString('utf8');
-      chunks.push(text);
-      kept += text.length;
-      while (kept - chunks[0]!.length >= max) {
-        kept -= chunks.shift()!.length;
-        truncated = true;
-      }
+      tail.push(text);
       opts.onOutput?.(text);
     };
     // Decoded by the streams, so a character split between two reads arrives whole.
@@ -116,12 +139,7 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
       opts.signal?.removeEventListener('abort', onAbort);
       const stopped = box ? await box.stop(code).catch(() => null) : null;
       limit ??= stopped;
-      let output = chunks.join('');
-      if (output.length > max) {
-        output = output.slice(output.length - max);
-        truncated = true;
-      }
-      if (truncated) output = `[output truncated to its last ${max} bytes]\n${output}`;
+      let output = tail.text();
       const note = (text: string) => {
         output += `\n${text}\n`;
         opts.onOutput?.(`\n${text}\n`);

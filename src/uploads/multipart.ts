@@ -47,6 +47,30 @@ function place(operations: unknown, dotted: string, file: UploadedFile): void {
   at[last] = file;
 }
 
+/** The request's `operations` with each file the `map` names put in place of its null placeholder. */
+function operationsWithFiles(fields: Map<string, string>, files: Map<string, UploadedFile>): unknown {
+  const ops = fields.get('operations');
+  const map = fields.get('map');
+  if (ops === undefined) throw new BadMultipart('The multipart request has no "operations" field (the GraphQL multipart request spec).');
+  let operations: unknown;
+  let mapping: unknown;
+  try {
+    operations = JSON.parse(ops);
+    mapping = map === undefined ? {} : JSON.parse(map);
+  } catch (e) {
+    throw new BadMultipart(`The multipart "operations" or "map" field is not JSON: ${(e as Error).message}.`);
+  }
+  if (operations === null || typeof operations !== 'object') throw new BadMultipart('The multipart "operations" field must be a JSON object.');
+  if (mapping === null || typeof mapping !== 'object' || Array.isArray(mapping)) throw new BadMultipart('The multipart "map" field must be a JSON object.');
+  for (const [part, paths] of Object.entries(mapping)) {
+    const file = files.get(part);
+    if (!file) throw new BadMultipart(`The map names a file part "${part}" the request does not hold.`);
+    if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string')) throw new BadMultipart(`The map's entry "${part}" must be a list of paths.`);
+    for (const p of paths as string[]) place(operations, p, file);
+  }
+  return operations;
+}
+
 export function graphqlMultipart(opts: MultipartOptions): express.RequestHandler {
   return (req, res, next) => {
     if (req.method !== 'POST' || !/^multipart\/form-data\b/i.test(req.get('content-type') ?? '')) return next();
@@ -122,27 +146,7 @@ export function graphqlMultipart(opts: MultipartOptions): express.RequestHandler
         return next(failed);
       }
       try {
-        const ops = fields.get('operations');
-        const map = fields.get('map');
-        if (ops === undefined) throw new BadMultipart('The multipart request has no "operations" field (the GraphQL multipart request spec).');
-        let operations: unknown;
-        let mapping: unknown;
-        try {
-          operations = JSON.parse(ops);
-          mapping = map === undefined ? {} : JSON.parse(map);
-        } catch (e) {
-          throw new BadMultipart(`The multipart "operations" or "map" field is not JSON: ${(e as Error).message}.`);
-        }
-        if (operations === null || typeof operations !== 'object') throw new BadMultipart('The multipart "operations" field must be a JSON object.');
-        if (mapping === null || typeof mapping !== 'object' || Array.isArray(mapping))
-          throw new BadMultipart('The multipart "map" field must be a JSON object.');
-        for (const [part, paths] of Object.entries(mapping)) {
-          const file = files.get(part);
-          if (!file) throw new BadMultipart(`The map names a file part "${part}" the request does not hold.`);
-          if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string')) throw new BadMultipart(`The map's entry "${part}" must be a list of paths.`);
-          for (const p of paths as string[]) place(operations, p, file);
-        }
-        req.body = operations;
+        req.body = operationsWithFiles(fields, files);
         next();
       } catch (e) {
         await cleanup();

@@ -428,6 +428,35 @@ const VERSIONING_SCHEMES = [
   },
 ];
 
+/** The settings form's fields as updateProject's input. */
+function settingsInput(f: Record<string, string>) {
+  return {
+    name: f.name,
+    description: f.description,
+    homepage: f.homepage,
+    repository: { url: f.repository ?? '', type: 'git' },
+    defaultBranch: f.defaultBranch,
+    defaultVersion: f.defaultVersion,
+    language: f.language,
+    programmingLanguage: f.programmingLanguage,
+    privacyLevel: f.privacyLevel as 'public' | 'private',
+    externalBuildsPrivacyLevel: f.externalBuildsPrivacyLevel as 'public' | 'private',
+    tags: (f.tags ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+    readthedocsYamlPath: f.readthedocsYamlPath || null,
+    versioningScheme: f.versioningScheme,
+    analyticsCode: f.analyticsCode || null,
+    analyticsDisabled: check(f, 'analyticsDisabled'),
+    versionSwitcher: check(f, 'versionSwitcher'),
+    docsSearch: check(f, 'docsSearch'),
+    externalBuildsEnabled: check(f, 'externalBuildsEnabled'),
+    showVersionWarning: check(f, 'showVersionWarning'),
+    singleVersion: check(f, 'singleVersion'),
+  };
+}
+
 function Settings({ project }: { project: ProjectData }) {
   const [{ data: choiceData }] = useQuery({ query: ChoicesQuery });
   const languages = choiceData?.languages;
@@ -442,31 +471,7 @@ function Settings({ project }: { project: ProjectData }) {
         label="Save settings"
         done="Saved."
         act={async (f) => {
-          const input = {
-            name: f.name,
-            description: f.description,
-            homepage: f.homepage,
-            repository: { url: f.repository ?? '', type: 'git' },
-            defaultBranch: f.defaultBranch,
-            defaultVersion: f.defaultVersion,
-            language: f.language,
-            programmingLanguage: f.programmingLanguage,
-            privacyLevel: f.privacyLevel as 'public' | 'private',
-            externalBuildsPrivacyLevel: f.externalBuildsPrivacyLevel as 'public' | 'private',
-            tags: (f.tags ?? '')
-              .split(',')
-              .map((t) => t.trim())
-              .filter(Boolean),
-            readthedocsYamlPath: f.readthedocsYamlPath || null,
-            versioningScheme: f.versioningScheme,
-            analyticsCode: f.analyticsCode || null,
-            analyticsDisabled: check(f, 'analyticsDisabled'),
-            versionSwitcher: check(f, 'versionSwitcher'),
-            docsSearch: check(f, 'docsSearch'),
-            externalBuildsEnabled: check(f, 'externalBuildsEnabled'),
-            showVersionWarning: check(f, 'showVersionWarning'),
-            singleVersion: check(f, 'singleVersion'),
-          };
+          const input = settingsInput(f);
           const r = await client.mutation(UpdateProject, { slug: project.slug, input }).toPromise();
           const a = r.data?.updateProject;
           const p = problemOf(a, r.error);
