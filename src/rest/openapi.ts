@@ -4,6 +4,7 @@
 // nullability); values a resource computes (links, `{code, name}` pairs) declare theirs beside it.
 import type { GraphQLInputType, GraphQLObjectType, GraphQLOutputType, GraphQLSchema } from 'graphql';
 import { isEnum, isInputObject, isList, isNonNull, snake } from './input.ts';
+import { requiresMaintainer } from './pre-checks.ts';
 import type { Field, JsonSchema, Resource } from './resource.ts';
 import type { Route } from './route.ts';
 
@@ -136,7 +137,7 @@ export function openApiDocument(routes: Route[], schema: GraphQLSchema, serverUr
       404: { description: 'Not found (or not visible to the caller).', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       429: { description: 'Throttled.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
     };
-    if (route.auth === 'maintainer') responses[403] = { description: 'The caller does not maintain the project.' };
+    if (requiresMaintainer(schema, route)) responses[403] = { description: 'The caller does not maintain the project.' };
     if (route.input || route.filters || route.variables) responses[400] = { description: 'Invalid input: `{"field": ["message"]}`.' };
     const input = route.input ? schema.getType(route.input) : undefined;
     paths[route.path] ??= {};

@@ -30,10 +30,11 @@ export interface Route {
   path: string;
   summary: string;
   /**
-   * `authenticated`: any valid token; `maintainer`: a maintainer of `{project}`; `public`: anyone,
-   * reading public data only (v2; its router runs every request as an anonymous reader).
+   * Answered without a token too, as Read the Docs' embed and search APIs answer anyone: such a
+   * caller reads public docs only. Every other v3 route needs a valid token (v2 reads none). Who
+   * may do what beyond that is the rule of the GraphQL fields the route runs (pre-checks.ts).
    */
-  auth: 'authenticated' | 'maintainer' | 'public';
+  tokenless?: true;
   status: number;
   envelope: 'object' | 'page' | 'none';
   resource?: Resource;

@@ -5,7 +5,7 @@
 // its options, v2 (anonymous public reads, plain representations). It never touches the database.
 
 import express, { type Request, type Response } from 'express';
-import type { DocumentNode, ExecutionResult, OperationDefinitionNode } from 'graphql';
+import type { DocumentNode, ExecutionResult, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import { disallowedCharacter, findDisallowed } from '../domain/characters.ts';
 import type { Yoga } from '../graphql/yoga.ts';
 import type { RequestThrottle } from '../throttle.ts';
@@ -17,6 +17,7 @@ import { type FlexParams, NO_FLEX, parseFlex, permit, RecursiveExpansionError } 
 import { v3Json } from './format.ts';
 import { readInput } from './input.ts';
 import { coordinateOf } from './operation.ts';
+import { requiresMaintainer } from './pre-checks.ts';
 import { type Node, type RestEnv, selection, serialize } from './resource.ts';
 import type { Method, Route, RouteCall } from './route.ts';
 
@@ -285,6 +286,8 @@ class RestAdapter {
   readonly #env: RestEnv;
   readonly #anonymous: boolean;
   readonly #compiled: Compiled[];
+  /** The routes whose fields let only a maintainer of the project through (pre-checks.ts). */
+  readonly #maintainers: Set<Route>;
   readonly #root: (api: string) => unknown;
   readonly send: ReturnType<typeof sendWith>;
   /** Why a request's body could not be read: answered only where the route reads it. */
@@ -297,6 +300,8 @@ class RestAdapter {
     this.send = sendWith(opts.json ?? v3Json);
     this.#root = opts.root ?? ((api: string) => ({ projects: `${api}/projects/` }));
     this.#compiled = opts.routes.map(compile);
+    const schema = opts.yoga.getEnveloped().schema as GraphQLSchema;
+    this.#maintainers = new Set(opts.routes.filter((r) => requiresMaintainer(schema, r)));
   }
 
   /** Whether the request is to an upload route, whose body is read only once it is allowed. */
@@ -375,7 +380,7 @@ class RestAdapter {
       if (e instanceof AuthenticationFailed) throw notAuthenticated(e.message);
       throw e;
     }
-    const publicRoute = matched.candidates.length > 0 && matched.candidates.every((c) => c.route.auth === 'public');
+    const publicRoute = matched.candidates.length > 0 && matched.candidates.every((c) => c.route.tokenless);
     if (!this.#anonymous && !s.context.viewer && !publicRoute) throw notAuthenticated();
     return s;
   }
@@ -399,7 +404,7 @@ class RestAdapter {
    * asks the rule first, so that a caller without permission hears 403, in DRF's order.
    */
   #checks(s: Session, matched: Matched, route: Route | undefined): Checks {
-    const needsMaintainer = route ? route.auth === 'maintainer' : matched.candidates.some((c) => c.route.auth === 'maintainer');
+    const needsMaintainer = route ? this.#maintainers.has(route) : matched.candidates.some((c) => this.#maintainers.has(c.route));
     const permission = async () => {
       if (needsMaintainer && matched.params.project !== undefined) await this.#requireMaintainer(s, matched.params.project);
     };
