@@ -275,7 +275,69 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   const served = new ServedGeneration(events);
 
   const sessions = sessionCookies(config, db, log);
-  const yoga: Yoga = createYoga<{ req: express.Request; res?: express.Response }, Context>({
+  const yoga = graphqlServer(services, sessions);
+
+  const app = express();
+  app.disable('x-powered-by');
+  // Each request's database statements take their own turns on the embedded database (src/db/database.ts).
+  app.use((_req, _res, next) => dbOwner.run({}, next));
+  // X-Forwarded-For/-Proto/-Host are believed only from the proxies LECTERN_TRUSTED_PROXIES names
+  // (none by default, not even loopback): req.ip, req.protocol and req.hostname, and with them the
+  // live-log bound per client and the docs fast path (which asks this same function), follow one rule.
+  app.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
+
+  // No answer of Lectern's own may be framed; docs sites' pages choose for themselves.
+  const docsDomain = docsDomainOf(config.docsDomain);
+  app.use(notFramed((req) => isDocsRequest(req, docsDomain)));
+
+  // Every request counted and timed by part of the product (the docs fast path counts its own, below).
+  const metrics = createMetrics(db.prisma);
+  app.use(metrics.middleware((req) => isDocsRequest(req, docsDomain)));
+  app.get('/metrics', metrics.handler);
+
+  healthChecks(app, db, log);
+
+  // The embed API on every host, docs hosts included, at Read the Docs' `/_/api/v3/embed/`: docs
+  // pages call it from their own origin. It answers public docs only (the REST route below).
+  app.use((req, _res, next) => {
+    if (req.path === '/_/api/v3/embed/' || req.path === '/_/api/v3/embed') req.url = `/api/v3/embed/${req.url.slice(req.path.length)}`;
+    next();
+  });
+
+  // Hosted docs: `/docs/…`, and every path of a `<project>.<LECTERN_DOCS_DOMAIN>` host.
+  const fast = config.serveCacheSeconds > 0 ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy, served) : undefined;
+  app.use(serveRouter({ services, fast, served }));
+
+  mountGraphql(app, yoga, config);
+
+  app.use('/api/v2/webhook', webhookRouter({ maxBodyBytes: config.maxBodyBytes, services }));
+
+  mountRest(app, yoga, config, db, log);
+
+  app.use('/api', (_req, res) => {
+    res.status(404).json({ detail: 'Not found.' });
+  });
+
+  // The dashboard at /, on the API's host (docs hosts answered every path above).
+  app.use(dashboardRouter());
+
+  app.use(errorHandler(config, log));
+
+  const handler: Handler = fast
+    ? (req, res) => {
+        const start = process.hrtime.bigint();
+        if (fast.tryAnswer(req, res)) metrics.observe('docs', req.method ?? 'GET', res.statusCode, start);
+        else app(req, res);
+      }
+    : (req, res) => app(req, res);
+
+  return { app, handler, yoga, storage, services };
+}
+
+/** The GraphQL server of /graphql, through which the REST adapter runs its operations too. */
+function graphqlServer(services: Services, sessions: ReturnType<typeof sessionCookies>): Yoga {
+  const { config, log } = services;
+  return createYoga<{ req: express.Request; res?: express.Response }, Context>({
     schema,
     graphqlEndpoint: '/graphql',
     // A browser's session counts on /graphql itself only (the REST adapter's operations come without `res`).
@@ -296,25 +358,10 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
       error: (...a: unknown[]) => log.error({ err: a[0] }, 'graphql error'),
     },
   });
+}
 
-  const app = express();
-  app.disable('x-powered-by');
-  // Each request's database statements take their own turns on the embedded database (src/db/database.ts).
-  app.use((_req, _res, next) => dbOwner.run({}, next));
-  // X-Forwarded-For/-Proto/-Host are believed only from the proxies LECTERN_TRUSTED_PROXIES names
-  // (none by default, not even loopback): req.ip, req.protocol and req.hostname, and with them the
-  // live-log bound per client and the docs fast path (which asks this same function), follow one rule.
-  app.set('trust proxy', config.trustedProxies.length ? config.trustedProxies : false);
-
-  // No answer of Lectern's own may be framed; docs sites' pages choose for themselves.
-  const docsDomain = docsDomainOf(config.docsDomain);
-  app.use(notFramed((req) => isDocsRequest(req, docsDomain)));
-
-  // Every request counted and timed by part of the product (the docs fast path counts its own, below).
-  const metrics = createMetrics(db.prisma);
-  app.use(metrics.middleware((req) => isDocsRequest(req, docsDomain)));
-  app.get('/metrics', metrics.handler);
-
+/** `/healthz` (the process answers) and `/readyz` (its database does, with every migration applied). */
+function healthChecks(app: Express, db: AppDeps['db'], log: Logger): void {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -328,44 +375,10 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
       res.status(503).json({ status: 'database unreachable' });
     }
   });
+}
 
-  // The embed API on every host, docs hosts included, at Read the Docs' `/_/api/v3/embed/`: docs
-  // pages call it from their own origin. It answers public docs only (the REST route below).
-  app.use((req, _res, next) => {
-    if (req.path === '/_/api/v3/embed/' || req.path === '/_/api/v3/embed') req.url = `/api/v3/embed/${req.url.slice(req.path.length)}`;
-    next();
-  });
-
-  // Hosted docs: `/docs/…`, and every path of a `<project>.<LECTERN_DOCS_DOMAIN>` host.
-  const fast = config.serveCacheSeconds > 0 ? new FastPath(config.serveCacheSeconds, docsDomain, app.get('trust proxy fn') as TrustProxy, served) : undefined;
-  app.use(serveRouter({ services, fast, served }));
-
-  // GraphiQL's scripts, styles and fonts, on Lectern's own host (docs hosts were answered above).
-  const graphiqlFiles = graphiql();
-  app.use(GRAPHIQL_ASSETS, graphiqlFiles.assets);
-
-  app.use(PUBLIC_CORS_PATHS, publicCors());
-  const cors = corsFor(config.corsOrigins);
-  app.use([yoga.graphqlEndpoint, '/api/v3'], cors);
-  // A browser's GET /graphql: GraphiQL's page, small, compressed at build time, its assets at immutable URLs (./graphiql.ts).
-  app.get(yoga.graphqlEndpoint, graphiqlFiles.page);
-
-  // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
-  // parsed here (so malformed JSON gets our 400); every other body yoga accepts
-  // (`application/graphql`, form posts) is read here as bytes under the same limit,
-  // since yoga would otherwise read the stream itself, unbounded.
-  const limit = config.maxBodyBytes;
-  app.use(
-    yoga.graphqlEndpoint,
-    // Multipart (uploads) is read first, each file written to disk as it comes (uploads/multipart.ts).
-    graphqlMultipart({ dir: uploadsDir(config.dataDir), maxBytes: config.build.uploadMaxBytes, maxFieldBytes: limit }),
-    express.json({ limit, type: ['application/json', 'application/*+json'] }),
-    express.raw({ limit, type: () => true }),
-    yoga as unknown as express.RequestHandler,
-  );
-
-  app.use('/api/v2/webhook', webhookRouter({ maxBodyBytes: config.maxBodyBytes, services }));
-
+/** REST v3 (with its OpenAPI document) and the deprecated v2, both over the GraphQL server. */
+function mountRest(app: Express, yoga: Yoga, config: Config, db: AppDeps['db'], log: Logger): void {
   const v3 = '/api/v3';
   // On PostgreSQL the counts are shared by every process; the embedded database has one process.
   const rate = parseRate(config.apiThrottle);
@@ -391,15 +404,11 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   );
 
   app.use('/api/v2', v2Router({ yoga, publicUrl: config.publicUrl, maxBodyBytes: config.maxBodyBytes, maxLimit: config.apiMaxLimit }));
+}
 
-  app.use('/api', (_req, res) => {
-    res.status(404).json({ detail: 'Not found.' });
-  });
-
-  // The dashboard at /, on the API's host (docs hosts answered every path above).
-  app.use(dashboardRouter());
-
-  const onError: ErrorRequestHandler = (err, _req, res, _next) => {
+/** The last resort for what no router answered: express's body errors, and a logged 500. */
+function errorHandler(config: Config, log: Logger): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
     const status = typeof err?.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) log.error({ err }, 'unhandled error');
     const message =
@@ -413,15 +422,31 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
     const code = status === 500 ? 'INTERNAL' : status === 401 ? 'UNAUTHENTICATED' : status === 413 ? 'TOO_LARGE' : 'BAD_REQUEST';
     res.status(status).json({ errors: [{ message, extensions: { code, http: { status } } }] });
   };
-  app.use(onError);
+}
 
-  const handler: Handler = fast
-    ? (req, res) => {
-        const start = process.hrtime.bigint();
-        if (fast.tryAnswer(req, res)) metrics.observe('docs', req.method ?? 'GET', res.statusCode, start);
-        else app(req, res);
-      }
-    : (req, res) => app(req, res);
+/** GraphiQL's page and assets, CORS for the origins LECTERN_CORS_ORIGINS names, and /graphql behind bounded body parsers. */
+function mountGraphql(app: Express, yoga: Yoga, config: Config): void {
+  // GraphiQL's scripts, styles and fonts, on Lectern's own host (docs hosts were answered above).
+  const graphiqlFiles = graphiql();
+  app.use(GRAPHIQL_ASSETS, graphiqlFiles.assets);
 
-  return { app, handler, yoga, storage, services };
+  app.use(PUBLIC_CORS_PATHS, publicCors());
+  const cors = corsFor(config.corsOrigins);
+  app.use([yoga.graphqlEndpoint, '/api/v3'], cors);
+  // A browser's GET /graphql: GraphiQL's page, small, compressed at build time, its assets at immutable URLs (./graphiql.ts).
+  app.get(yoga.graphqlEndpoint, graphiqlFiles.page);
+
+  // Bounded body before yoga sees it; yoga reads `req.body` when express has parsed it. JSON is
+  // parsed here (so malformed JSON gets our 400); every other body yoga accepts
+  // (`application/graphql`, form posts) is read here as bytes under the same limit,
+  // since yoga would otherwise read the stream itself, unbounded.
+  const limit = config.maxBodyBytes;
+  app.use(
+    yoga.graphqlEndpoint,
+    // Multipart (uploads) is read first, each file written to disk as it comes (uploads/multipart.ts).
+    graphqlMultipart({ dir: uploadsDir(config.dataDir), maxBytes: config.build.uploadMaxBytes, maxFieldBytes: limit }),
+    express.json({ limit, type: ['application/json', 'application/*+json'] }),
+    express.raw({ limit, type: () => true }),
+    yoga as unknown as express.RequestHandler,
+  );
 }

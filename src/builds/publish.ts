@@ -73,6 +73,30 @@ export interface PublishDeps {
 }
 
 /**
+ * Switches the version to the build (unless a newer build already serves it): the build it served
+ * before (null: none), or undefined when a newer one does and this one is not served.
+ */
+async function serveBuild(prisma: PrismaClient, input: PublishInput, downloads: NonNullable<PublishInput['downloads']>): Promise<number | null | undefined> {
+  const { version, buildId } = input;
+  return prisma.$transaction(async (tx) => {
+    const current = await tx.version.findUniqueOrThrow({ where: { id: version.id }, select: { publishedBuildId: true } });
+    if (current.publishedBuildId && current.publishedBuildId > buildId) return undefined;
+    await tx.version.update({
+      where: { id: version.id },
+      data: {
+        built: true,
+        publishedBuildId: buildId,
+        hasHtmlzip: Boolean(downloads.htmlzip),
+        hasPdf: Boolean(downloads.pdf),
+        hasEpub: Boolean(downloads.epub),
+        documentationType: input.documentationType ?? 'sphinx',
+      },
+    });
+    return current.publishedBuildId;
+  });
+}
+
+/**
  * Checks the whole output against the limits, uploads it, then switches the version to this build,
  * then removes the files no longer served.
  * @throws OutputRefused (src/storage/output.ts) when the output holds anything but the build's own
@@ -144,22 +168,7 @@ export async function publishBuild(deps: PublishDeps, input: PublishInput): Prom
     await Promise.all(opened.map((d) => d.close().catch(() => {})));
   }
 
-  const previous = await prisma.$transaction(async (tx) => {
-    const current = await tx.version.findUniqueOrThrow({ where: { id: version.id }, select: { publishedBuildId: true } });
-    if (current.publishedBuildId && current.publishedBuildId > buildId) return undefined;
-    await tx.version.update({
-      where: { id: version.id },
-      data: {
-        built: true,
-        publishedBuildId: buildId,
-        hasHtmlzip: Boolean(downloads.htmlzip),
-        hasPdf: Boolean(downloads.pdf),
-        hasEpub: Boolean(downloads.epub),
-        documentationType: input.documentationType ?? 'sphinx',
-      },
-    });
-    return current.publishedBuildId;
-  });
+  const previous = await serveBuild(prisma, input, downloads);
   deps.events.emit('servedChanged', {});
   const stale = previous === undefined ? buildId : previous !== null && previous !== buildId ? previous : null;
   let cleanupError: unknown;
