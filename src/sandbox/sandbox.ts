@@ -359,6 +359,74 @@ export const formatBytes = (n: number) =>
 
 let sequence = 0;
 
+/** What bubblewrap is started with: the root it shows, the namespaces it unshares, then the command as the build's user. docs/design/sandbox.md. */
+function bwrapArgv(p: {
+  bwrap: string;
+  bash: string;
+  /** prlimit and its limits, when it is installed. */
+  prlimit: string[] | null;
+  system: { args: string[]; bound: string[] };
+  pipArgs: string[];
+  bound: string[];
+  tmp: string;
+  /** The sandbox's own resolv.conf (a network of its own), else the host's entries are used. */
+  resolv: string | null;
+  dropUser: string[];
+  argv: string[];
+  o: SandboxOptions;
+}): string[] {
+  const { bwrap, bash, prlimit, system, pipArgs, bound, tmp, resolv, dropUser, argv, o } = p;
+  return [
+    bwrap,
+    ...system.args,
+    ...pipArgs,
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    // /tmp is on the build's disk, counted with it (first: the data dir may itself be under /tmp).
+    '--bind',
+    tmp,
+    '/tmp',
+    // Hidden directories are not in the root at all; one that lies inside something bound (a data
+    // dir under /usr/local, say) is covered by an empty tmpfs. Parents before children.
+    // Directories bubblewrap makes for mount points inside a tmpfs are made traversable (0755) first.
+    ...[...new Set(o.hide)]
+      .filter((d) => bound.some((b) => isUnder(d, b)))
+      .sort((a, b) => a.length - b.length)
+      .flatMap((d) => [...parents(d), '--tmpfs', d]),
+    ...parents(o.workdir),
+    '--bind',
+    o.workdir,
+    o.workdir,
+    ...(o.readOnly ?? []).flatMap((d) => [...parents(d), '--ro-bind', d, d]),
+    ...(resolv ? ['--ro-bind', resolv, '/etc/resolv.conf'] : hostResolvConf()),
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--unshare-net',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    // Kept only until setpriv changes the user (which clears them all): the user and group changes,
+    // and entering the build's directories (its user's, mode 700) as root without caps.
+    ...(dropUser.length ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP', '--cap-add', 'CAP_DAC_READ_SEARCH'] : []),
+    '--info-fd',
+    '3',
+    '--block-fd',
+    '4',
+    '--chdir',
+    o.cwd,
+    '--',
+    ...closeDescriptors(bash),
+    ...(prlimit ? [...prlimit, '--'] : []),
+    ...dropUser,
+    ...argv,
+  ];
+}
+
 export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
   const network = o.network && filteredNetworkAvailable();
   const notes = o.network && !network ? ['slirp4netns or nftables is not installed: this step runs without network.'] : [];
@@ -388,55 +456,19 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
   const pip = pipPaths().filter((p) => !o.hide.some((h) => isUnder(p, h) || isUnder(h, p)));
   const pipArgs = pip.flatMap((p) => bindAsHostHasIt(p));
   const bound = [...system.bound, ...pip];
-  const full = [
+  const full = bwrapArgv({
     bwrap,
-    ...system.args,
-    ...pipArgs,
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    // /tmp is on the build's disk, counted with it (first: the data dir may itself be under /tmp).
-    '--bind',
+    bash,
+    prlimit: prlimit ? [prlimit, ...rlimits] : null,
+    system,
+    pipArgs,
+    bound,
     tmp,
-    '/tmp',
-    // Hidden directories are not in the root at all; one that lies inside something bound (a data
-    // dir under /usr/local, say) is covered by an empty tmpfs. Parents before children.
-    // Directories bubblewrap makes for mount points inside a tmpfs are made traversable (0755) first.
-    ...[...new Set(o.hide)]
-      .filter((d) => bound.some((b) => isUnder(d, b)))
-      .sort((a, b) => a.length - b.length)
-      .flatMap((d) => [...parents(d), '--tmpfs', d]),
-    ...parents(o.workdir),
-    '--bind',
-    o.workdir,
-    o.workdir,
-    ...(o.readOnly ?? []).flatMap((d) => [...parents(d), '--ro-bind', d, d]),
-    ...(network ? ['--ro-bind', resolv, '/etc/resolv.conf'] : hostResolvConf()),
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--unshare-cgroup-try',
-    '--unshare-net',
-    '--die-with-parent',
-    '--new-session',
-    '--cap-drop',
-    'ALL',
-    // Kept only until setpriv changes the user (which clears them all): the user and group changes,
-    // and entering the build's directories (its user's, mode 700) as root without caps.
-    ...(dropUser.length ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP', '--cap-add', 'CAP_DAC_READ_SEARCH'] : []),
-    '--info-fd',
-    '3',
-    '--block-fd',
-    '4',
-    '--chdir',
-    o.cwd,
-    '--',
-    ...closeDescriptors(bash),
-    ...(prlimit ? [prlimit, ...rlimits, '--'] : []),
-    ...dropUser,
-    ...argv,
-  ];
+    resolv: network ? resolv : null,
+    dropUser,
+    argv,
+    o,
+  });
 
   let slirp: ChildProcess | null = null;
   return {
