@@ -83,6 +83,10 @@ describe('GraphiQL', () => {
       expect(await page.title()).toBe('Lectern GraphQL');
       const button = page.locator('.graphiql-execute-button');
       await button.waitFor({ state: 'visible', timeout: 20_000 });
+      // Run only once the editor holds the query from the address: a click before GraphiQL has
+      // read it ran nothing (the answer pane stayed empty) when the machine was busy.
+      const word = /\w+/.exec(query.replace(/^\{\s*/, ''))![0];
+      await expect.poll(async () => (await page.locator('.graphiql-query-editor').textContent()) ?? '', { timeout: 20_000 }).toContain(word);
       await button.click();
       await expect.poll(answer, { timeout: 20_000 }).toContain(expected);
     };
