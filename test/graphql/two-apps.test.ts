@@ -9,6 +9,7 @@ import type { Worker } from '../../src/builds/worker.ts';
 import type { DomainEvents } from '../../src/events.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { startTestWorker } from '../helpers/builds.ts';
+import { firstBuildUpdate } from '../helpers/follow.ts';
 import { htmlPage, makeProject, publish, removePages } from '../helpers/publish.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -167,27 +168,5 @@ describe('two apps in one process share nothing', () => {
 });
 
 /** One live subscription to a build, signed in with `token`: its first event. */
-async function follow(base: string, buildId: number, token: string, streams: AbortController[]): Promise<{ ok: boolean; error?: string }> {
-  const controller = new AbortController();
-  streams.push(controller);
-  const res = await fetch(`${base}/graphql`, {
-    method: 'POST',
-    headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: `Token ${token}` },
-    body: JSON.stringify({ query: 'subscription($id: Int!) { buildUpdated(id: $id) { kind } }', variables: { id: buildId } }),
-    signal: controller.signal,
-  });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-    const block = /event: next\ndata: (.*)\n\n/.exec(text);
-    if (block) {
-      const result = JSON.parse(block[1]!);
-      return result.errors ? { ok: false, error: result.errors[0].message } : { ok: true };
-    }
-  }
-  return { ok: false, error: `ended without an update: ${text}` };
-}
+const follow = (base: string, buildId: number, token: string, streams: AbortController[]) =>
+  firstBuildUpdate(base, buildId, { authorization: `Token ${token}` }, streams);

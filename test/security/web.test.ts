@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../helpers/app.ts';
+import { firstBuildUpdate } from '../helpers/follow.ts';
 import { makeProject, publish } from '../helpers/publish.ts';
 
 const QUERY = JSON.stringify({ query: '{ __typename }' });
@@ -292,30 +293,7 @@ describe('docs with a docs domain', () => {
 });
 
 /** One anonymous live subscription to a build, from `xff` as its X-Forwarded-For: its first event. */
-async function follow(base: string, buildId: number, xff: string, streams: AbortController[]): Promise<{ ok: boolean; error?: string }> {
-  const controller = new AbortController();
-  streams.push(controller);
-  const res = await fetch(`${base}/graphql`, {
-    method: 'POST',
-    headers: { accept: 'text/event-stream', 'content-type': 'application/json', 'x-forwarded-for': xff },
-    body: JSON.stringify({ query: 'subscription($id: Int!) { buildUpdated(id: $id) { kind } }', variables: { id: buildId } }),
-    signal: controller.signal,
-  });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-    const block = /event: next\ndata: (.*)\n\n/.exec(text);
-    if (block) {
-      const result = JSON.parse(block[1]!);
-      return result.errors ? { ok: false, error: result.errors[0].message } : { ok: true };
-    }
-  }
-  return { ok: false, error: `ended without an update: ${text}` };
-}
+const follow = (base: string, buildId: number, xff: string, streams: AbortController[]) => firstBuildUpdate(base, buildId, { 'x-forwarded-for': xff }, streams);
 
 describe('X-Forwarded-For and the live-log bound per client', () => {
   const streams: AbortController[] = [];
