@@ -27,6 +27,7 @@ const oneDatabaseTests = [
   'test/search/search-box.test.ts',
   'test/builds/sandbox.test.ts', // the sandbox itself
   'test/cli/control.test.ts', // the embedded database's control socket (PostgreSQL has none)
+  'test/db/threaded-pglite.test.ts', // PGlite on a worker thread (PostgreSQL has no PGlite)
 ];
 const postgresOnlyTests = ['test/postgres/**/*.test.ts'];
 

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --liftoff-only
 // Entry point of the `lectern` command. Node 24 runs the TypeScript sources itself (type
 // stripping: tsconfig's erasableSyntaxOnly and verbatimModuleSyntax keep them strippable); an
 // older Node hands the command to node_modules/.bin's Node 24 (below), or, where there is none,
@@ -9,24 +9,36 @@
 // few percent faster (test/bench/rest-vs-graphql.ts, nested project read, three interleaved runs:
 // GraphQL 260 req/s against 239).
 process.env.NODE_ENV ??= 'production';
+// Node keeps the compiled code of every module it loads (its type-stripped TypeScript too) in a
+// cache on disk (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE), checked against each
+// file's content: the next command parses and compiles none of them again, nor loads the
+// TypeScript stripper. On before anything else loads (the check for a server holding the data dir
+// below loads TypeScript). It does nothing where the cache can't be written. docs/design/startup.md
+// has the figures.
+const { enableCompileCache } = await import('node:module');
+enableCompileCache?.();
 // A command that runs once and exits runs its WebAssembly (PGlite's PostgreSQL, Prisma's query
 // compiler) with V8's baseline compiler only (--liftoff-only, a V8 flag, which Node takes only on
-// its command line: so this process starts Node again with it and waits). By default V8 also
-// compiles them with its optimizing compiler, on the other core, work a process of a second never
-// uses: `token create` took 4.7 s of CPU and 3.4-5.4 s, and takes 1.5 s of CPU and 1.3-2.5 s
-// (docs/design/startup.md). `serve` and `worker` keep the optimized code for the long run.
-// Not when another process holds the embedded data dir: the command is then sent to it (src/control/),
-// and this process runs no WebAssembly.
+// its command line). By default V8 also compiles them with its optimizing compiler, on the other
+// core, work a process of a second never uses: `token create` took 4.7 s of CPU and 3.4-5.4 s,
+// and takes 1.5 s of CPU and 1.3-2.5 s (docs/design/startup.md). The shebang passes the flag, so
+// `lectern token create` starts once; `node src/bin.js token create` starts Node again with it and
+// waits. `serve` and `worker` keep the optimized code for the long run: started with the flag
+// (`lectern serve`), they start Node again without it.
+// Not for a command sent to the process holding the embedded data dir (src/control/): it runs no
+// WebAssembly, and needs no second start.
 // Started by an older Node (the shebang's `node` where node_modules/.bin is not on PATH, or `node
-// src/bin.js`), the command starts again on the Node 24 that npm put in node_modules/.bin, which
-// then decides the rest.
+// src/bin.js`), the command starts again on the Node 24 that npm put in node_modules/.bin.
 const ONE_SHOT = new Set(['migrate', 'user', 'token', 'search']);
+const LONG_RUNNING = new Set(['serve', 'worker']);
 const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
-const own = await ownNode();
-const again = own
-  ? [own, [...process.execArgv, ...process.argv.slice(1)]]
-  : ONE_SHOT.has(command) && !process.execArgv.includes('--liftoff-only') && !(await sentToHolder())
-    ? [process.execPath, ['--liftoff-only', ...process.execArgv, ...process.argv.slice(1)]]
+const liftoffOnly = process.execArgv.includes('--liftoff-only');
+const held = ONE_SHOT.has(command) && (await sentToHolder());
+const wantLiftoffOnly = ONE_SHOT.has(command) ? liftoffOnly || !held : LONG_RUNNING.has(command) ? false : liftoffOnly;
+const node = (await ownNode()) ?? process.execPath;
+const again =
+  node !== process.execPath || wantLiftoffOnly !== liftoffOnly
+    ? [node, [...(wantLiftoffOnly ? ['--liftoff-only'] : []), ...process.execArgv.filter((a) => a !== '--liftoff-only'), ...process.argv.slice(1)]]
     : null;
 if (again) {
   const { spawn } = await import('node:child_process');
@@ -38,12 +50,12 @@ if (again) {
   if (signal) process.kill(process.pid, signal);
   process.exit(code ?? 1);
 }
-// Node keeps the compiled code of every module it loads (its type-stripped TypeScript too) in a
-// cache on disk (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE), checked against each
-// file's content: the next command parses and compiles none of them again. It does nothing where
-// the cache can't be written. docs/design/startup.md has the figures.
-const { enableCompileCache } = await import('node:module');
-enableCompileCache?.();
+// A database command on the embedded database starts PGlite's thread now, before its own modules
+// load: the thread loads PGlite and compiles its WebAssembly meanwhile (src/db/threaded-pglite.ts).
+if (ONE_SHOT.has(command) && !held && !process.env.DATABASE_URL && process.features.typescript) {
+  const { prestartPGliteThread } = await import('./db/threaded-pglite.ts');
+  prestartPGliteThread();
+}
 const { installPrismaWasmHook } = await import('./prisma-wasm-hook.js');
 installPrismaWasmHook();
 if (!process.features.typescript) {

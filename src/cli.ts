@@ -9,7 +9,7 @@
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { Worker } from './builds/worker.ts';
-import { runDbCommand, validationMessage } from './commands.ts';
+import { loadDbCommand, runDbCommand, validationMessage } from './commands.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import type { ControlRequest } from './control/client.ts';
 import type { ControlServer } from './control/server.ts';
@@ -58,16 +58,30 @@ async function passwordFromStdin(): Promise<string> {
   return text.split(/\r?\n/)[0] ?? '';
 }
 
-async function open(config: Config, o: { shortLived?: boolean } = {}): Promise<Database> {
+/**
+ * Opens the database; `alongside` starts once the database has begun to open (PGlite's thread
+ * spawned, where `thread`), to load what the command needs meanwhile.
+ */
+async function open(config: Config, o: { shortLived?: boolean; thread?: boolean; alongside?: () => Promise<unknown> } = {}): Promise<Database> {
   // Refused while a server holds the embedded data dir, before the database code is loaded.
   if (!config.databaseUrl) checkDataDirFree(config.dataDir);
   const { openDatabase } = await import('./db/database.ts');
-  return openDatabase({
+  const opening = openDatabase({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     statementTimeoutMs: config.dbStatementTimeoutMs,
     shortLived: o.shortLived,
+    thread: o.thread,
   });
+  const loading = o.alongside?.();
+  const db = await opening;
+  try {
+    await loading;
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+  return db;
 }
 
 async function serve(config: Config): Promise<void> {
@@ -209,8 +223,13 @@ async function listenForCommands(config: Config, db: Database, log: Logger, hold
   return listenControl(config.dataDir, { db, config, log, holder });
 }
 
-async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await open(config, { shortLived: true });
+/**
+ * Runs `fn` on the database, opened for a command that exits after it: PGlite starts on a thread of
+ * its own while this one loads Prisma and `preload` (the command's modules), side by side
+ * (docs/design/startup.md).
+ */
+async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>, preload?: () => Promise<unknown>): Promise<T> {
+  const db = await open(config, { shortLived: true, thread: true, alongside: preload });
   try {
     return await fn(db);
   } finally {
@@ -296,12 +315,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (request.command === 'migrate') {
     // What this process applied: with several starters on one server, the others report none.
-    const db = await open(config, { shortLived: true });
+    const db = await open(config, { shortLived: true, thread: true });
     await db.close();
     console.log(db.applied.length ? `applied ${db.applied.length} migration(s): ${db.applied.join(', ')}` : 'the database is up to date');
     return 0;
   }
-  return withDatabase(config, (db) => runDbCommand(request, db, config, { out: (l) => console.log(l), err: (l) => console.error(l) }));
+  const io = { out: (l: string) => console.log(l), err: (l: string) => console.error(l) };
+  return withDatabase(
+    config,
+    (db) => runDbCommand(request, db, config, io),
+    () => loadDbCommand(request),
+  );
 }
 
 /** The database command `argv` names, its password read from stdin where it comes from there. */

@@ -20,6 +20,12 @@ export interface CommandIo {
   err(line: string): void;
 }
 
+/** The modules `cmd` runs, loaded (a command line loads them while its database opens). */
+export function loadDbCommand(cmd: DbCommand): Promise<unknown> {
+  if (cmd.command === 'search reindex') return Promise.all([import('./search/index.ts'), import('./storage/index.ts')]);
+  return import('./domain/users.ts');
+}
+
 /** Runs `cmd` on `db`; returns its exit code. A ValidationError (bad input) propagates. */
 export async function runDbCommand(cmd: DbCommand, db: Database, config: Config, io: CommandIo): Promise<number> {
   switch (cmd.command) {

@@ -11,12 +11,13 @@ import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type pg from 'pg';
-import { PrismaClient } from '../generated/prisma/client.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
 import { lockDataDir } from './lock.ts';
 import { migrate, pendingMigrations, readMigrations, type SqlRunner } from './migrate.ts';
 import { copyTemplate, ensureTemplate, isEmptyDir } from './template.ts';
+import { startThreadedPGlite } from './threaded-pglite.ts';
 
-export { PrismaClient };
+export type { PrismaClient };
 
 export interface Database {
   kind: 'embedded' | 'postgres';
@@ -45,6 +46,11 @@ export interface OpenOptions {
    * starts with 2 MB of shared buffers instead of 16 (docs/design/startup.md).
    */
   shortLived?: boolean;
+  /**
+   * PGlite runs on a worker thread, started before Prisma's modules load on this one, so the two
+   * starts overlap (src/db/threaded-pglite.ts, docs/design/startup.md). The command line's.
+   */
+  thread?: boolean;
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
@@ -293,11 +299,26 @@ const PGLITE_SHARED_BUFFERS = '16MB';
 /** A short-lived process's: zeroing them took 0.14 s of the 16 MB's 0.15 s. */
 const PGLITE_SHARED_BUFFERS_SHORT = '2MB';
 
+/** What Lectern adds to PGlite's default start parameters: its shared buffers. */
+function extraStartParams(shortLived: boolean): string[] {
+  return ['-c', `shared_buffers=${shortLived ? PGLITE_SHARED_BUFFERS_SHORT : PGLITE_SHARED_BUFFERS}`];
+}
+
 /** A PGlite on the data dir `dir` (made there, by initdb, when it holds none). */
 async function createPGlite(dir: string, shortLived = false): Promise<PGlite> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const buffers = shortLived ? PGLITE_SHARED_BUFFERS_SHORT : PGLITE_SHARED_BUFFERS;
-  return PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${buffers}`] });
+  return PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...extraStartParams(shortLived)] });
+}
+
+/**
+ * The PGlite the embedded database runs on: on a worker thread when `opts.thread` (what the
+ * adapter calls of it, PGlite's own API), returned at once with `started` to wait on; else in this
+ * thread, returned once it runs.
+ */
+async function startPGlite(dir: string, opts: OpenOptions): Promise<{ db: PGlite; started: Promise<void> }> {
+  if (!opts.thread) return { db: await createPGlite(dir, opts.shortLived), started: Promise.resolve() };
+  const db = startThreadedPGlite(dir, extraStartParams(opts.shortLived ?? false));
+  return { db: db as unknown as PGlite, started: db.started };
 }
 
 /**
@@ -327,7 +348,11 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const shouldMigrate = opts.migrate ?? true;
   if (opts.databaseUrl) {
     const url = opts.databaseUrl;
-    const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
+    const [{ default: pg }, { PrismaPg }, { PrismaClient }] = await Promise.all([
+      import('pg'),
+      import('@prisma/adapter-pg'),
+      import('../generated/prisma/client.ts'),
+    ]);
     const withClient = async <T>(fn: (r: SqlRunner) => Promise<T>): Promise<T> => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -362,15 +387,23 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     // A new database is a copy of the template, its migrations applied: they count as applied here.
     const copied = shouldMigrate && isEmptyDir(dir) ? await fromTemplate(dir) : [];
     mkdirSync(dir, { recursive: true });
-    const db = (opened = await createPGlite(dir, opts.shortLived));
-    const { PrismaPGlite } = await import('pglite-prisma-adapter');
+    // PGlite starts (on its thread, where opts.thread) while Prisma's modules load, and Prisma's
+    // query compiler loads (on connect, which runs no statement) while PostgreSQL starts there.
+    const starting = startPGlite(dir, opts).then((p) => ((opened = p.db), p));
+    const [{ db, started }, { PrismaPGlite }, { PrismaClient }] = await Promise.all([
+      starting,
+      import('pglite-prisma-adapter'),
+      import('../generated/prisma/client.ts'),
+    ]);
     const runner = pgliteRunner(db);
-    const applied = shouldMigrate ? [...copied, ...(await migrate(runner))] : [];
     // PGlite (PostgreSQL compiled to WASM) has no timer interrupts: `statement_timeout` is accepted
     // and never fires, so none is set here (see README: the limit applies to PostgreSQL).
     let adapter: SqlDriverAdapterFactory = new PrismaPGlite(takingTurns(db)) as unknown as SqlDriverAdapterFactory;
     if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
     const prisma = new PrismaClient({ adapter });
+    const connected = prisma.$connect();
+    const migrated = started.then(async () => (shouldMigrate ? [...copied, ...(await migrate(runner))] : []));
+    const [applied] = await Promise.all([migrated, connected]);
     return {
       kind: 'embedded',
       prisma,

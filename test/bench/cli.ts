@@ -1,7 +1,8 @@
 // Benchmark (not a test): how long a person waits for the command line and for the first start.
-// For R rounds, alternating the order, it runs each command as a person types it (`node src/bin.js
-// …`, the Node 24 of node_modules/.bin, production mode as `lectern` sets it) on an existing
-// embedded data dir, wall clock from spawn to exit:
+// For R rounds, alternating the order, it runs each command as a person types it (`lectern …` with
+// node_modules/.bin first on PATH, as the README says: src/bin.js started by its shebang, on the
+// Node 24 of node_modules/.bin) on an existing embedded data dir, wall clock from spawn to exit;
+// `serve` as `npm start` runs it (`node src/bin.js serve`):
 //   node -e 0          Node's own start, the floor every command stands on
 //   --help, migrate, user create, token create, user set-password, search reindex
 //   … (server running) `token create`, `user create`, `user set-password`, `search reindex` and
@@ -47,13 +48,21 @@ function worktree(rev: string): string {
   return dir;
 }
 
-const env = (dataDir: string) => ({ ...process.env, LECTERN_DATA_DIR: dataDir, NODE_ENV: 'production', PORT: '0', LECTERN_LOG_LEVEL: 'info' });
+const env = (dataDir: string) => ({
+  ...process.env,
+  PATH: `${path.join(ROOT, 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
+  LECTERN_DATA_DIR: dataDir,
+  NODE_ENV: 'production',
+  PORT: '0',
+  LECTERN_LOG_LEVEL: 'info',
+});
 
 /** Seconds from spawn to exit; the command must exit with `expect` (any code when null). */
 function timed(cwd: string, argv: string[], dataDir: string, expect: number | null = 0, input?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(NODE, argv, { cwd, env: env(dataDir), stdio: ['pipe', 'ignore', 'pipe'] });
+    const [file, args] = argv[0] === 'src/bin.js' ? [path.join(cwd, 'src/bin.js'), argv.slice(1)] : [NODE, argv];
+    const child = spawn(file, args, { cwd, env: env(dataDir), stdio: ['pipe', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (b: Buffer) => (err += b));
     child.stdin.end(input ?? '');

@@ -4,7 +4,7 @@
 // on the now EXISTING install, answering GraphQL with those tokens. The tests in the main describe
 // build on each other and run in order.
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { verifyPassword } from '../../src/domain/passwords.ts';
@@ -207,5 +207,39 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
     const nope = await lectern('search', 'reindex', 'nope');
     expect(nope.code).toBe(1);
     expect(nope.stderr).toMatch(/^lectern: project: No project "nope"\.$/m);
+  });
+});
+
+/** The command lines of the processes whose parent is `pid` (Linux's /proc). */
+function childCommandLines(pid: number): string[][] {
+  const out: string[][] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+describe(`lectern on ${kind}, as the shell runs it (node_modules/.bin on PATH, src/bin.js by its shebang)`, () => {
+  it('`token create` prints a token; `serve` runs without --liftoff-only (V8 optimizes its code for the long run) and stops with 0 on SIGTERM', { timeout: 120_000 }, async () => {
+    const args = ['token', 'create', 'alice'];
+    tokenFrom(args, await runCli(args, env, 60_000, undefined, true));
+    const s = await startServe(env, 90_000, true);
+    servers.push(s);
+    // The shebang starts Node with --liftoff-only (for the one-shot commands); `serve` starts again
+    // without it, so PGlite and Prisma get V8's optimizing compiler for the long run.
+    const [server, ...others] = childCommandLines(s.child.pid!);
+    expect(others).toEqual([]);
+    expect(server).toContain('serve');
+    expect(server).not.toContain('--liftoff-only');
+    expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+    const exit = await s.stop('SIGTERM');
+    expect(exit, s.stderr()).toEqual({ code: 0, signal: null });
   });
 });

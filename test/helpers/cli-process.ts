@@ -10,6 +10,16 @@ export const root = path.resolve(import.meta.dirname, '../..');
 const bin = path.join(root, 'src/bin.js');
 const live = new Set<ChildProcess>();
 
+/**
+ * How a child runs `lectern <args>`: `node src/bin.js …` (as `npm start` does), or, with `shell`, as
+ * a shell runs `lectern …` with node_modules/.bin first on PATH (the README's way): src/bin.js
+ * started by its shebang.
+ */
+function lecternCommand(args: string[], env: NodeJS.ProcessEnv, shell: boolean): [string, string[], NodeJS.ProcessEnv] {
+  if (!shell) return [process.execPath, [bin, ...args], env];
+  return [bin, args, { ...env, PATH: `${path.join(root, 'node_modules/.bin')}:${env.PATH ?? ''}` }];
+}
+
 /** The parent's environment without any Lectern setting, plus `env` (undefined removes a key). */
 export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
@@ -38,11 +48,14 @@ function describe(args: string[], r: Pick<CliResult, 'stdout' | 'stderr'>) {
   return `lectern ${args.join(' ')}\n--- stdout ---\n${r.stdout}\n--- stderr ---\n${r.stderr}`;
 }
 
-/** Runs `lectern <args>` to completion (killed, and the promise rejected, after `timeoutMs`). */
-/** Runs `lectern <args>`; `stdin` is piped to it when given (a password), else stdin is empty. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000, stdin?: string): Promise<CliResult> {
+/**
+ * Runs `lectern <args>` to completion (killed, and the promise rejected, after `timeoutMs`);
+ * `stdin` is piped to it when given (a password), else stdin is empty; `shell`: see lecternCommand.
+ */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000, stdin?: string, shell = false): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env, stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const [file, argv, childEnv] = lecternCommand(args, env, shell);
+    const child = spawn(file, argv, { cwd: root, env: childEnv, stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (stdin !== undefined) child.stdin!.end(stdin);
     live.add(child);
     let stdout = '';
@@ -85,19 +98,17 @@ export interface Served {
 }
 
 /**
- * Starts `lectern serve` on a free port of 127.0.0.1 and waits until /healthz answers 200 and the
- * "listening" log line (JSON, from pino) is on stdout. Rejects, with everything the process
+ * Starts `lectern serve` (`shell`: see lecternCommand) on a free port of 127.0.0.1 and waits until
+ * /healthz answers 200 and the "listening" log line (JSON, from pino) is on stdout. Rejects, with everything the process
  * printed, when it exits first or is not up within `timeoutMs`.
  */
-export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<Served> {
+export async function startServe(env: NodeJS.ProcessEnv, timeoutMs = 90_000, shell = false): Promise<Served> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    cwd: root,
-    env: { ...env, HOST: '127.0.0.1', PORT: String(port), LECTERN_LOG_LEVEL: env.LECTERN_LOG_LEVEL ?? 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const served = { ...env, HOST: '127.0.0.1', PORT: String(port), LECTERN_LOG_LEVEL: env.LECTERN_LOG_LEVEL ?? 'info' };
+  const [file, argv, childEnv] = lecternCommand(['serve'], served, shell);
+  const child = spawn(file, argv, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   let stdout = '';
   let stderr = '';
