@@ -227,7 +227,9 @@ function childCommandLines(pid: number): string[][] {
 }
 
 describe(`lectern on ${kind}, as the shell runs it (node_modules/.bin on PATH, src/bin.js by its shebang)`, () => {
-  it('`token create` prints a token; `serve` runs without --liftoff-only (V8 optimizes its code for the long run) and stops with 0 on SIGTERM', { timeout: 120_000 }, async () => {
+  it('`token create` prints a token; `serve` runs without --liftoff-only (V8 optimizes its code for the long run) and stops with 0 on SIGTERM', {
+    timeout: 120_000,
+  }, async () => {
     const args = ['token', 'create', 'alice'];
     tokenFrom(args, await runCli(args, env, 60_000, undefined, true));
     const s = await startServe(env, 90_000, true);
