@@ -387,8 +387,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     // A new database is a copy of the template, its migrations applied: they count as applied here.
     const copied = shouldMigrate && isEmptyDir(dir) ? await fromTemplate(dir) : [];
     mkdirSync(dir, { recursive: true });
-    // PGlite starts (on its thread, where opts.thread) while Prisma's modules load, and Prisma's
-    // query compiler loads (on connect, which runs no statement) while PostgreSQL starts there.
+    // PGlite starts (on its thread, where opts.thread) while Prisma's modules load.
     const starting = startPGlite(dir, opts).then((p) => ((opened = p.db), p));
     const [{ db, started }, { PrismaPGlite }, { PrismaClient }] = await Promise.all([
       starting,
@@ -401,7 +400,9 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     let adapter: SqlDriverAdapterFactory = new PrismaPGlite(takingTurns(db)) as unknown as SqlDriverAdapterFactory;
     if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
     const prisma = new PrismaClient({ adapter });
-    const connected = prisma.$connect();
+    // On a thread, Prisma loads its query compiler (connect runs no statement) while PostgreSQL
+    // starts there; in this thread, PGlite already runs, and the first query loads it.
+    const connected = opts.thread ? prisma.$connect() : undefined;
     const migrated = started.then(async () => (shouldMigrate ? [...copied, ...(await migrate(runner))] : []));
     const [applied] = await Promise.all([migrated, connected]);
     return {
