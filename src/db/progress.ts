@@ -2,11 +2,15 @@
 // writing, on the app's events and, for other processes, with PostgreSQL's NOTIFY; readers (the
 // build-log subscription) re-read the rows. A database concern, below the domain: the domain's
 // services hold the app's LiveBuilds, and the build recorder announces through it.
-import pg from 'pg';
+import type Pg from 'pg';
 import type { Events } from '../events.ts';
 import type { Build, BuildCommand, Prisma } from '../generated/prisma/client.ts';
+import { lazyModule } from '../lazy-module.ts';
 import type { Logger } from '../log.ts';
 import type { PrismaClient } from './database.ts';
+
+// The PostgreSQL client, loaded when a listener connects: the embedded database has none.
+const pg = lazyModule<typeof Pg>('pg');
 
 // ---------------------------------------------------------------------------------------------
 // Live progress. Writers announce "build N changed" after writing; readers re-read the rows. The
@@ -52,7 +56,7 @@ export interface ListenerOptions {
  * tells its user to look again.
  */
 export class PgListener {
-  #client: pg.Client | null = null;
+  #client: Pg.Client | null = null;
   #closed = false;
   #listening = false;
   /** An outage is under way (and was logged). */
@@ -95,7 +99,7 @@ export class PgListener {
   async #connect(): Promise<boolean> {
     if (this.#closed) return false;
     // keepAlive: a silent network drop is noticed too, not only a closed connection.
-    const client = new pg.Client({ connectionString: this.databaseUrl, keepAlive: true, connectionTimeoutMillis: 10_000 });
+    const client = new (pg().Client)({ connectionString: this.databaseUrl, keepAlive: true, connectionTimeoutMillis: 10_000 });
     this.#client = client;
     let lost = false;
     const onLost = (err?: Error) => {

@@ -3,9 +3,12 @@
 // every embed of it needs (its table of contents and its elements by id), and each request only
 // picks a section out of that and writes it with absolute links.
 
+import type * as Cheerio from 'cheerio';
 import type { CheerioAPI } from 'cheerio';
-import * as cheerio from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
+import { lazyModule } from '../lazy-module.ts';
+
+const cheerio = lazyModule<typeof Cheerio>('cheerio');
 
 /** One entry of a page's table of contents: its title and the anchor it links to (`#` for the page itself). */
 export interface TocEntry {
@@ -47,7 +50,7 @@ function titleText(el: Element): string {
 }
 
 export function parsePage(html: string): ParsedPage {
-  const $ = cheerio.load(html);
+  const $ = cheerio().load(html);
   let body: Element | undefined;
   for (const sel of BODY_SELECTORS) {
     body = $(sel).get(0) as Element | undefined;

@@ -2,8 +2,12 @@
 // from the page's main content only. Navigation, headers, footers, scripts and Sphinx's heading
 // links are not text of the page. Works on Sphinx's output (sections with ids, `role="main"`) and
 // MkDocs' (headings with ids, `<article>`/`role="main"`), and on any HTML with headings.
-import * as cheerio from 'cheerio';
+
+import type * as Cheerio from 'cheerio';
 import type { AnyNode } from 'domhandler';
+import { lazyModule } from '../lazy-module.ts';
+
+const cheerio = lazyModule<typeof Cheerio>('cheerio');
 
 export interface PageSection {
   title: string;
@@ -37,7 +41,7 @@ export function pageSections(html: string): IndexedPage {
   // htmlparser2 rather than cheerio's default parse5: 2.3 times as fast on Python's docs (498 pages,
   // 5.3 s -> 2.3 s) with the same sections on every page of them. It does not rebuild the tree of
   // malformed HTML as browsers do, which can only move a hostile page's section boundaries.
-  const $ = cheerio.load(html, { xml: { xmlMode: false, decodeEntities: true } });
+  const $ = cheerio().load(html, { xml: { xmlMode: false, decodeEntities: true } });
   const main = MAIN.map((sel) => $(sel).first()).find((m) => m.length > 0)!;
   main.find(NOT_TEXT).remove();
   const headings = main.find(HEADINGS).toArray();
@@ -68,7 +72,7 @@ export function pageSections(html: string): IndexedPage {
 }
 
 /** The text of `main` that comes before its first heading (a page's introduction). */
-function textBefore(main: cheerio.Cheerio<AnyNode>, first: AnyNode): string {
+function textBefore(main: Cheerio.Cheerio<AnyNode>, first: AnyNode): string {
   const parts: string[] = [];
   let stop = false;
   const walk = (node: AnyNode) => {

@@ -10,8 +10,12 @@
 // answer there carries Access-Control-Allow-Origin, and the sandboxed page's fetch carries no
 // session cookie): it sends the reader to `<docs root>/_/search/?q=` instead, a page of results
 // (resultsPage) that the reader's navigation opens (docs/design/grants.md).
-import * as cheerio from 'cheerio';
+
+import type * as Cheerio from 'cheerio';
+import { lazyModule } from '../lazy-module.ts';
 import { escapeAttr } from './switcher.ts';
+
+const cheerio = lazyModule<typeof Cheerio>('cheerio');
 
 /** Bumped when the script changes. */
 export const SEARCH_REVISION = '3';
@@ -192,7 +196,7 @@ export const isSearchPage = (key: string) => key === 'search.html' || key === 's
  * whole version, for readers without the index or without JavaScript too.
  */
 export function answerSearchPage(html: string, q: string, results: BoxResult[], count: number): string {
-  const $ = cheerio.load(html);
+  const $ = cheerio().load(html);
   $('script[src*="searchtools"], script[src*="searchindex"]').remove();
   // Themes that load the index themselves (the Read the Docs theme's `Search.loadIndex(...)`) would
   // then call a Search that is no longer there.

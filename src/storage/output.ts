@@ -20,7 +20,10 @@ import { constants, type Stats, type WriteStream } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { ZipArchive } from 'archiver';
+import type * as Archiver from 'archiver';
+import { lazyModule } from '../lazy-module.ts';
+
+const archiver = lazyModule<typeof Archiver>('archiver');
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY, O_NOCTTY, O_WRONLY, O_CREAT, O_EXCL } = constants;
 /** How a file of the output is opened: a link is not followed, a fifo does not block, a tty is not taken. */
@@ -435,14 +438,14 @@ export async function zipDirectory(
   opts: OutputOptions & { limits?: OutputLimits } = {},
 ): Promise<{ files: number; bytes: number }> {
   const { dir: output, close } = await useOutputDir(dir, opts);
-  let zip: ZipArchive | undefined;
+  let zip: Archiver.ZipArchive | undefined;
   let written: WriteStream | undefined;
   try {
     const entries = await output.list({ limits: opts.limits });
     const budget = new PublishBudget(opts.limits);
     const out = await createNew(target);
     written = out.createWriteStream(); // closes `out` when it ends or is destroyed
-    const archive = (zip = new ZipArchive({ zlib: { level: 9 } }));
+    const archive = (zip = new (archiver().ZipArchive)({ zlib: { level: 9 } }));
     const finished = new Promise<void>((resolve, reject) => {
       written!.on('close', resolve);
       written!.on('error', reject);

@@ -15,8 +15,12 @@ import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import tar from 'tar-stream';
-import yauzl from 'yauzl';
+import type TarStream from 'tar-stream';
+import type Yauzl from 'yauzl';
+import { lazyModule } from '../lazy-module.ts';
+
+const tar = lazyModule<typeof TarStream>('tar-stream');
+const yauzl = lazyModule<typeof Yauzl>('yauzl');
 
 export interface ArchiveLimits {
   /** Bytes all files may expand to (LECTERN_BUILD_MAX_PUBLISH_BYTES). */
@@ -245,7 +249,7 @@ export async function extractArchive(file: string, dest: string, limits: Archive
 async function extractTar(file: string, gzipped: boolean, writer: Writer, limits: ArchiveLimits): Promise<void> {
   // Names are read as bytes (latin1 keeps each byte) so that UTF-8 can be checked; a PAX `path`
   // record is already text, where tar-stream put U+FFFD for bytes that were not UTF-8.
-  const extract = tar.extract({ filenameEncoding: 'latin1' } as never);
+  const extract = tar().extract({ filenameEncoding: 'latin1' } as never);
   const work = (async () => {
     for await (const entry of extract) {
       const h = entry.header;
@@ -320,12 +324,12 @@ const S_IFLNK = 0o120000;
 
 async function extractZip(file: string, writer: Writer, limits: ArchiveLimits): Promise<void> {
   const open = () =>
-    new Promise<yauzl.ZipFile>((resolve, reject) =>
-      yauzl.open(file, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: false }, (err, zip) =>
+    new Promise<Yauzl.ZipFile>((resolve, reject) =>
+      yauzl().open(file, { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, autoClose: false }, (err, zip) =>
         err ? reject(err) : resolve(zip),
       ),
     );
-  let zip: yauzl.ZipFile;
+  let zip: Yauzl.ZipFile;
   try {
     zip = await open();
   } catch (e) {
@@ -335,9 +339,9 @@ async function extractZip(file: string, writer: Writer, limits: ArchiveLimits): 
     // The central directory says what is coming: too many entries are refused before reading one.
     if (zip.entryCount > limits.maxFiles * 2)
       throw new ArchiveRefused(`The archive holds more than ${limits.maxFiles} files (LECTERN_BUILD_MAX_PUBLISH_FILES).`, 'max-files');
-    const entries: yauzl.Entry[] = [];
+    const entries: Yauzl.Entry[] = [];
     await new Promise<void>((resolve, reject) => {
-      zip.on('entry', (e: yauzl.Entry) => {
+      zip.on('entry', (e: Yauzl.Entry) => {
         entries.push(e);
         zip.readEntry();
       });
