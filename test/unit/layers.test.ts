@@ -22,7 +22,22 @@ const LAYERS: { name: string; nodes: string[] }[] = [
   { name: 'services the domain calls', nodes: ['notifications', 'search'] },
   {
     name: 'ports and foundations',
-    nodes: ['queue', 'storage', 'sandbox', 'db', 'events', 'throttle', 'config', 'urls', 'log', 'secrets', 'metrics', 'prisma-wasm-hook', 'lazy-module', 'setup'],
+    nodes: [
+      'queue',
+      'storage',
+      'sandbox',
+      'db',
+      'events',
+      'throttle',
+      'config',
+      'urls',
+      'log',
+      'secrets',
+      'metrics',
+      'prisma-wasm-hook',
+      'lazy-module',
+      'setup',
+    ],
   },
 ];
 /** Not part of the server's graph: Prisma's generated client (below everything) and the dashboard's browser code (its own build). */
