@@ -20,10 +20,17 @@ export interface CommandIo {
   err(line: string): void;
 }
 
-/** The modules `cmd` runs, loaded (a command line loads them while its database opens). */
-export function loadDbCommand(cmd: DbCommand): Promise<unknown> {
-  if (cmd.command === 'search reindex') return Promise.all([import('./search/index.ts'), import('./storage/index.ts')]);
-  return import('./domain/users.ts');
+/**
+ * The modules `cmd` runs, loaded, and the common passwords where it sets one (a command line
+ * loads them while its database opens).
+ */
+export async function loadDbCommand(cmd: DbCommand): Promise<void> {
+  if (cmd.command === 'search reindex') {
+    await Promise.all([import('./search/index.ts'), import('./storage/index.ts')]);
+    return;
+  }
+  const [, passwords] = await Promise.all([import('./domain/users.ts'), import('./domain/passwords.ts')]);
+  if (cmd.command === 'user set-password' || (cmd.command === 'user create' && cmd.password !== undefined)) passwords.loadPasswordChecks();
 }
 
 /** Runs `cmd` on `db`; returns its exit code. A ValidationError (bad input) propagates. */

@@ -31,6 +31,11 @@ const commonPasswords = () => {
   return common;
 };
 
+/** Loads the common passwords now (the command line does, while its database starts). */
+export function loadPasswordChecks(): void {
+  commonPasswords();
+}
+
 /**
  * Why a new password is refused, or undefined when it is acceptable. Every path that sets a
  * password asks this (GraphQL's createUser, changePassword and setUpFirstAdmin, the command line).
