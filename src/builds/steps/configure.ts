@@ -1,0 +1,55 @@
+// Step 2 of a build: its configuration read (.readthedocs.yaml, or what the checkout implies) and
+// recorded with the variables it is given; a build of what the version already serves skipped;
+// submodules and `build.jobs.post_checkout` run.
+import { BuildConfigError, loadBuildConfig } from '../config.ts';
+import { type BuildRun, Skipped, StepFailed } from '../run.ts';
+
+export async function configure(r: BuildRun): Promise<void> {
+  const { build, version, prisma } = r;
+  let file: string | null;
+  try {
+    ({ config: r.config, file } = await loadBuildConfig(r.checkout, { yamlPath: r.project.readthedocsYamlPath }));
+  } catch (e) {
+    if (e instanceof BuildConfigError) throw new StepFailed(`Reading the build configuration failed: ${e.message}`);
+    throw e;
+  }
+  const config = r.config;
+  if (file) await r.run('Reading the configuration', 'cat', ['cat', '--', file]);
+  // The variables as this build is given them (ids and change times, never values).
+  const variablesStamp = r.variables
+    .map((v) => `${v.id}@${v.modifiedAt.getTime()}`)
+    .sort()
+    .join(',');
+  await prisma.build.update({ where: { id: build.id }, data: { config: config as object, readthedocsYamlPath: file, variablesStamp } });
+  // No wasted builds: the commit, configuration and variables the version already serves are not built again unless forced.
+  // Only while it serves them: a version turned off (built: false) and on again is built for real.
+  if (!build.force && version.built && version.publishedBuildId !== null) {
+    const served = await prisma.build.findUnique({
+      where: { id: version.publishedBuildId },
+      select: { id: true, commit: true, config: true, success: true, variablesStamp: true },
+    });
+    if (served?.success && served.commit === r.commit && served.variablesStamp === variablesStamp && canonicalJson(served.config) === canonicalJson(config)) {
+      throw new Skipped(
+        `Skipped: commit ${r.commit.slice(0, 12)} with this configuration and these environment variables is already built and published (build #${served.id}); trigger it with force to build it again.`,
+      );
+    }
+  }
+  const submodules = config.submodules;
+  if (submodules && (submodules.include === 'all' || (Array.isArray(submodules.include) && submodules.include.length > 0))) {
+    const paths = submodules.include === 'all' ? [] : submodules.include;
+    const recursive = submodules.recursive ? ['--recursive'] : [];
+    await r.run('Cloning', 'git submodule', ['git', 'submodule', 'update', '--init', '--force', '--depth', '1', ...recursive, '--', ...paths], {
+      network: true,
+    });
+  }
+  await r.runJob('post_checkout', config.build?.jobs?.post_checkout, true);
+}
+
+/** JSON with every object's keys in order: two configurations compare equal whatever order they were stored in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
