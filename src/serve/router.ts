@@ -128,31 +128,49 @@ const NOT_FOUND_PAGE =
   '<body><h1>Not found</h1><p>There is no documentation page at this address.</p></body></html>';
 
 export function serveRouter(deps: ServeDeps): RequestHandler {
-  const { services } = deps;
-  const { config, log } = services;
-  const sender = new Sender(services.storage, config.serveXAccel);
-  const resolve = new Resolver(services.prisma, config.serveCacheSeconds, deps.served ?? new ServedGeneration(services.events));
+  return new DocsServer(deps).handler;
+}
+
+/** The docs server: its settings, stores and caches, and how it answers a request. */
+class DocsServer {
+  readonly deps: ServeDeps;
+  readonly services: Services;
+  readonly config: Services['config'];
+  readonly log: Services['log'];
+  readonly sender: Sender;
+  readonly resolve: Resolver;
   // Stored files come with their own gzip copy (./send.ts); only the few answers made here per
   // request (the versions JSON, the switcher script) go through the middleware, invoked for them alone.
-  const compress = compression();
-  // Anonymous readers all have the same (empty) rights: one Reader for all of them.
-  const anonymous = new Reader(anonymousContext(services));
-  const domain = docsDomainOf(config.docsDomain);
+  readonly compress = compression();
+  /** Anonymous readers all have the same (empty) rights: one Reader for all of them. */
+  readonly anonymous: Reader;
+  readonly domain: string | undefined;
+
+  constructor(deps: ServeDeps) {
+    this.deps = deps;
+    this.services = deps.services;
+    this.config = deps.services.config;
+    this.log = deps.services.log;
+    this.sender = new Sender(this.services.storage, this.config.serveXAccel);
+    this.resolve = new Resolver(this.services.prisma, this.config.serveCacheSeconds, deps.served ?? new ServedGeneration(this.services.events));
+    this.anonymous = new Reader(anonymousContext(this.services));
+    this.domain = docsDomainOf(this.config.docsDomain);
+  }
 
   /**
    * The docs site a request asks for; `elsewhere` when it asks for `/docs/…` on a host that serves
    * no docs: with a docs domain set, projects' HTML runs only on their own `<project>.<domain>`
    * origins, never on the API's, where it could call the API with a reader's browser.
    */
-  const siteOf = (req: Request): Site | 'elsewhere' | null => {
-    if (domain) {
-      const host = (domain.includes(':') ? req.get('host') : req.hostname) ?? '';
-      const label = docsHostLabel(domain, host);
-      if (label !== null) return { base: '', rest: req.path, hostLabel: label, preview: previewNumberOf(domain, host) };
+  siteOf(req: Request): Site | 'elsewhere' | null {
+    if (this.domain) {
+      const host = (this.domain.includes(':') ? req.get('host') : req.hostname) ?? '';
+      const label = docsHostLabel(this.domain, host);
+      if (label !== null) return { base: '', rest: req.path, hostLabel: label, preview: previewNumberOf(this.domain, host) };
     }
     const p = req.path;
     if (p !== '/docs' && !p.startsWith('/docs/')) return null;
-    if (domain) return 'elsewhere';
+    if (this.domain) return 'elsewhere';
     const m = /^\/docs\/([^/]+)(\/.*)?$/.exec(p);
     if (!m) return { base: '/docs', rest: '' };
     let slug: string;
@@ -162,23 +180,23 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       return { base: '/docs', rest: '' };
     }
     return { base: `/docs/${m[1]}`, rest: m[2] ?? '', slug };
-  };
+  }
 
   /** The site with a grant's segment (`/_/r/<grant>` right after the docs root) taken apart. */
-  const withGrant = (site: Site): Site => {
+  withGrant(site: Site): Site {
     const m = GRANT_PATH.exec(site.rest);
     return m ? { ...site, base: underGrant(site.base, m[1]!), rest: m[2] ?? '', grant: m[1] } : site;
-  };
+  }
 
-  const handle = async (req: Request, res: Response, unparsed: Site): Promise<void> => {
-    const site = withGrant(unparsed);
+  async handle(req: Request, res: Response, unparsed: Site): Promise<void> {
+    const site = this.withGrant(unparsed);
     // On a docs host, a reader without credentials who meets a 404 may be one who could read it signed in.
-    if (domain && site.grant === undefined && !req.headers.authorization && isNavigation(req)) {
-      res.locals.signIn = `${config.publicUrl}/_/docs-access?next=${encodeURIComponent(`${req.protocol}://${req.host}${req.originalUrl}`)}`;
+    if (this.domain && site.grant === undefined && !req.headers.authorization && isNavigation(req)) {
+      res.locals.signIn = `${this.config.publicUrl}/_/docs-access?next=${encodeURIComponent(`${req.protocol}://${req.host}${req.originalUrl}`)}`;
     }
-    const epoch = deps.fast?.epoch() ?? 0;
+    const epoch = this.deps.fast?.epoch() ?? 0;
     const fresh: Freshness = { until: Infinity };
-    if (!domain) {
+    if (!this.domain) {
       res.setHeader('Content-Security-Policy', DOCS_SANDBOX);
       // A service worker would outlive the page and answer for Lectern's origin: none is served
       // from docs sharing it (the sandbox already keeps a page from registering one).
@@ -190,7 +208,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     // The switcher and search scripts are the same for every project: no lookups.
     const script = /^(?:\/projects\/[^/]+)?\/_\/(switcher|search)\.js$/.exec(site.rest);
     if (script) {
-      compress(req, res, () => {
+      this.compress(req, res, () => {
         res
           .set('Cache-Control', 'public, max-age=86400')
           .type('text/javascript; charset=utf-8')
@@ -200,105 +218,34 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     }
     const slugOk = (s: string | undefined) => s !== undefined && /^[a-z0-9][a-z0-9_-]*$/.test(s);
     if (!slugOk(site.slug ?? site.hostLabel)) return notFound(res);
-    let reader: Reader;
-    let grant: GrantScope | undefined;
-    let sessionId: number | undefined;
-    const plainPath = `${unparsed.base}${site.rest || '/'}`;
-    const host = (req.host ?? '').toLowerCase();
-    try {
-      // Anonymous readers (no Authorization header) cost no lookup at all.
-      const authorization = req.headers.authorization;
-      if (site.grant !== undefined) {
-        res.setHeader('Referrer-Policy', 'no-referrer');
-        // On a docs host the segment is a one-time ticket; on Lectern's origin, a URL grant.
-        const url = domain ? null : urlGrant.read(services.cipher, site.grant, req.ip);
-        const ticketSession = domain ? await peekTicket(services.prisma, site.grant, host) : null;
-        const grantSession = url?.sessionId ?? ticketSession;
-        const who = grantSession != null && (await signedIn(services.prisma, { sessionId: grantSession }, config.sessionIdleSeconds));
-        if (!who) {
-          // Expired, used, ended or forged: a reader following a link goes to the page itself (and is granted again there when signed in).
-          if (isNavigation(req)) return redirect(plainScope(req, res), 302, plainPath);
-          return notFound(res, true);
-        }
-        reader = new Reader(contextFor(services, who.viewer));
-        let withCookie = false;
-        if (url) {
-          const cookie = sessionIdOf(req, config.publicUrl);
-          withCookie = cookie !== undefined && (await signedIn(services.prisma, { cookie }, config.sessionIdleSeconds))?.sessionId === url.sessionId;
-        }
-        grant = {
-          kind: url ? 'url' : 'ticket',
-          sessionId: who.sessionId,
-          versions: new Set(url ? [url.versionId] : []),
-          held: [],
-          segment: site.grant,
-          root: unparsed.base,
-          plainPath,
-          withCookie,
-          stale: url ? urlGrant.stale(url) : false,
-        };
-      } else if (authorization) {
-        reader = new Reader(await createContext(services, authorization));
-      } else {
-        reader = anonymous;
-        if (domain) {
-          // A docs host's grant cookie speaks only for this host's own pages and for a reader's
-          // navigation: never for a request another origin (a preview's, a sibling's) makes.
-          const held = ownRequest(req) ? cookieGrants.read(services.cipher, host, req.headers.cookie, req.protocol === 'https') : [];
-          const who = held.length > 0 && (await signedIn(services.prisma, { sessionId: held[0]!.sessionId }, config.sessionIdleSeconds));
-          if (who) {
-            reader = new Reader(contextFor(services, who.viewer));
-            res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
-            grant = {
-              kind: 'cookie',
-              sessionId: who.sessionId,
-              versions: new Set(held.map((g) => g.versionId)),
-              held,
-              root: '',
-              plainPath,
-              withCookie: true,
-              stale: false,
-            };
-          }
-        } else {
-          const cookie = isNavigation(req) ? sessionIdOf(req, config.publicUrl) : undefined;
-          const who = cookie ? await signedIn(services.prisma, { cookie }, config.sessionIdleSeconds) : null;
-          if (who) {
-            reader = new Reader(contextFor(services, who.viewer));
-            sessionId = who.sessionId;
-          }
-        }
-      }
-    } catch (e) {
-      if (!(e instanceof UnauthenticatedError)) throw e;
-      res.status(401).set('WWW-Authenticate', 'Token').set('Cache-Control', 'no-store').type('text/plain').send(e.message);
-      return;
-    }
+    const who = await this.readerFor(req, res, site, `${unparsed.base}${site.rest || '/'}`, unparsed.base);
+    if (!who) return;
+    const { reader, grant, sessionId } = who;
     // Without a docs domain, an anonymous reader's navigation that meets a 404 may be one who could
     // read the page signed in: the 404 offers sign-in, and back to the page (where the session
     // cookie then grants it).
-    if (!domain && grant === undefined && sessionId === undefined && !req.headers.authorization && isNavigation(req)) {
-      res.locals.signIn = `${config.publicUrl}/sign-in?next=${encodeURIComponent(req.originalUrl)}`;
+    if (!this.domain && grant === undefined && sessionId === undefined && !req.headers.authorization && isNavigation(req)) {
+      res.locals.signIn = `${this.config.publicUrl}/sign-in?next=${encodeURIComponent(req.originalUrl)}`;
     }
-    const root = site.slug ? await resolve.projectBySlug(site.slug, fresh) : await resolve.projectByHostLabel(site.hostLabel!, fresh);
+    const root = site.slug ? await this.resolve.projectBySlug(site.slug, fresh) : await this.resolve.projectByHostLabel(site.hostLabel!, fresh);
     // A private project reads as a missing one: its existence is not revealed.
     if (!root || !(await reader.canSeeProject(root))) return notFound(res, grant !== undefined);
     const granted =
       sessionId === undefined
         ? undefined
         : (project: { id: number }, version: { id: number }) =>
-            underGrant(site.base, urlGrant.issue(services.cipher, { sessionId, projectId: project.id, versionId: version.id }, req.ip), site.rest || '/');
+            underGrant(site.base, urlGrant.issue(this.services.cipher, { sessionId, projectId: project.id, versionId: version.id }, req.ip), site.rest || '/');
     let priv = root.privacyLevel !== 'public';
     const path = parseDocPath(site.rest);
     if (!path) return notFound(res, priv);
     let top = root;
     let { base } = site;
     let plainBase = unparsed.base;
-    let requestRoot = ownRootOf(root);
+    let requestRoot = this.ownRootOf(root);
     let { segments, raw } = path;
     // A preview host serves its one version: no subproject is reached through it.
     if (segments[0] === 'projects' && segments.length >= 2 && site.preview === undefined) {
-      const child = await resolve.subprojectByAlias(root.id, segments[1]!, fresh);
+      const child = await this.resolve.subprojectByAlias(root.id, segments[1]!, fresh);
       if (child && (await reader.canSeeProject(child))) {
         top = child;
         priv ||= child.privacyLevel !== 'public';
@@ -325,43 +272,140 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       granted,
       grant,
     };
-    await serveUnder(scope, segments, raw, path.dir);
-  };
+    await this.serveUnder(scope, segments, raw, path.dir);
+  }
+
+  /**
+   * Who reads, and under which grant: a grant's segment in the path (a URL grant on Lectern's
+   * origin, a one-time ticket on a docs host), an API token, a docs host's grant cookie, or
+   * Lectern's session cookie on a navigation (without a docs domain); else the anonymous reader.
+   * Null when the request is already answered (a grant that no longer reads: 302 or 404; a bad
+   * token: 401).
+   */
+  async readerFor(
+    req: Request,
+    res: Response,
+    site: Site,
+    plainPath: string,
+    root: string,
+  ): Promise<{ reader: Reader; grant?: GrantScope; sessionId?: number } | null> {
+    try {
+      if (site.grant !== undefined) return await this.grantReader(req, res, site.grant, plainPath, root);
+      // Anonymous readers (no Authorization header) cost no lookup at all.
+      const authorization = req.headers.authorization;
+      if (authorization) return { reader: new Reader(await createContext(this.services, authorization)) };
+      if (this.domain) return await this.cookieGrantReader(req, res, plainPath);
+      const cookie = isNavigation(req) ? sessionIdOf(req, this.config.publicUrl) : undefined;
+      const who = cookie ? await signedIn(this.services.prisma, { cookie }, this.config.sessionIdleSeconds) : null;
+      return who ? { reader: new Reader(contextFor(this.services, who.viewer)), sessionId: who.sessionId } : { reader: this.anonymous };
+    } catch (e) {
+      if (!(e instanceof UnauthenticatedError)) throw e;
+      res.status(401).set('WWW-Authenticate', 'Token').set('Cache-Control', 'no-store').type('text/plain').send(e.message);
+      return null;
+    }
+  }
+
+  /** The reader of a grant's segment (`segment`): on a docs host a one-time ticket, on Lectern's origin a URL grant. */
+  async grantReader(req: Request, res: Response, segment: string, plainPath: string, root: string): Promise<{ reader: Reader; grant: GrantScope } | null> {
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    const host = (req.host ?? '').toLowerCase();
+    const url = this.domain ? null : urlGrant.read(this.services.cipher, segment, req.ip);
+    const ticketSession = this.domain ? await peekTicket(this.services.prisma, segment, host) : null;
+    const grantSession = url?.sessionId ?? ticketSession;
+    const who = grantSession != null && (await signedIn(this.services.prisma, { sessionId: grantSession }, this.config.sessionIdleSeconds));
+    if (!who) {
+      // Expired, used, ended or forged: a reader following a link goes to the page itself (and is granted again there when signed in).
+      if (isNavigation(req)) redirect(plainScope(req, res), 302, plainPath);
+      else notFound(res, true);
+      return null;
+    }
+    let withCookie = false;
+    if (url) {
+      const cookie = sessionIdOf(req, this.config.publicUrl);
+      withCookie = cookie !== undefined && (await signedIn(this.services.prisma, { cookie }, this.config.sessionIdleSeconds))?.sessionId === url.sessionId;
+    }
+    return {
+      reader: new Reader(contextFor(this.services, who.viewer)),
+      grant: {
+        kind: url ? 'url' : 'ticket',
+        sessionId: who.sessionId,
+        versions: new Set(url ? [url.versionId] : []),
+        held: [],
+        segment,
+        root,
+        plainPath,
+        withCookie,
+        stale: url ? urlGrant.stale(url) : false,
+      },
+    };
+  }
+
+  /**
+   * A docs host's reader without a token: the grant cookie's, which speaks only for this host's own
+   * pages and for a reader's navigation (never for a request another origin, a preview's or a
+   * sibling's, makes); else the anonymous reader.
+   */
+  async cookieGrantReader(req: Request, res: Response, plainPath: string): Promise<{ reader: Reader; grant?: GrantScope }> {
+    const host = (req.host ?? '').toLowerCase();
+    const held = ownRequest(req) ? cookieGrants.read(this.services.cipher, host, req.headers.cookie, req.protocol === 'https') : [];
+    const who = held.length > 0 && (await signedIn(this.services.prisma, { sessionId: held[0]!.sessionId }, this.config.sessionIdleSeconds));
+    if (!who) return { reader: this.anonymous };
+    res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+    return {
+      reader: new Reader(contextFor(this.services, who.viewer)),
+      grant: {
+        kind: 'cookie',
+        sessionId: who.sessionId,
+        versions: new Set(held.map((g) => g.versionId)),
+        held,
+        root: '',
+        plainPath,
+        withCookie: true,
+        stale: false,
+      },
+    };
+  }
 
   // Roots computed once per project row: rows are the resolver's cached objects, replaced (and
   // so computed again) whenever they are read anew.
-  const ownRoots = new WeakMap<ServedProjectRow, string>();
-  const servedRoots = new WeakMap<ServedProjectRow, string>();
-  const ownRootOf = (p: ServedProjectRow) => ownRoots.get(p) ?? ownRoots.set(p, docsRoot(config, p.slug)).get(p)!;
-  const servedRootOf = (p: ServedProjectRow) => servedRoots.get(p) ?? servedRoots.set(p, servedRoot(config, p)).get(p)!;
+  readonly ownRoots = new WeakMap<ServedProjectRow, string>();
+  readonly servedRoots = new WeakMap<ServedProjectRow, string>();
+
+  ownRootOf(p: ServedProjectRow): string {
+    return this.ownRoots.get(p) ?? this.ownRoots.set(p, docsRoot(this.config, p.slug)).get(p)!;
+  }
+
+  servedRootOf(p: ServedProjectRow): string {
+    return this.servedRoots.get(p) ?? this.servedRoots.set(p, servedRoot(this.config, p)).get(p)!;
+  }
 
   /** Where `project` is reached from this request: the same root when it is canonical here, else its canonical root. */
-  const rootFor = (s: Scope, project: ServedProjectRow) => {
-    const canonical = servedRootOf(project);
+  rootFor(s: Scope, project: ServedProjectRow) {
+    const canonical = this.servedRootOf(project);
     return canonical === s.requestRoot ? s.base : canonical;
-  };
+  }
 
   /** `fresh`: the version was just read from the database (not the cache), after a miss. */
-  const serveUnder = async (s: Scope, segments: string[], raw: string[], dir: boolean, fresh = false): Promise<void> => {
+  async serveUnder(s: Scope, segments: string[], raw: string[], dir: boolean, fresh = false): Promise<void> {
     const { top, reader } = s;
     if (segments.length === 0) {
       if (s.preview !== undefined) return redirect(s, 302, `${s.base}/${top.language}/${s.preview}/`);
-      return redirect(s, 302, `${rootFor(s, top)}/${top.language}/${encodeURIComponent(top.defaultVersion)}/`);
+      return redirect(s, 302, `${this.rootFor(s, top)}/${top.language}/${encodeURIComponent(top.defaultVersion)}/`);
     }
-    if (segments[0] === '_') return special(s, segments.slice(1));
+    if (segments[0] === '_') return this.special(s, segments.slice(1));
 
     const decodedPath = `/${segments.join('/')}${dir ? '/' : ''}`;
     const language = segments[0]!;
     // A preview host serves its project's own language only (a translation's preview has a host of its own).
-    const project = s.preview !== undefined ? (language === top.language ? top : null) : await resolve.projectForLanguage(top, language, s.fresh);
+    const project = s.preview !== undefined ? (language === top.language ? top : null) : await this.resolve.projectForLanguage(top, language, s.fresh);
     if (!project || !(await reader.canSeeProject(project))) {
       if (s.preview !== undefined) return notFound(s.res, s.private);
       // Not a language of this project: only exact and prefix redirects can know the path.
-      return missing(s, top, { path: decodedPath, filename: null, language: top.language, version: top.defaultVersion }, null);
+      return this.missing(s, top, { path: decodedPath, filename: null, language: top.language, version: top.defaultVersion }, null);
     }
     s.private ||= project.privacyLevel !== 'public';
     if (s.preview === undefined) {
-      const canonical = rootFor(s, project);
+      const canonical = this.rootFor(s, project);
       if (canonical !== s.base) return redirect(s, 302, `${canonical}/${raw.join('/')}${dir ? '/' : ''}`);
     }
     if (segments.length === 1) return redirect(s, 302, `${s.base}/${raw[0]}/${encodeURIComponent(s.preview ?? project.defaultVersion)}/`);
@@ -372,26 +416,26 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const fileRaw = raw.slice(2);
     const filename = `/${file.join('/')}${dir && file.length ? '/' : ''}`;
     const rr: RedirectRequest = { path: decodedPath, filename, language, version: versionSlug };
-    const row = fresh ? await resolve.freshVersionOf(project.id, versionSlug, s.fresh) : await resolve.versionOf(project.id, versionSlug, s.fresh);
+    const row = fresh ? await this.resolve.freshVersionOf(project.id, versionSlug, s.fresh) : await this.resolve.versionOf(project.id, versionSlug, s.fresh);
     const version = await reader.readable(project, row);
-    if (!version) return missing(s, project, rr, null);
+    if (!version) return this.missing(s, project, rr, null);
     s.private ||= version.privacyLevel !== 'public';
     // A preview is the pull request's author's code: with a docs domain it runs on its own host
     // only, and its host serves nothing else.
-    if (domain && (s.preview !== undefined) !== (version.type === 'external')) {
+    if (this.domain && (s.preview !== undefined) !== (version.type === 'external')) {
       if (s.preview !== undefined) return notFound(s.res, s.private);
-      return toPreviewHost(s, project, version, `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}`);
+      return this.toPreviewHost(s, project, version, `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}`);
     }
 
     const forced = matchRedirect(project.redirects, rr, (r) => r.force);
-    if (forced) return userRedirect(s, forced);
+    if (forced) return this.userRedirect(s, forced);
     // `/en/latest` is the version's root: relative links in its index need the slash.
     if (file.length === 0 && !dir) return redirect(s, 302, `${s.base}/${raw.join('/')}/`);
 
     const prefix = artifactPrefix(project.slug, version.slug, version.publishedBuildId, 'html');
     const key = file.length === 0 ? 'index.html' : `${file.join('/')}${dir ? '/index.html' : ''}`;
     const isPrivate = s.private;
-    if (await gate(s, project, version, isHtmlKey(key) || isDocumentRequest(s.req) ? 'document' : 'file')) return;
+    if (await this.gate(s, project, version, isHtmlKey(key) || isDocumentRequest(s.req) ? 'document' : 'file')) return;
     // The version menu reads public data, from the root without any grant; a preview host has none.
     const switcher =
       project.versionSwitcher && s.preview === undefined
@@ -401,31 +445,31 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     // cookie, which a sandboxed page's fetch never carries): it sends the reader to a results page.
     const search = project.docsSearch ? searchTag(s.base, versionSlug, s.grant?.kind === 'url') : '';
     const banner = version.type === 'external' ? previewBanner(version.externalSource as { number?: unknown; url?: unknown } | null) : '';
-    const tag = switcher || search || banner || !domain ? pageTags(domain ? '' : SANDBOX_HEAD, switcher, search, banner) : undefined;
+    const tag = switcher || search || banner || !this.domain ? pageTags(this.domain ? '' : SANDBOX_HEAD, switcher, search, banner) : undefined;
     // Sphinx's search page, asked a question: answered with the server's results.
     const q = project.docsSearch && isSearchPage(key) ? queryString(s.req.query.q)?.trim() : undefined;
-    if (q) return searchPage(s, project, version.slug, `${prefix}/${key}`, q, tag);
+    if (q) return this.searchPage(s, project, version.slug, `${prefix}/${key}`, q, tag);
     // Public files sent to anonymous readers (no Authorization header) are the same for every such reader.
-    const record = deps.fast && reader === anonymous && !isPrivate ? deps.fast.recorder(s.req, s.epoch, s.fresh) : undefined;
+    const record = this.deps.fast && reader === this.anonymous && !isPrivate ? this.deps.fast.recorder(s.req, s.epoch, s.fresh) : undefined;
     // Public files answer any origin (a sandboxed page's fonts, a theme's fetch of its own JSON, a
     // search worker's index): never private ones, nor anything read under a grant.
     if (!isPrivate && !s.grant) s.res.setHeader('Access-Control-Allow-Origin', '*');
-    if (await sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag, record })) return;
+    if (await this.sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag, record })) return;
     s.res.removeHeader('Access-Control-Allow-Origin');
     // `dir` names a directory with an index: the same page at `dir/`, whose relative links work.
-    if (!dir && (await sender.exists(`${prefix}/${key}/index.html`))) return redirect(s, 302, `${s.base}/${raw.join('/')}/`);
+    if (!dir && (await this.sender.exists(`${prefix}/${key}/index.html`))) return redirect(s, 302, `${s.base}/${raw.join('/')}/`);
     // The cached row may name a build another process has since replaced (and removed): look
     // once more in the database before answering 404, so a publish elsewhere never shows as missing pages.
-    if (!fresh && config.serveCacheSeconds > 0) {
-      const now = await resolve.freshVersionOf(project.id, versionSlug);
+    if (!fresh && this.config.serveCacheSeconds > 0) {
+      const now = await this.resolve.freshVersionOf(project.id, versionSlug);
       if (now?.publishedBuildId !== version.publishedBuildId || now?.privacyLevel !== version.privacyLevel || !now?.active) {
         // Pages the fast path keeps may be of the version as it was: it forgets them all (a rare event).
-        deps.fast?.dropAll();
-        return serveUnder(s, segments, raw, dir, true);
+        this.deps.fast?.dropAll();
+        return this.serveUnder(s, segments, raw, dir, true);
       }
     }
-    return missing(s, project, rr, { version, prefix });
-  };
+    return this.missing(s, project, rr, { version, prefix });
+  }
 
   /**
    * Whether an answer about `version` may be given as the request stands; when not, the answer
@@ -435,7 +479,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
    * search) without its session's cookie, sends a navigation where it can be granted anew and
    * refuses anything else (docs/design/grants.md).
    */
-  const gate = async (s: Scope, project: { id: number }, version: { id: number }, what: 'document' | 'file'): Promise<boolean> => {
+  async gate(s: Scope, project: { id: number }, version: { id: number }, what: 'document' | 'file'): Promise<boolean> {
     const g = s.grant;
     if (!g) {
       if (s.private && s.granted) {
@@ -446,15 +490,15 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     }
     if (g.kind === 'ticket') {
       const host = (s.req.host ?? '').toLowerCase();
-      if (!(await takeTicket(services.prisma, g.segment!, host))) {
+      if (!(await takeTicket(this.services.prisma, g.segment!, host))) {
         notFound(s.res, true);
         return true;
       }
       const secure = s.req.protocol === 'https';
-      const held = cookieGrants.read(services.cipher, host, s.req.headers.cookie, secure);
+      const held = cookieGrants.read(this.services.cipher, host, s.req.headers.cookie, secure);
       s.res.append(
         'Set-Cookie',
-        cookieGrants.add(services.cipher, host, held, { sessionId: g.sessionId, projectId: project.id, versionId: version.id }, secure),
+        cookieGrants.add(this.services.cipher, host, held, { sessionId: g.sessionId, projectId: project.id, versionId: version.id }, secure),
       );
       redirect(s, 302, g.plainPath);
       return true;
@@ -474,72 +518,67 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       return true;
     }
     if (g.kind === 'url' && g.stale && isNavigation(s.req)) {
-      const fresh = urlGrant.issue(services.cipher, { sessionId: g.sessionId, projectId: project.id, versionId: version.id }, s.req.ip);
+      const fresh = urlGrant.issue(this.services.cipher, { sessionId: g.sessionId, projectId: project.id, versionId: version.id }, s.req.ip);
       redirect(s, 302, underGrant(g.root, fresh, g.plainPath.slice(g.root.length)));
       return true;
     }
     return false;
-  };
+  }
 
   /**
    * A pull request's preview asked for under its project's docs host: sent to its own host
    * `<project>--<n>.<domain>`, never served here. A reader under a grant goes by Lectern's host,
    * which hands that host a ticket of its own (no grant of this host ever reads a preview).
    */
-  const toPreviewHost = (s: Scope, project: ServedProjectRow, version: { slug: string }, rest: string): void => {
+  toPreviewHost(s: Scope, project: ServedProjectRow, version: { slug: string }, rest: string): void {
     const host = s.req.host ?? '';
     const label = `${project.slug.replace(/_/g, '-')}--${version.slug}`;
     const target = `${s.req.protocol}://${host.replace(/^[^.:]+/, label)}/${project.language}/${encodeURIComponent(version.slug)}/${rest}${s.query}`;
     s.query = '';
-    redirect(s, 302, s.grant && s.private ? `${config.publicUrl}/_/docs-access?next=${encodeURIComponent(target)}` : target);
-  };
+    redirect(s, 302, s.grant && s.private ? `${this.config.publicUrl}/_/docs-access?next=${encodeURIComponent(target)}` : target);
+  }
 
   /**
    * A page that is not there: the redirects not tried yet, then the project's own 404.html (of
    * this version, else of the default version), then a plain 404.
    */
-  const missing = async (
-    s: Scope,
-    project: ServedProjectRow,
-    rr: RedirectRequest,
-    current: { version: ReadableVersion; prefix: string } | null,
-  ): Promise<void> => {
+  async missing(s: Scope, project: ServedProjectRow, rr: RedirectRequest, current: { version: ReadableVersion; prefix: string } | null): Promise<void> {
     const hit = matchRedirect(project.redirects, rr, (r) => !r.force || current === null);
-    if (hit) return userRedirect(s, hit);
+    if (hit) return this.userRedirect(s, hit);
     // A private project's 404 page is its own HTML: never kept by a shared cache.
     const signIn = s.res.locals.signIn as string | undefined;
-    const tag = signIn ? pageTags(domain ? '' : SANDBOX_HEAD, '', '', signInNote(signIn)) : undefined;
+    const tag = signIn ? pageTags(this.domain ? '' : SANDBOX_HEAD, '', '', signInNote(signIn)) : undefined;
     const page = (priv: boolean) => ({ status: 404 as const, cacheControl: priv ? 'private, no-cache' : 'no-cache', tag });
     const g = s.grant;
     // Under a grant: the granted version's own 404 page only, and (a URL grant) only to its session's navigation.
     if (g && !(current && g.versions.has(current.version.id) && (g.kind !== 'url' || g.withCookie))) return notFound(s.res, true);
-    if (current && (await sender.send(s.req, s.res, `${current.prefix}/404.html`, page(s.private)))) return;
+    if (current && (await this.sender.send(s.req, s.res, `${current.prefix}/404.html`, page(s.private)))) return;
     // A preview host shows nothing of another version, its project's default one included.
     if (current?.version.slug !== project.defaultVersion && !g && s.preview === undefined) {
-      const fallback = await s.reader.readable(project, await resolve.versionOf(project.id, project.defaultVersion));
+      const fallback = await s.reader.readable(project, await this.resolve.versionOf(project.id, project.defaultVersion));
       if (fallback) {
         const prefix = artifactPrefix(project.slug, fallback.slug, fallback.publishedBuildId, 'html');
-        if (await sender.send(s.req, s.res, `${prefix}/404.html`, page(s.private || fallback.privacyLevel !== 'public'))) return;
+        if (await this.sender.send(s.req, s.res, `${prefix}/404.html`, page(s.private || fallback.privacyLevel !== 'public'))) return;
       }
     }
     notFound(s.res, s.private);
-  };
+  }
 
   /** `/_/versions/<lang>.json` (the switcher's data) and `/_/downloads/<lang>/<version>/<format>/`. */
-  const special = async (s: Scope, segments: string[]): Promise<void> => {
+  async special(s: Scope, segments: string[]): Promise<void> {
     // A ticket is exchanged on a page's way only; a preview host has no version menu.
     if (s.grant?.kind === 'ticket') return notFound(s.res, true);
     if (segments[0] === 'versions' && segments.length === 2 && segments[1]!.endsWith('.json') && s.preview === undefined) {
-      return versionsJson(s, segments[1]!.slice(0, -'.json'.length));
+      return this.versionsJson(s, segments[1]!.slice(0, -'.json'.length));
     }
-    if (segments[0] === 'search.json' && segments.length === 1) return searchJson(s);
-    if (segments[0] === 'search' && segments.length === 1) return searchResults(s);
+    if (segments[0] === 'search.json' && segments.length === 1) return this.searchJson(s);
+    if (segments[0] === 'search' && segments.length === 1) return this.searchResults(s);
     if (segments[0] === 'downloads' && segments.length === 4) {
       const [language, versionSlug, format] = segments.slice(1) as [string, string, string];
-      if (Object.hasOwn(FORMATS, format)) return download(s, language, versionSlug, format as DownloadFormat);
+      if (Object.hasOwn(FORMATS, format)) return this.download(s, language, versionSlug, format as DownloadFormat);
     }
     notFound(s.res, s.private);
-  };
+  }
 
   /**
    * The docs site's JSON (the version menu's data, the search box's results). Sandboxed pages
@@ -547,22 +586,22 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
    * anything answered under a grant, answers no other origin: no Access-Control-Allow-Origin, so
    * only a page of the docs host itself reads it (docs/design/grants.md).
    */
-  const sendJson = (s: Scope, body: unknown) => {
+  sendJson(s: Scope, body: unknown) {
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'public, max-age=60');
     if (!s.private && !s.grant) s.res.set('Access-Control-Allow-Origin', '*');
-    compress(s.req, s.res, () => s.res.json(body));
-  };
+    this.compress(s.req, s.res, () => s.res.json(body));
+  }
 
   /**
    * A search of the site's project (and its subprojects) in `version`, as its reader may read them:
    * BoxResults, 20 pages at most. Under a grant, or on a preview host, the one version it reads
    * only (its subprojects are other versions); null when `version` is not that one.
    */
-  const searchFor = async (s: Scope, q: string, version: string | undefined): Promise<{ count: number; results: BoxResult[] } | null> => {
+  async searchFor(s: Scope, q: string, version: string | undefined): Promise<{ count: number; results: BoxResult[] } | null> {
     const g = s.grant;
     if (g || s.preview !== undefined) {
       const named = version || s.preview;
-      const v = named ? await s.reader.readable(s.top, await resolve.versionOf(s.top.id, named)) : null;
+      const v = named ? await s.reader.readable(s.top, await this.resolve.versionOf(s.top.id, named)) : null;
       if (!v || (g && !g.versions.has(v.id)) || (s.preview !== undefined && v.slug !== s.preview)) return null;
     }
     const found = await searchPages(s.reader.ctx, {
@@ -579,75 +618,75 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
         blocks: p.blocks.map((b) => ({ id: b.anchor, title: b.title, highlight: b.contentHighlight ?? b.titleHighlight })),
       })),
     };
-  };
+  }
 
   /** `<root>/_/search.json?q=&version=`: what the search box shows. */
-  const searchJson = async (s: Scope): Promise<void> => {
+  async searchJson(s: Scope): Promise<void> {
     // Search reads a version's text: under a URL grant, for its session's own request only.
     if (s.grant?.kind === 'url' && !s.grant.withCookie) return notFound(s.res, true);
     const q = queryString(s.req.query.q)?.trim() ?? '';
-    const body = q ? await searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
+    const body = q ? await this.searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
     if (!body) return notFound(s.res, true);
-    sendJson(s, body);
-  };
+    this.sendJson(s, body);
+  }
 
   /** `<root>/_/search/?q=&version=`: the search box's results as a page, for a reader whose page cannot read search.json (a URL grant's). */
-  const searchResults = async (s: Scope): Promise<void> => {
+  async searchResults(s: Scope): Promise<void> {
     // A page of the version's text: under a URL grant, to its session's own navigation only.
     if (s.grant?.kind === 'url' && !s.grant.withCookie) return isNavigation(s.req) ? redirect(s, 302, s.grant.plainPath) : notFound(s.res, true);
     const q = queryString(s.req.query.q)?.trim() ?? '';
-    const found = q ? await searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
+    const found = q ? await this.searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
     if (!found) return notFound(s.res, true);
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'no-cache').type('html');
-    compress(s.req, s.res, () => s.res.send(resultsPage(q, found.results, found.count)));
-  };
+    this.compress(s.req, s.res, () => s.res.send(resultsPage(q, found.results, found.count)));
+  }
 
   /** Sphinx's search page with the server's results for `q` (./search-box.ts answerSearchPage), and the page's tags. */
-  const searchPage = async (s: Scope, project: ServedProjectRow, version: string, key: string, q: string, tag: PageTags | undefined): Promise<void> => {
-    const page = await readObject(services.storage, key, MAX_SEARCH_PAGE_BYTES);
-    if (page === null) return missing(s, project, { path: '/search.html', filename: '/search.html', language: project.language, version }, null);
+  async searchPage(s: Scope, project: ServedProjectRow, version: string, key: string, q: string, tag: PageTags | undefined): Promise<void> {
+    const page = await readObject(this.services.storage, key, MAX_SEARCH_PAGE_BYTES);
+    if (page === null) return this.missing(s, project, { path: '/search.html', filename: '/search.html', language: project.language, version }, null);
     // A search page too large to rewrite here is sent as it is (its own client-side search runs).
     if (page === 'too large') {
-      if (!(await sender.send(s.req, s.res, key, { cacheControl: cacheControl(key, s.private), tag }))) notFound(s.res, s.private);
+      if (!(await this.sender.send(s.req, s.res, key, { cacheControl: cacheControl(key, s.private), tag }))) notFound(s.res, s.private);
       return;
     }
-    const found = await searchFor(s, q, version);
+    const found = await this.searchFor(s, q, version);
     if (!found) return notFound(s.res, true);
     const { count, results } = found;
     const html = Buffer.from(answerSearchPage(page.toString('utf8'), q, results, count));
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'no-cache').type('html');
-    compress(s.req, s.res, () => s.res.send(tag ? injectTag(html, tag) : html));
-  };
+    this.compress(s.req, s.res, () => s.res.send(tag ? injectTag(html, tag) : html));
+  }
 
-  const download = async (s: Scope, language: string, versionSlug: string, format: DownloadFormat): Promise<void> => {
+  async download(s: Scope, language: string, versionSlug: string, format: DownloadFormat): Promise<void> {
     // downloadUrl() names the project's own slug and language; a translation is also found under its main project.
-    const project = s.preview !== undefined ? (language === s.top.language ? s.top : null) : await resolve.projectForLanguage(s.top, language);
+    const project = s.preview !== undefined ? (language === s.top.language ? s.top : null) : await this.resolve.projectForLanguage(s.top, language);
     if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res, s.private);
     s.private ||= project.privacyLevel !== 'public';
-    const version = await s.reader.readable(project, await resolve.versionOf(project.id, versionSlug));
+    const version = await s.reader.readable(project, await this.resolve.versionOf(project.id, versionSlug));
     if (!version) return notFound(s.res, s.private);
     s.private ||= version.privacyLevel !== 'public';
     // With a docs domain a preview's files are on its own host only, and that host serves no other version's.
-    if (domain && (s.preview !== undefined) !== (version.type === 'external' && version.slug === s.preview)) return notFound(s.res, s.private);
+    if (this.domain && (s.preview !== undefined) !== (version.type === 'external' && version.slug === s.preview)) return notFound(s.res, s.private);
     const has = { pdf: version.hasPdf, htmlzip: version.hasHtmlzip, epub: version.hasEpub }[format];
     if (!has) return notFound(s.res, s.private);
     const isPrivate = s.private;
-    if (await gate(s, project, version, 'document')) return;
-    const sent = await sender.send(s.req, s.res, downloadKey(project.slug, version.slug, version.publishedBuildId, format), {
+    if (await this.gate(s, project, version, 'document')) return;
+    const sent = await this.sender.send(s.req, s.res, downloadKey(project.slug, version.slug, version.publishedBuildId, format), {
       cacheControl: isPrivate ? 'private, no-cache' : 'public, max-age=3600',
       downloadName: `${project.slug}-${version.slug}.${FORMATS[format]}`,
     });
     if (!sent) notFound(s.res, s.private);
-  };
+  }
 
-  const versionsJson = async (s: Scope, language: string): Promise<void> => {
-    const project = await resolve.projectForLanguage(s.top, language);
+  async versionsJson(s: Scope, language: string): Promise<void> {
+    const project = await this.resolve.projectForLanguage(s.top, language);
     if (!project || !(await s.reader.canSeeProject(project))) return notFound(s.res, s.private);
     s.private ||= project.privacyLevel !== 'public';
-    const root = rootFor(s, project);
+    const root = this.rootFor(s, project);
     // Copied before sorting: the cached list is shared.
-    const versions = [...(await resolve.listedVersions(project.id))].sort((a, b) => compareVersions(a.slug, b.slug));
-    const family = project.privacyLevel === 'public' ? await resolve.publicFamily(project) : [project];
+    const versions = [...(await this.resolve.listedVersions(project.id))].sort((a, b) => compareVersions(a.slug, b.slug));
+    const family = project.privacyLevel === 'public' ? await this.resolve.publicFamily(project) : [project];
     const body = {
       project: project.slug,
       language: project.language,
@@ -657,13 +696,13 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
         language: t.language,
         name: languageName(t.language),
         project: t.slug,
-        url: `${rootFor(s, t)}/${t.language}/`,
+        url: `${this.rootFor(s, t)}/${t.language}/`,
       })),
     };
-    sendJson(s, body);
-  };
+    this.sendJson(s, body);
+  }
 
-  const userRedirect = (s: Scope, m: RedirectMatch): void => {
+  userRedirect(s: Scope, m: RedirectMatch): void {
     s.res.set('X-Lectern-Redirect', 'user');
     if (m.absolute) {
       redirect(s, m.status, m.target);
@@ -674,7 +713,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     const cut = m.target.search(/[?#]/);
     const [p, tail] = cut < 0 ? [m.target, ''] : [m.target.slice(0, cut), m.target.slice(cut)];
     redirect(s, m.status, `${s.base}${encodePath(p)}${tail}`);
-  };
+  }
 
   /**
    * `/docs/<project>/<rest>` asked on the API's host while docs have a domain of their own: sent to
@@ -682,7 +721,7 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
    * project's subdomain. Nothing is looked up (a private project is not told apart from a missing
    * one) and nothing of the project is served here.
    */
-  const toDocsHost = (req: Request, res: Response): void => {
+  toDocsHost(req: Request, res: Response): void {
     const m = /^\/docs\/([^/]+)(\/.*)?$/.exec(req.path);
     let slug: string | undefined;
     try {
@@ -694,16 +733,16 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       notFound(res);
       return;
     }
-    const location = headerSafe(withQuery(`${docsRoot(config, slug)}${m![2] ?? '/'}`, queryOf(req.originalUrl)));
+    const location = headerSafe(withQuery(`${docsRoot(this.config, slug)}${m![2] ?? '/'}`, queryOf(req.originalUrl)));
     res.status(302).set('Location', location).set('Cache-Control', 'no-cache').type('text/plain').end(`Redirecting to ${location}`);
-  };
+  }
 
   /**
    * `/_/docs-access?next=<docs URL>` on Lectern's own host, for docs on their own hosts (the session
    * cookie stays with Lectern's host): a signed-in reader who may read the project is sent to the
    * page under a grant (./grants.ts); one who is not signed in, to sign in and back here.
    */
-  const docsAccess = async (req: Request, res: Response): Promise<void> => {
+  async docsAccess(req: Request, res: Response): Promise<void> {
     res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer');
     const next = typeof req.query.next === 'string' ? req.query.next : '';
     let target: URL;
@@ -712,22 +751,23 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
     } catch {
       return void res.status(400).type('text/plain').send('next must be the address of a docs page.');
     }
-    const label = domain && /^https?:$/.test(target.protocol) ? docsHostLabel(domain, domain.includes(':') ? target.host : target.hostname) : null;
+    const label =
+      this.domain && /^https?:$/.test(target.protocol) ? docsHostLabel(this.domain, this.domain.includes(':') ? target.host : target.hostname) : null;
     if (label === null || target.username || target.password)
       return void res.status(400).type('text/plain').send('next must be the address of a page on a docs host.');
-    const cookie = sessionIdOf(req, config.publicUrl);
-    const who = cookie ? await signedIn(services.prisma, { cookie }, config.sessionIdleSeconds) : null;
+    const cookie = sessionIdOf(req, this.config.publicUrl);
+    const who = cookie ? await signedIn(this.services.prisma, { cookie }, this.config.sessionIdleSeconds) : null;
     if (!who) return void res.redirect(302, `/sign-in?next=${encodeURIComponent(req.originalUrl)}`);
-    const project = await resolve.projectByHostLabel(label);
-    if (!project || !(await new Reader(contextFor(services, who.viewer)).canSeeProject(project))) return notFound(res, true);
+    const project = await this.resolve.projectByHostLabel(label);
+    if (!project || !(await new Reader(contextFor(this.services, who.viewer)).canSeeProject(project))) return notFound(res, true);
     // An address already under a ticket (a used one, say) is given a fresh one.
     const under = GRANT_PATH.exec(target.pathname);
     const rest = under ? (under[2] ?? '') : target.pathname;
     // A ticket for that one host, taken once there within a minute for its grant cookie: what
     // version it reads is decided there, as the reader may read it then.
-    const ticket = await issueTicket(services.prisma, who.sessionId, target.host);
+    const ticket = await issueTicket(this.services.prisma, who.sessionId, target.host);
     res.redirect(302, `${target.origin}${underGrant('', ticket, rest || '/')}${target.search}`);
-  };
+  }
 
   /**
    * A CORS preflight for a docs path (a theme's fetch of its own `_static/*.json` with a custom
@@ -735,13 +775,13 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
    * public and nothing is asked under a grant, as its GET would answer any origin. A private
    * project's, or one under a grant, is 204 without them: the browser then sends nothing.
    */
-  const preflight = async (req: Request, res: Response, unparsed: Site): Promise<void> => {
-    const site = withGrant(unparsed);
+  async preflight(req: Request, res: Response, unparsed: Site): Promise<void> {
+    const site = this.withGrant(unparsed);
     res.set('Allow', 'GET, HEAD, OPTIONS').set('Cache-Control', 'no-cache');
     const label = site.slug ?? site.hostLabel;
     const asked = req.get('access-control-request-method');
     if (site.grant === undefined && asked && label && /^[a-z0-9][a-z0-9_-]*$/.test(label) && ['GET', 'HEAD'].includes(asked.toUpperCase())) {
-      const project = site.slug ? await resolve.projectBySlug(site.slug) : await resolve.projectByHostLabel(label);
+      const project = site.slug ? await this.resolve.projectBySlug(site.slug) : await this.resolve.projectByHostLabel(label);
       if (project?.privacyLevel === 'public') {
         const headers = req.get('access-control-request-headers');
         res.set('Access-Control-Allow-Origin', '*').set('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS').set('Access-Control-Max-Age', '86400');
@@ -749,14 +789,15 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       }
     }
     res.status(204).end();
-  };
+  }
 
-  return (req, res, next) => {
-    if (req.path === '/_/docs-access' && domain && (req.method === 'GET' || req.method === 'HEAD') && siteOf(req) === null) {
-      docsAccess(req, res).catch(next);
+  /** The middleware: docs requests answered here, the rest passed on. */
+  readonly handler: RequestHandler = (req, res, next) => {
+    if (req.path === '/_/docs-access' && this.domain && (req.method === 'GET' || req.method === 'HEAD') && this.siteOf(req) === null) {
+      this.docsAccess(req, res).catch(next);
       return;
     }
-    const site = siteOf(req);
+    const site = this.siteOf(req);
     if (!site) return next();
     // The embed API on a docs host, at Read the Docs' `/_/api/v3/embed/` (sphinx-hoverxref's default
     // API host is `/_`) and `/_/api/v2/embed/`: answered by the REST routes, as on Lectern's host.
@@ -766,18 +807,18 @@ export function serveRouter(deps: ServeDeps): RequestHandler {
       return next();
     }
     if (req.method === 'OPTIONS' && site !== 'elsewhere') {
-      preflight(req, res, site).catch(next);
+      this.preflight(req, res, site).catch(next);
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.status(405).set('Allow', 'GET, HEAD').type('text/plain').send('Method not allowed.');
       return;
     }
-    if (site === 'elsewhere') return toDocsHost(req, res);
-    handle(req, res, site).catch((err: unknown) => {
+    if (site === 'elsewhere') return this.toDocsHost(req, res);
+    this.handle(req, res, site).catch((err: unknown) => {
       // A key storage refuses is a path that names nothing: 404, never 500.
       if (err instanceof StorageKeyError) return notFound(res);
-      log.error({ err, path: req.path }, 'docs request failed');
+      this.log.error({ err, path: req.path }, 'docs request failed');
       if (res.headersSent) res.destroy();
       else res.status(500).set('Cache-Control', 'no-store').type('text/plain').send('Internal server error.');
     });
