@@ -1,5 +1,6 @@
 // Running real builds in tests: a build worker on the test app's database and storage, fixture
 // repositories for the kinds of documentation Lectern builds, and waiting for a build to end.
+import type { PipelineDeps } from '../../src/builds/pipeline.ts';
 import { Worker, type WorkerOptions } from '../../src/builds/worker.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { createLogger } from '../../src/log.ts';
@@ -7,28 +8,35 @@ import { Cipher } from '../../src/secrets.ts';
 import { fileStorageDir } from '../../src/storage/index.ts';
 import { TEST_SECRET_KEY, type TestApp } from './app.ts';
 
+/** What a build worker of the test app is given: its database, storage, settings and events. */
+export function pipelineDeps(t: TestApp): PipelineDeps {
+  return {
+    prisma: t.db.prisma,
+    storage: t.storage,
+    cipher: new Cipher(TEST_SECRET_KEY),
+    log: createLogger('silent'),
+    dataDir: t.dataDir,
+    hidden: [fileStorageDir(t.config.storage)].filter((d): d is string => d !== null),
+    publicUrl: t.config.publicUrl,
+    syncVersions: (projectId, url) => syncProjectVersions(t.services, projectId, url),
+    limits: t.config.build,
+    notify: t.config,
+    previewRetentionDays: t.config.previewRetentionDays,
+    // The app's own: what it queues wakes this worker, what the worker publishes empties the app's docs caches.
+    events: t.services.events,
+  };
+}
+
 export async function startTestWorker(
   t: TestApp,
   opts: { concurrency?: number; leaseSeconds?: number; notifications?: WorkerOptions['notifications'] } = {},
 ): Promise<Worker> {
-  const worker = new Worker(
-    {
-      prisma: t.db.prisma,
-      storage: t.storage,
-      cipher: new Cipher(TEST_SECRET_KEY),
-      log: createLogger('silent'),
-      dataDir: t.dataDir,
-      hidden: [fileStorageDir(t.config.storage)].filter((d): d is string => d !== null),
-      publicUrl: t.config.publicUrl,
-      syncVersions: (projectId, url) => syncProjectVersions(t.services, projectId, url),
-      limits: t.config.build,
-      notify: t.config,
-      previewRetentionDays: t.config.previewRetentionDays,
-      // The app's own: what it queues wakes this worker, what the worker publishes empties the app's docs caches.
-      events: t.services.events,
-    },
-    { concurrency: opts.concurrency ?? 1, databaseUrl: t.databaseUrl, leaseSeconds: opts.leaseSeconds, notifications: opts.notifications },
-  );
+  const worker = new Worker(pipelineDeps(t), {
+    concurrency: opts.concurrency ?? 1,
+    databaseUrl: t.databaseUrl,
+    leaseSeconds: opts.leaseSeconds,
+    notifications: opts.notifications,
+  });
   await worker.start();
   return worker;
 }
