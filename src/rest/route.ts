@@ -60,6 +60,12 @@ export interface Route {
    * parameter, a page's limit and offset, the body's input, the query's filter).
    */
   args?: Record<string, Record<string, unknown>>;
+  /**
+   * The route answers every row, not one page, as Read the Docs' v2 `active_versions` does: its
+   * connection takes `$limit` and `$offset` (in `args`), and the adapter reads it page by page,
+   * at the largest page, joining the pages' nodes, up to ALL_PAGES_MAX_ROWS (router.ts).
+   */
+  allPages?: boolean;
   variables?: (call: RouteCall) => Record<string, unknown>;
   /** Model named in the 404 when the result is null. */
   notFound?: string;

@@ -56,6 +56,8 @@ export interface RouterOptions {
 
 const DEFAULT_LIMIT = 10;
 const MAX_OFFSET = 2 ** 31 - 1;
+/** Most rows a route that answers every row (Route.allPages) reads: Read the Docs sets none. */
+export const ALL_PAGES_MAX_ROWS = 10_000;
 const INTEGER_PARAMS = new Set(['build', 'redirect', 'environmentvariable', 'id']);
 const PARAM_PATTERN: Record<string, string> = { project: '[^/.]+', version: '[^/]+', alias: '[^/]+' };
 
@@ -465,7 +467,7 @@ class RestAdapter {
     const call: RouteCall = { params: typed, query: req.query as Record<string, unknown> };
     await this.#readBody(req, route, call, checks);
     if (route.filters) call.filter = readFilters(route, call.query);
-    const limit = intParam(call.query.limit, DEFAULT_LIMIT, 1, this.#opts.maxLimit);
+    const limit = route.allPages ? this.#opts.maxLimit : intParam(call.query.limit, DEFAULT_LIMIT, 1, this.#opts.maxLimit);
     // Any offset past the last row is an empty page; GraphQL's Int stops at 2^31 - 1.
     const offset = intParam(call.query.offset, 0, 0, MAX_OFFSET);
     const permitted = route.envelope === 'page' ? new Set(route.permitExpand ?? []) : undefined;
@@ -514,10 +516,32 @@ class RestAdapter {
       plan.variables[route.upload] = upload;
     }
     try {
-      return await checks.s.run(plan.document, plan.variables);
+      return route.allPages ? await this.#runAllPages(route, plan, checks) : await checks.s.run(plan.document, plan.variables);
     } finally {
       await upload?.remove().catch(() => {});
     }
+  }
+
+  /**
+   * A route that answers every row: its connection read at the largest page until a page comes
+   * back short, its pages' nodes joined into the first page's result; at most ALL_PAGES_MAX_ROWS,
+   * so a project with a hostile number of versions costs a bounded read.
+   */
+  async #runAllPages(route: Route, plan: Plan, checks: Checks): Promise<ExecutionResult> {
+    const { path } = coordinateOf(route);
+    let first: ExecutionResult | undefined;
+    const nodes: unknown[] = [];
+    for (let offset = 0; nodes.length < ALL_PAGES_MAX_ROWS; offset += plan.limit) {
+      const result = await checks.s.run(plan.document, { ...plan.variables, limit: plan.limit, offset });
+      const page = dig(result.data, path) as Node | null | undefined;
+      if (result.errors?.length || !page) return result;
+      first ??= result;
+      const got = (page.nodes as unknown[] | undefined) ?? [];
+      nodes.push(...got);
+      if (got.length < plan.limit) break;
+    }
+    (dig(first!.data, path) as Node).nodes = nodes.slice(0, ALL_PAGES_MAX_ROWS);
+    return first!;
   }
 
   /** 8. The answer: the operation's errors as DRF's, an empty page or a 404 for nothing, else the route's envelope. */

@@ -12,9 +12,6 @@ import { oneString, restRouter } from '../router.ts';
 import { SEARCH_SELECTION, searchPage, searchPageBody } from '../search.ts';
 import { Build, Project, Version } from './resources.ts';
 
-/** Read the Docs returns every active version at once; Lectern's list stops at 100. */
-const ACTIVE_VERSIONS_LIMIT = 100;
-
 const EMBED_ARGS = ['project', 'version', 'doc', 'path', 'section', 'url'] as const;
 
 /** Python's str() of a value, as the Django template writes it (None, True, False). */
@@ -74,7 +71,9 @@ export const v2Routes: Route[] = [
     status: 200,
     envelope: 'object',
     field: 'Query.projectById.versions',
-    args: { versions: { filter: { active: true }, limit: ACTIVE_VERSIONS_LIMIT } },
+    // Every active version at once, as Read the Docs answers: read page by page (allPages).
+    args: { versions: { filter: { active: true }, limit: '$limit', offset: '$offset' } },
+    allPages: true,
     select: () => `nodes { ${selection(Version, NO_FLEX)} }`,
     respond: (data, env) => ({
       status: 200,
