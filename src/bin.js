@@ -51,10 +51,11 @@ if (again) {
   process.exit(code ?? 1);
 }
 // A database command on the embedded database starts PGlite's thread now, before its own modules
-// load: the thread loads PGlite and compiles its WebAssembly meanwhile (src/db/threaded-pglite.ts).
+// load, and PostgreSQL on it where the data dir exists: it starts while this thread loads the
+// configuration, Prisma and the command (src/db/database.ts startEmbeddedEarly).
 if (ONE_SHOT.has(command) && !held && !process.env.DATABASE_URL && process.features.typescript) {
-  const { prestartPGliteThread } = await import('./db/threaded-pglite.ts');
-  prestartPGliteThread();
+  const [{ startEmbeddedEarly }, { DEFAULT_DATA_DIR }] = await Promise.all([import('./db/database.ts'), import('./db/lock.ts')]);
+  startEmbeddedEarly(process.env.LECTERN_DATA_DIR || DEFAULT_DATA_DIR);
 }
 const { installPrismaWasmHook } = await import('./prisma-wasm-hook.js');
 installPrismaWasmHook();

@@ -21,8 +21,8 @@ export interface CommandIo {
 }
 
 /**
- * The modules `cmd` runs, loaded, and the common passwords where it sets one (a command line
- * loads them while its database opens).
+ * The modules `cmd` runs, loaded, and the common passwords where it sets one, and that password's
+ * hash begun (a command line does this while its database opens).
  */
 export async function loadDbCommand(cmd: DbCommand): Promise<void> {
   if (cmd.command === 'search reindex') {
@@ -30,7 +30,10 @@ export async function loadDbCommand(cmd: DbCommand): Promise<void> {
     return;
   }
   const [, passwords] = await Promise.all([import('./domain/users.ts'), import('./domain/passwords.ts')]);
-  if (cmd.command === 'user set-password' || (cmd.command === 'user create' && cmd.password !== undefined)) passwords.loadPasswordChecks();
+  // Checked against the list (which loads it) and hashed meanwhile.
+  if (cmd.command === 'user set-password' || (cmd.command === 'user create' && cmd.password !== undefined)) {
+    passwords.hashPasswordAhead(cmd.password as string, cmd.username);
+  }
 }
 
 /** Runs `cmd` on `db`; returns its exit code. A ValidationError (bad input) propagates. */

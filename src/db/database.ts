@@ -15,7 +15,7 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 import { lockDataDir } from './lock.ts';
 import { migrate, pendingMigrations, readMigrations, type SqlRunner } from './migrate.ts';
 import { copyTemplate, ensureTemplate, isEmptyDir } from './template.ts';
-import { startThreadedPGlite } from './threaded-pglite.ts';
+import { prestartPGliteThread, startThreadedPGlite, type ThreadedPGlite } from './threaded-pglite.ts';
 
 export type { PrismaClient };
 
@@ -344,6 +344,57 @@ async function fromTemplate(dir: string): Promise<string[]> {
   }
 }
 
+/** PGlite started by startEmbeddedEarly, with the data dir's lock, until openDatabase takes both. */
+let early: { dataDir: string; db: ThreadedPGlite; release: () => void } | undefined;
+
+/**
+ * Starts PostgreSQL on an existing embedded data dir now, on PGlite's thread, for a command that
+ * will open it with `{ shortLived: true, thread: true }`: the command line calls this first thing,
+ * before its configuration and modules load, and openDatabase then takes the running PGlite
+ * (docs/design/startup.md, "PostgreSQL started before the configuration"). The data dir's lock is
+ * taken first, so no server can open it meanwhile; it is released when the process exits, if
+ * nothing took it. On a new or held data dir it only starts the thread.
+ */
+export function startEmbeddedEarly(dataDir: string): void {
+  const dir = path.join(dataDir, 'db');
+  // A new data dir is a copy of the template first (openDatabase); one held by another process is its.
+  const release = isEmptyDirOrUnreadable(dir) ? undefined : lockOrUndefined(dataDir);
+  if (!release) {
+    prestartPGliteThread();
+    return;
+  }
+  early = { dataDir: path.resolve(dataDir), db: startThreadedPGlite(dir, extraStartParams(true)), release };
+  process.once('exit', () => early?.release());
+}
+
+function isEmptyDirOrUnreadable(dir: string): boolean {
+  try {
+    return isEmptyDir(dir);
+  } catch {
+    return true;
+  }
+}
+
+/** The data dir's lock, or undefined where another process holds it (or it can't be taken). */
+function lockOrUndefined(dataDir: string): (() => void) | undefined {
+  try {
+    return lockDataDir(dataDir);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The PGlite startEmbeddedEarly started, when it is on `opts`' data dir and started as `opts` asks; any other is closed. */
+async function takeEarly(opts: OpenOptions): Promise<typeof early> {
+  const taken = early;
+  early = undefined;
+  if (!taken) return undefined;
+  if (opts.thread && opts.shortLived && taken.dataDir === path.resolve(opts.dataDir)) return taken;
+  await taken.db.close().catch(() => {});
+  taken.release();
+  return undefined;
+}
+
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   const shouldMigrate = opts.migrate ?? true;
   if (opts.databaseUrl) {
@@ -380,15 +431,18 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     };
   }
 
-  const release = lockDataDir(opts.dataDir);
-  let opened: PGlite | undefined;
+  const taken = await takeEarly(opts);
+  const release = taken?.release ?? lockDataDir(opts.dataDir);
+  let opened: PGlite | undefined = taken?.db as unknown as PGlite | undefined;
   try {
     const dir = path.join(opts.dataDir, 'db');
     // A new database is a copy of the template, its migrations applied: they count as applied here.
-    const copied = shouldMigrate && isEmptyDir(dir) ? await fromTemplate(dir) : [];
+    const copied = !taken && shouldMigrate && isEmptyDir(dir) ? await fromTemplate(dir) : [];
     mkdirSync(dir, { recursive: true });
-    // PGlite starts (on its thread, where opts.thread) while Prisma's modules load.
-    const starting = startPGlite(dir, opts).then((p) => ((opened = p.db), p));
+    // PGlite starts (on its thread, where opts.thread) while Prisma's modules load; or started already.
+    const starting = taken
+      ? Promise.resolve({ db: taken.db as unknown as PGlite, started: taken.db.started })
+      : startPGlite(dir, opts).then((p) => ((opened = p.db), p));
     const [{ db, started }, { PrismaPGlite }, { PrismaClient }] = await Promise.all([
       starting,
       import('pglite-prisma-adapter'),

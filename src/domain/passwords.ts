@@ -27,14 +27,9 @@ let common: ReadonlySet<string> | undefined;
 const commonPasswords = () => {
   if (common) return common;
   const { dictionary } = createRequire(import.meta.url)('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
-  common = new Set(dictionary['passwords-common'].map((p) => p.toLowerCase()));
+  common = new Set(dictionary['passwords-common']);
   return common;
 };
-
-/** Loads the common passwords now (the command line does, while its database starts). */
-export function loadPasswordChecks(): void {
-  commonPasswords();
-}
 
 /**
  * Why a new password is refused, or undefined when it is acceptable. Every path that sets a
@@ -50,7 +45,30 @@ export function passwordProblem(password: string, username?: string): string | u
   return undefined;
 }
 
-export async function hashPassword(password: string): Promise<string> {
+/** Hashes begun by hashPasswordAhead, by password; the next hashPassword of that password takes its own. */
+const ahead = new Map<string, Promise<string>>();
+
+/**
+ * Begins hashing `password` now, on libuv's thread pool (0.2 s), for a command line that will set
+ * it once its database has opened: the next hashPassword of the same password takes this hash
+ * (docs/design/startup.md). Nothing is begun for a password that will be refused.
+ */
+export function hashPasswordAhead(password: string, username?: string): void {
+  if (passwordProblem(password, username) !== undefined) return;
+  // Not an unhandled rejection if never taken: a failure is hashed again when taken.
+  ahead.set(
+    password,
+    newHash(password).catch(() => newHash(password)),
+  );
+}
+
+export function hashPassword(password: string): Promise<string> {
+  const begun = ahead.get(password);
+  ahead.delete(password);
+  return begun ?? newHash(password);
+}
+
+async function newHash(password: string): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
   const hash = await scryptAsync(password, salt, KEY_BYTES, { N: 2 ** LOG_N, r: R, p: P, maxmem: maxmem(LOG_N, R) });
   return `scrypt$${LOG_N}$${R}$${P}$${salt.toString('base64')}$${hash.toString('base64')}`;

@@ -200,6 +200,19 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
     expect(r.stdout.trim()).toBe('the database is up to date');
   });
 
+  it('a command refused before it opens the database (a bad setting, a missing name) leaves the data dir free and unharmed', async () => {
+    // On the embedded database the command line starts PostgreSQL on an existing data dir, and
+    // takes its lock, before it reads its settings or its arguments (docs/design/startup.md).
+    const badSetting = await runCli(['token', 'create', 'alice'], { ...env, LECTERN_LOG_LEVEL: 'loud' });
+    expect(badSetting.code, show(['token', 'create'], badSetting)).toBe(1);
+    expect(badSetting.stderr).toMatch(/LECTERN_LOG_LEVEL/);
+    const noName = await lectern('token', 'create');
+    expect(noName.code, show(['token', 'create'], noName)).toBe(2);
+    expect(existsSync(`${dataDir}/lectern.pid`)).toBe(false);
+    tokenFrom(['token', 'create', 'alice'], await lectern('token', 'create', 'alice'));
+    expect(existsSync(`${dataDir}/lectern.pid`)).toBe(false);
+  });
+
   it('`search reindex` indexes what is published (nothing yet here), and names a project that does not exist', async () => {
     const r = await lectern('search', 'reindex');
     expect(r.code, show(['search', 'reindex'], r)).toBe(0);
