@@ -104,8 +104,6 @@ async function serve(config: Config): Promise<void> {
     log.warn('LECTERN_SECRET_KEY is not set: every process sharing this database must use the same key; set it');
   }
   const { handler, storage, services } = buildApp({ config, db, log, secretKey: secret.key });
-  // The app's own events: a build queued through the API wakes this worker at once.
-  const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key, storage, services.events) : null;
   const control = await listenForCommands(config, db, log, `lectern serve (pid ${process.pid})`);
   const server: Server = await new Promise((resolve, reject) => {
     const s = createServer(handler).listen(config.port, config.host, () => resolve(s));
@@ -119,6 +117,10 @@ async function serve(config: Config): Promise<void> {
     { port, database: db.kind, startupMs: Math.round(performance.now() - started), url: `${config.publicUrl}/`, docs },
     `Lectern listening on ${config.host}:${port}: open ${config.publicUrl}/ (GraphiQL at /graphql); each project's docs at ${docs}`,
   );
+  // The build worker starts once the server listens: its start and first look at the queue (0.1 s,
+  // and the first queries Prisma compiles) are not what a person waits for (docs/design/startup.md).
+  // The app's own events: a build queued through the API wakes this worker at once.
+  const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key, storage, services.events) : null;
   // An empty installation must not be an open door, nor need the command line: its first account
   // is made with this one-time code (a secret until used, shown to whoever runs the server).
   const setupCode = await firstRunSetupCode(db.prisma);

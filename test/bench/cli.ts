@@ -9,7 +9,9 @@
 //                      `migrate` while `lectern serve` holds the data dir: since the control socket
 //                      (docs/design/startup.md), the server runs them; a revision before it refuses
 //                      (exit 1), which is timed the same
-//   serve (new dir)    `lectern serve` on a new, empty data dir until it logs that it listens
+//   serve (new dir)    `lectern serve` on a new, empty data dir until it logs that it listens, with
+//                      its default settings (a build worker beside it), and until its first answer
+//                      (`/healthz` asked every 10 ms from the spawn on)
 //   serve (existing)   the same on the data dir the commands used
 // With `--base <git rev>` the same commands of that revision run side by side in the same rounds (a
 // git worktree in a temporary directory sharing this checkout's node_modules and generated client).
@@ -18,6 +20,7 @@
 //   npx tsx test/bench/cli.ts [rounds=5] [--base <rev>]
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -72,23 +75,56 @@ function timed(cwd: string, argv: string[], dataDir: string, expect: number | nu
   });
 }
 
-/** Starts `lectern serve`; resolves with the seconds until it logged that it listens, and the process. */
-function serve(cwd: string, dataDir: string): Promise<{ seconds: number; stop: () => Promise<void> }> {
+/** A TCP port free now on localhost. */
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(NODE, ['src/bin.js', 'serve'], { cwd, env: { ...env(dataDir), LECTERN_BUILD_CONCURRENCY: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const stop = () =>
-      new Promise<void>((done) => {
-        child.once('exit', () => done());
-        child.kill('SIGTERM');
-      });
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.once('error', reject);
+  });
+}
+
+/**
+ * Starts `lectern serve` as `npm start` does (its default settings: a build worker beside it);
+ * resolves with the seconds until it logged that it listens, until its first answer (/healthz
+ * asked every 10 ms from the spawn on), and the process.
+ */
+async function serve(cwd: string, dataDir: string): Promise<{ seconds: number; answered: number; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(NODE, ['src/bin.js', 'serve'], { cwd, env: { ...env(dataDir), PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let exited = false;
+  const stop = () =>
+    new Promise<void>((done) => {
+      child.once('exit', () => done());
+      child.kill('SIGTERM');
+    });
+  const listening = new Promise<number>((resolve, reject) => {
     child.stdout.on('data', (b: Buffer) => {
       out += b;
-      if (/Lectern listening/.test(out)) resolve({ seconds: (performance.now() - started) / 1000, stop });
+      if (/Lectern listening/.test(out)) resolve((performance.now() - started) / 1000);
     });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code} before listening: ${out.slice(-2000)}`)));
+    child.on('exit', (code) => {
+      exited = true;
+      reject(new Error(`serve exited ${code} before listening: ${out.slice(-2000)}`));
+    });
   });
+  const answered = (async () => {
+    while (!exited) {
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) return (performance.now() - started) / 1000;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error('serve exited before it answered');
+  })();
+  const [seconds, first] = await Promise.all([listening, answered]);
+  return { seconds, answered: first, stop };
 }
 
 interface Subject {
@@ -113,6 +149,7 @@ async function round(s: Subject, r: number): Promise<Row> {
   await run('search reindex', ['src/bin.js', 'search', 'reindex']);
   const held = await serve(s.cwd, s.dataDir);
   row['serve (existing)'] = held.seconds;
+  row['serve (existing): first answer'] = held.answered;
   try {
     const beside = (label: string) => `${label} (server running)`;
     await run(beside('token create'), ['src/bin.js', 'token', 'create', `user${r}`], null);
@@ -126,6 +163,7 @@ async function round(s: Subject, r: number): Promise<Row> {
   const fresh = tempDir('lectern-bench-new-');
   const first = await serve(s.cwd, fresh);
   row['serve (new dir)'] = first.seconds;
+  row['serve (new dir): first answer'] = first.answered;
   await first.stop();
   return row;
 }
