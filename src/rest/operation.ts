@@ -71,8 +71,17 @@ function bindingsOf(route: Route, field: string, last: boolean): (arg: string) =
   };
 }
 
-/** The operation of `route` selecting `selection` (the resource's fields, or the route's own). */
-export function buildOperation(schema: GraphQLSchema, route: Route, selection: string): DocumentNode {
+const booleanVariable = (v: string): VariableDefinitionNode => ({
+  kind: Kind.VARIABLE_DEFINITION,
+  variable: { kind: Kind.VARIABLE, name: name(v) },
+  type: { kind: Kind.NON_NULL_TYPE, type: { kind: Kind.NAMED_TYPE, name: name('Boolean') } },
+});
+
+/**
+ * The operation of `route` selecting `selection` (the resource's fields, or the route's own);
+ * `booleans`: the variables of the selection's @include directives, declared `Boolean!`.
+ */
+export function buildOperation(schema: GraphQLSchema, route: Route, selection: string, booleans: readonly string[] = []): DocumentNode {
   const { root, path } = coordinateOf(route);
   let type: GraphQLObjectType | null | undefined = root === 'Query' ? schema.getQueryType() : schema.getMutationType();
   const variables = new Map<string, VariableDefinitionNode>();
@@ -138,7 +147,7 @@ export function buildOperation(schema: GraphQLSchema, route: Route, selection: s
       {
         kind: Kind.OPERATION_DEFINITION,
         operation: (root === 'Query' ? 'query' : 'mutation') as OperationTypeNode,
-        variableDefinitions: [...variables.values()],
+        variableDefinitions: [...variables.values(), ...booleans.map(booleanVariable)],
         selectionSet: { kind: Kind.SELECTION_SET, selections },
       },
     ],

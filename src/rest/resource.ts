@@ -27,8 +27,13 @@ export interface Field {
 }
 
 export interface Expandable {
-  /** Selection for the expanded field, given the parameters one level down. */
-  select: (flex: FlexParams) => string;
+  /**
+   * Selection for the expanded field; where it expands into a resource (`nested`), around that
+   * resource's own selection, `inner` (`lastBuild { ${inner} }`).
+   */
+  select: (inner: string) => string;
+  /** The resource the expansion holds, whose fields and expansions the request's parameters one level down choose. */
+  nested?: Resource;
   value: (node: Node, env: RestEnv, flex: FlexParams) => unknown;
   /** The expanded value's schema (a `$ref` to another resource, usually). */
   schema?: JsonSchema;
@@ -53,14 +58,73 @@ export const derived = (graphqlName: string, value: Field['value'], schema: Json
   schema,
 });
 
+/** The selection a request with `flex` needs, written out: for the routes that select a resource whole (NO_FLEX). */
 export function selection(resource: Resource, flex: FlexParams, permitted?: ReadonlySet<string>): string {
   const parts = new Set<string>(['__typename']);
   for (const [name, f] of Object.entries(resource.fields)) if (includes(flex, name)) parts.add(f.select);
   for (const [name, e] of Object.entries(resource.expandable ?? {})) {
-    if (expands(flex, name, permitted)) parts.add(e.select(nested(flex, name)));
+    if (expands(flex, name, permitted)) parts.add(e.select(e.nested ? selection(e.nested, nested(flex, name)) : ''));
   }
   return [...parts].join(' ');
 }
+
+/**
+ * A resource's selection for every request at once (docs/design/rest-api.md, "One document per
+ * route"): each JSON field's GraphQL fields inside `... @include(if: $f_<field>) { … }`, each
+ * expansion inside `... @include(if: $x_<field>) { … }` around its nested resource's own (whose
+ * variables are prefixed with the expansion's name). A route's document holds it, built and
+ * validated once; a request only sets its variables (`variables`) from its fields, omit and
+ * expand, and GraphQL and Pothos's Prisma selections skip what they exclude.
+ */
+export class ResourceSelection {
+  /** The selection's text, with its @include directives. */
+  readonly text: string;
+  /** Every variable it declares (all `Boolean!`). */
+  readonly variableNames: readonly string[];
+  readonly #fields: { name: string; variable: string | null }[] = [];
+  readonly #expands: { name: string; variable: string | null; nested: ResourceSelection | null }[] = [];
+
+  constructor(resource: Resource, prefix = '') {
+    const parts = ['__typename'];
+    const names: string[] = [];
+    const declare = (variable: string) => {
+      if (names.includes(variable)) throw new Error(`resource ${resource.name}: two selections are named $${variable}`);
+      names.push(variable);
+      return variable;
+    };
+    for (const [name, f] of Object.entries(resource.fields)) {
+      // A field that needs no GraphQL field (its value is constant) needs no variable.
+      const variable = f.select.trim() ? declare(`${prefix}f_${name}`) : null;
+      if (variable) parts.push(`... @include(if: $${variable}) { ${f.select} }`);
+      this.#fields.push({ name, variable });
+    }
+    for (const [name, e] of Object.entries(resource.expandable ?? {})) {
+      const inner = e.nested ? new ResourceSelection(e.nested, `${prefix}${name}__`) : null;
+      const select = e.select(inner?.text ?? '');
+      const variable = select.trim() ? declare(`${prefix}x_${name}`) : null;
+      for (const v of inner?.variableNames ?? []) declare(v);
+      if (variable) parts.push(`... @include(if: $${variable}) { ${select} }`);
+      this.#expands.push({ name, variable, nested: inner });
+    }
+    this.text = parts.join(' ');
+    this.variableNames = names;
+  }
+
+  /** The variables of a request with `flex` (`permitted`: the expansions a list allows). */
+  variables(flex: FlexParams, permitted?: ReadonlySet<string>, out: Record<string, boolean> = {}): Record<string, boolean> {
+    for (const f of this.#fields) if (f.variable) out[f.variable] = includes(flex, f.name);
+    for (const e of this.#expands) {
+      const on = expands(flex, e.name, permitted);
+      if (e.variable) out[e.variable] = on;
+      // Below an expansion left out, every variable is false: declared non-null, they must be given.
+      if (e.nested) e.nested.variables(on ? nested(flex, e.name) : NOTHING, undefined, out);
+    }
+    return out;
+  }
+}
+
+/** Parameters that include nothing: `fields` naming no field. */
+const NOTHING: FlexParams = { fields: [], omit: [], expand: [] };
 
 export function serialize(resource: Resource, node: Node, env: RestEnv, flex: FlexParams, permitted?: ReadonlySet<string>): Node {
   const out: Node = {};
@@ -76,7 +140,8 @@ export function expandInto(resource: Resource, graphqlField: string, many: boole
   const ref = { $ref: `#/components/schemas/${resource.name}` };
   return {
     schema: many ? { type: 'array', items: ref } : { oneOf: [ref, { type: 'null' }] },
-    select: (flex) => `${graphqlField} { ${selection(resource, flex)} }`,
+    select: (inner) => `${graphqlField} { ${inner} }`,
+    nested: resource,
     value: (node, env, flex) => {
       const v = node[graphqlField];
       if (v === null || v === undefined) return null;

@@ -75,8 +75,10 @@ export interface Route {
   renderers?: Record<string, (body: Node) => string>;
   /** A body other than the resource's representation. */
   respond?: (data: Node, env: RestEnv, flex: FlexParams, call: RouteCall) => { status: number; body: unknown };
-  /** A selection other than the resource's. */
-  select?: (flex: FlexParams) => string;
+  /** A selection other than the resource's, the same for every request. */
+  select?: string;
+  /** GraphQL fields selected beside the resource's (whose own follow the request's fields, omit and expand). */
+  selectAlso?: string;
   /** Rewrites the route's errors (its GraphQL errors and its 404 for a null result) into the body its API answers with. */
   error?: (error: RestError, call: RouteCall) => RestError;
 }

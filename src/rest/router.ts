@@ -5,20 +5,21 @@
 // its options, v2 (anonymous public reads, plain representations). It never touches the database.
 
 import express, { type Request, type Response } from 'express';
-import type { DocumentNode, ExecutionResult, GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import { disallowedCharacter, findDisallowed } from '../domain/characters.ts';
 import type { Yoga } from '../graphql/yoga.ts';
 import type { RequestThrottle } from '../throttle.ts';
 import { spoolRequestBody } from '../uploads/multipart.ts';
 import type { UploadedFile } from '../uploads/spool.ts';
+import { ApiDocuments } from './documents.ts';
 import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
-import { AuthenticationFailed, operation, routeDocument, type Session, session } from './execute.ts';
+import { AuthenticationFailed, type Session, session } from './execute.ts';
 import { type FlexParams, NO_FLEX, parseFlex, permit, RecursiveExpansionError } from './flex.ts';
 import { v3Json } from './format.ts';
 import { readInput } from './input.ts';
 import { coordinateOf } from './operation.ts';
 import { requiresMaintainer } from './pre-checks.ts';
-import { type Node, type RestEnv, selection, serialize } from './resource.ts';
+import { type Node, type RestEnv, serialize } from './resource.ts';
 import type { Method, Route, RouteCall } from './route.ts';
 
 export interface RouterOptions {
@@ -61,22 +62,6 @@ export const ALL_PAGES_MAX_ROWS = 10_000;
 const INTEGER_PARAMS = new Set(['build', 'redirect', 'environmentvariable', 'id']);
 const PARAM_PATTERN: Record<string, string> = { project: '[^/.]+', version: '[^/]+', alias: '[^/]+' };
 
-/**
- * The object a path parameter names below its project. DRF looks the object up (`get_object()`)
- * before it reads the body, so a body error about a missing object is a 404, not a 400.
- */
-const LOOKUPS: Record<string, { variable: string; select: string; model: string }> = {
-  version: { variable: '$version: String!', select: 'version(slug: $version) { id }', model: 'Version' },
-  build: { variable: '$build: Int!', select: 'build(id: $build) { id }', model: 'Build' },
-  alias: { variable: '$alias: String!', select: 'subproject(alias: $alias) { id }', model: 'ProjectRelationship' },
-  redirect: { variable: '$redirect: Int!', select: 'redirect(id: $redirect) { id }', model: 'Redirect' },
-  environmentvariable: {
-    variable: '$environmentvariable: Int!',
-    select: 'environmentVariable(id: $environmentvariable) { id }',
-    model: 'EnvironmentVariable',
-  },
-};
-
 interface Compiled {
   route: Route;
   regex: RegExp;
@@ -90,11 +75,6 @@ function compile(route: Route): Compiled {
     return `(${PARAM_PATTERN[name] ?? '[^/]+'})`;
   });
   return { route, regex: new RegExp(`^${source}$`), names };
-}
-
-function variablesOf(document: DocumentNode): Set<string> {
-  const op = document.definitions[0] as OperationDefinitionNode;
-  return new Set((op.variableDefinitions ?? []).map((v) => v.variable.name.value));
 }
 
 /** A query parameter's value; repeated, the last one, as Django's QueryDict answers `get()`. */
@@ -288,6 +268,8 @@ class RestAdapter {
   readonly #env: RestEnv;
   readonly #anonymous: boolean;
   readonly #compiled: Compiled[];
+  /** Every route's GraphQL documents, built and validated here, once. */
+  readonly #documents: ApiDocuments;
   /** The routes whose fields let only a maintainer of the project through (pre-checks.ts). */
   readonly #maintainers: Set<Route>;
   readonly #root: (api: string) => unknown;
@@ -302,6 +284,7 @@ class RestAdapter {
     this.send = sendWith(opts.json ?? v3Json);
     this.#root = opts.root ?? ((api: string) => ({ projects: `${api}/projects/` }));
     this.#compiled = opts.routes.map(compile);
+    this.#documents = new ApiDocuments(opts.yoga, opts.routes);
     const schema = opts.yoga.getEnveloped().schema as GraphQLSchema;
     this.#maintainers = new Set(opts.routes.filter((r) => requiresMaintainer(schema, r)));
   }
@@ -472,11 +455,10 @@ class RestAdapter {
     const offset = intParam(call.query.offset, 0, 0, MAX_OFFSET);
     const permitted = route.envelope === 'page' ? new Set(route.permitExpand ?? []) : undefined;
     if (permitted) flex = permit(flex, permitted);
-    const sel = route.select ? route.select(flex) : route.resource ? selection(route.resource, flex, permitted) : 'id';
-    const document = routeDocument(this.#opts.yoga, route, sel);
-    const declared = variablesOf(document);
+    const { document, declared, selection } = this.#documents.of(route);
     const all: Record<string, unknown> = { ...typed, limit, offset, filter: call.filter, ...route.variables?.(call) };
-    const variables = Object.fromEntries(Object.entries(all).filter(([k]) => declared.has(k)));
+    const variables: Record<string, unknown> = Object.fromEntries(Object.entries(all).filter(([k]) => declared.has(k)));
+    selection?.variables(flex, permitted, variables as Record<string, boolean>);
     return { flex, call, limit, offset, permitted, document, variables };
   }
 
@@ -487,7 +469,7 @@ class RestAdapter {
       const read = bodyError ? { errors: undefined } : readInput(this.#opts.yoga.getEnveloped().schema, route.input, req.body);
       if (bodyError || read.errors) {
         await checks.permission();
-        await this.#requireObjects(checks.s, call.params);
+        await this.#requireObjects(checks.s, route, call.params);
         throw bodyError ?? new RestError(400, read.errors);
       }
       call.input = read.input;
@@ -574,8 +556,7 @@ class RestAdapter {
   }
 
   async #requireMaintainer(s: Session, project: string): Promise<void> {
-    const doc = operation(this.#opts.yoga, 'query($project: String!) { project(slug: $project) { viewerIsMaintainer } }');
-    const r = await s.run(doc, { project });
+    const r = await s.run(this.#documents.maintainer, { project });
     if (r.errors?.length) throw fromGraphQLErrors(r.errors, false);
     const p = (r.data as Node).project;
     if (!p) throw notFound('Project');
@@ -583,16 +564,14 @@ class RestAdapter {
   }
 
   /** Throws the 404 of the first object in the path that is not there (the project's included). */
-  async #requireObjects(s: Session, params: Record<string, string | number>): Promise<void> {
-    if (params.project === undefined) return;
-    const names = Object.keys(params).filter((n) => n in LOOKUPS);
-    const vars = ['$project: String!', ...names.map((n) => LOOKUPS[n]!.variable)].join(', ');
-    const doc = operation(this.#opts.yoga, `query(${vars}) { project(slug: $project) { id ${names.map((n) => `${n}: ${LOOKUPS[n]!.select}`).join(' ')} } }`);
-    const r = await s.run(doc, Object.fromEntries(['project', ...names].map((n) => [n, params[n]])));
+  async #requireObjects(s: Session, route: Route, params: Record<string, string | number>): Promise<void> {
+    const lookups = this.#documents.of(route).lookups;
+    if (!lookups) return;
+    const r = await s.run(lookups.document, Object.fromEntries(['project', ...lookups.names.map((n) => n.param)].map((n) => [n, params[n]])));
     if (r.errors?.length) throw fromGraphQLErrors(r.errors, false);
     const p = (r.data as Node).project;
     if (!p) throw notFound('Project');
-    for (const n of names) if (!p[n]) throw notFound(LOOKUPS[n]!.model);
+    for (const n of lookups.names) if (!p[n.param]) throw notFound(n.model);
   }
 
   /** The last resort: a RestError as itself, express's body errors as DRF's, anything else a logged 500. */

@@ -74,7 +74,7 @@ export const v2Routes: Route[] = [
     // Every active version at once, as Read the Docs answers: read page by page (allPages).
     args: { versions: { filter: { active: true }, limit: '$limit', offset: '$offset' } },
     allPages: true,
-    select: () => `nodes { ${selection(Version, NO_FLEX)} }`,
+    select: `nodes { ${selection(Version, NO_FLEX)} }`,
     respond: (data, env) => ({
       status: 200,
       body: { versions: (data.nodes as Node[]).map((v) => serialize(Version, v, env, NO_FLEX)) },
@@ -144,7 +144,7 @@ export const v2Routes: Route[] = [
         offset,
       };
     },
-    select: () => SEARCH_SELECTION,
+    select: SEARCH_SELECTION,
     respond: (data, env, _flex, call) => {
       // Read the Docs answers 404 for a project or version it does not have (here: that the caller cannot read either).
       const [first] = data.searched as Node[];
@@ -165,7 +165,7 @@ export const v2Routes: Route[] = [
     envelope: 'object',
     field: 'Query.embed',
     args: { embed: Object.fromEntries(EMBED_ARGS.map((a) => [a, `$${a}`])) },
-    select: () => 'content headers { title anchor } url meta { project version doc section }',
+    select: 'content headers { title anchor } url meta { project version doc section }',
     variables: (c) => Object.fromEntries(EMBED_ARGS.map((a) => [a, oneString(c.query[a]) ?? null])),
     respond: (data) => ({
       status: 200,

@@ -183,7 +183,8 @@ const projectFields: Resource['fields'] = {
 const projectExpandable: Resource['expandable'] = {
   // An object keyed by version slug (docs/design/rest-api.md), not Read the Docs' list.
   active_versions: {
-    select: (flex) => `activeVersions { slug ${selection(Version, flex)} }`,
+    select: (inner) => `activeVersions { slug ${inner} }`,
+    nested: Version,
     value: (n, env, flex) => Object.fromEntries((n.activeVersions as Node[]).map((v) => [v.slug, serialize(Version, v, env, flex)])),
     schema: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Version' }, description: 'The active versions, by slug.' },
   },

@@ -69,7 +69,7 @@ export const v3Routes: Route[] = [
       input: 'UpdateProjectInput',
       field: 'Mutation.updateProject',
       args: { updateProject: { slug: '$project' } },
-      select: () => 'id',
+      select: 'id',
       variables: (c) => ({ input: c.input }),
     }),
   ),
@@ -85,7 +85,7 @@ export const v3Routes: Route[] = [
     args: { project: { slug: '$project' } },
     notFound: 'Project',
     respond: (data, env) => (data.superproject ? { status: 200, body: serialize(Project, data.superproject, env, NO_FLEX) } : { status: 404, body: undefined }),
-    select: () => `superproject { ${selection(Project, NO_FLEX)} }`,
+    select: `superproject { ${selection(Project, NO_FLEX)} }`,
   },
   {
     name: 'projects-sync-versions',
@@ -141,7 +141,7 @@ export const v3Routes: Route[] = [
       input: 'UpdateVersionInput',
       field: 'Mutation.updateVersion',
       args: { updateVersion: { slug: '$version' } },
-      select: () => 'id',
+      select: 'id',
       variables: (c) => ({ input: c.input }),
     }),
   ),
@@ -169,7 +169,7 @@ export const v3Routes: Route[] = [
     resource: Build,
     field: 'Query.project.build',
     args: { project: { slug: '$project' }, build: { id: '$build' } },
-    select: (flex) => `versionSlug ${selection(Build, flex)}`,
+    selectAlso: 'versionSlug',
     notFound: 'Build',
   },
   {
@@ -182,7 +182,7 @@ export const v3Routes: Route[] = [
     field: 'Mutation.triggerBuild',
     // Read the Docs' API builds whenever asked: a client's trigger is never skipped as unchanged.
     args: { triggerBuild: { force: true } },
-    select: () => `build { ${selection(Build, NO_FLEX)} } project { ${selection(Project, NO_FLEX)} } version { ${selection(Version, NO_FLEX)} }`,
+    select: `build { ${selection(Build, NO_FLEX)} } project { ${selection(Project, NO_FLEX)} } version { ${selection(Version, NO_FLEX)} }`,
     respond: (data: Node, env) => ({
       status: 202,
       body: {
@@ -205,7 +205,7 @@ export const v3Routes: Route[] = [
     field: 'Mutation.uploadDocs',
     args: { uploadDocs: { archive: '$archive' } },
     upload: 'archive',
-    select: () => `versionSlug message version { documentationUrl } upload { uploadedBy archiveBytes files bytes } ${selection(Build, NO_FLEX)}`,
+    select: `versionSlug message version { documentationUrl } upload { uploadedBy archiveBytes files bytes } ${selection(Build, NO_FLEX)}`,
     // The build as Read the Docs' serializer writes it, and what an upload adds: its message, its
     // sizes and where the docs are now served.
     respond: (data: Node, env) => ({
@@ -291,7 +291,7 @@ export const v3Routes: Route[] = [
     status: 204,
     envelope: 'none',
     field: 'Mutation.deleteSubproject',
-    select: () => 'id',
+    select: 'id',
   },
   {
     name: 'projects-translations-list',
@@ -365,7 +365,7 @@ export const v3Routes: Route[] = [
     envelope: 'none',
     field: 'Mutation.deleteRedirect',
     args: { deleteRedirect: { id: '$redirect' } },
-    select: () => 'id',
+    select: 'id',
   },
   {
     name: 'projects-environmentvariables-list',
@@ -412,7 +412,7 @@ export const v3Routes: Route[] = [
     envelope: 'none',
     field: 'Mutation.deleteEnvironmentVariable',
     args: { deleteEnvironmentVariable: { id: '$environmentvariable' } },
-    select: () => 'id',
+    select: 'id',
   },
   {
     name: 'embed',
@@ -425,7 +425,7 @@ export const v3Routes: Route[] = [
     field: 'Query.embedPage',
     args: { embedPage: Object.fromEntries(EMBED_V3_ARGS.map((a) => [a, `$${a}`])) },
     variables: (c) => Object.fromEntries(EMBED_V3_ARGS.map((a) => [a, oneString(c.query[a]) || null])),
-    select: () => 'url fragment content external',
+    select: 'url fragment content external',
     respond: (data) => ({ status: 200, body: { url: data.url, fragment: data.fragment, content: data.content, external: data.external } }),
     // Read the Docs' own bodies: `{"error": ...}`, 400 for a bad URL, 404 for content it cannot find.
     error: (e, c) => {
@@ -461,7 +461,7 @@ export const v3Routes: Route[] = [
       const { limit, offset } = searchPage(c);
       return { query: parsed.text, scopes: parsed.scopes, maintained: parsed.maintained, limit, offset };
     },
-    select: () => SEARCH_SELECTION,
+    select: SEARCH_SELECTION,
     respond: (data, env, _flex, call) => ({
       status: 200,
       body: {
