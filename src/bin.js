@@ -17,6 +17,9 @@ process.env.NODE_ENV ??= 'production';
 // has the figures.
 const { enableCompileCache } = await import('node:module');
 enableCompileCache?.();
+// Where each package import resolved, remembered between runs (src/resolve-cache.js).
+const { installResolveCache } = await import('./resolve-cache.js');
+installResolveCache();
 // A command that runs once and exits runs its WebAssembly (PGlite's PostgreSQL, Prisma's query
 // compiler) with V8's baseline compiler only (--liftoff-only, a V8 flag, which Node takes only on
 // its command line). By default V8 also compiles them with its optimizing compiler, on the other

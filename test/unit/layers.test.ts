@@ -35,6 +35,7 @@ const LAYERS: { name: string; nodes: string[] }[] = [
       'secrets',
       'metrics',
       'prisma-wasm-hook',
+      'resolve-cache',
       'lazy-module',
       'setup',
     ],
