@@ -169,6 +169,23 @@ export class BuildRun {
     return this.project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S;
   }
 
+  /** The project's own `build.commands`, which replace every step Lectern would run; null when it gives none. */
+  get customCommands(): string[] | null {
+    const commands = this.config.build?.commands;
+    return commands?.length ? commands : null;
+  }
+
+  /**
+   * Where the offline `format` is once made: in the output's `<format>/` (where a project's own
+   * `build.jobs.build.<format>` or Sphinx leaves it), except Sphinx's htmlzip, which Lectern zips
+   * into its own directory, out of the build's reach.
+   */
+  downloadPath(format: keyof typeof FORMAT_EXT): string {
+    const file = `${this.project.slug}${FORMAT_EXT[format]}`;
+    const zippedByLectern = format === 'htmlzip' && !this.config.build?.jobs?.build.htmlzip;
+    return zippedByLectern ? path.join(this.artifacts, file) : path.join(this.output, format, file);
+  }
+
   /** The sandbox of one command: the build's directory, `cwd`, and nothing of Lectern's. */
   sandboxFor(argv: string[], opts: { cwd: string; network: boolean; readOnly?: string[] }) {
     return prepareSandbox(argv, { workdir: this.workdir, hide: this.hide, uid: this.uid, limits: this.limits, ...opts });

@@ -205,7 +205,7 @@ describe('build.jobs', () => {
     const repo = server.repo('with-jobs', {
       '.readthedocs.yaml': [
         'version: 2',
-        'formats: [epub]',
+        'formats: [epub, htmlzip]',
         'build:',
         '  os: ubuntu-24.04',
         '  tools: {python: "3"}',
@@ -222,6 +222,9 @@ describe('build.jobs', () => {
         '      epub:',
         '        - mkdir -p $READTHEDOCS_OUTPUT/epub',
         '        - echo "not really an epub" > $READTHEDOCS_OUTPUT/epub/book.epub',
+        '      htmlzip:',
+        '        - mkdir -p $READTHEDOCS_OUTPUT/htmlzip',
+        '        - echo "not really a zip" > $READTHEDOCS_OUTPUT/htmlzip/site.zip',
         '    post_build: [ls $READTHEDOCS_OUTPUT/html]',
         '',
       ].join('\n'),
@@ -239,6 +242,8 @@ describe('build.jobs', () => {
       'build.jobs.build.html',
       'build.jobs.build.epub',
       'build.jobs.build.epub',
+      'build.jobs.build.htmlzip',
+      'build.jobs.build.htmlzip',
       'build.jobs.post_build',
     ]);
     const output = (name: string) => build.commands.find((c) => c.description === `build.jobs.${name}`)!.output;
@@ -249,6 +254,8 @@ describe('build.jobs', () => {
     expect(await publishedHtml(p.slug, 'latest', 'index.html')).toContain('made by a job');
     const v = await t.db.prisma.version.findFirstOrThrow({ where: { projectId: p.id, slug: 'latest' } });
     expect(v.hasEpub).toBe(true);
+    // The project's own htmlzip is the one published (Sphinx's is zipped by Lectern elsewhere).
+    expect(v.hasHtmlzip).toBe(true);
   });
 
   it('a failing job fails the build, naming the job and its command', async () => {

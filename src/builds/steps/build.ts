@@ -12,7 +12,7 @@ export async function buildDocs(r: BuildRun): Promise<void> {
   const { config } = r;
   const jobs = config.build?.jobs;
   const html = path.join(r.output, 'html');
-  const custom = config.build?.commands?.length ? config.build.commands : null;
+  const custom = r.customCommands;
   if (custom) {
     for (const command of custom) await r.run('Building', 'build.commands', ['bash', '-c', command], { mayskip: true });
   } else {

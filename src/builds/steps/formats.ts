@@ -16,8 +16,7 @@ export async function offlineFormats(r: BuildRun): Promise<void> {
     try {
       if (own) {
         await r.runJob(`build.${format}`, own, false);
-        const dir = path.join(r.output, format);
-        await r.moveSingle(`build.${format}`, dir, FORMAT_EXT[format], path.join(dir, `${r.project.slug}${FORMAT_EXT[format]}`));
+        await r.moveSingle(`build.${format}`, path.join(r.output, format), FORMAT_EXT[format], r.downloadPath(format));
       } else await sphinxFormat(r, format);
       r.formats[format] = true;
     } catch (e) {
@@ -39,17 +38,17 @@ async function sphinxFormat(r: BuildRun, format: keyof typeof FORMAT_EXT): Promi
     // Written by Lectern into a directory of its own, never into one the build could have linked elsewhere.
     await mkdir(r.artifacts, { recursive: true, mode: 0o700 });
     await r.checkoutIsReal();
-    await zipDirectory(dir, path.join(r.artifacts, `${project.slug}.zip`), `${project.slug}-${version.slug}`, {
+    await zipDirectory(dir, r.downloadPath('htmlzip'), `${project.slug}-${version.slug}`, {
       limits: { maxBytes: limits.maxPublishBytes, maxFiles: limits.maxPublishFiles },
     });
   } else if (format === 'epub') {
     await r.run('Building epub', 'sphinx-build -b epub', sphinxBuild(r, 'epub', dir), { cwd });
-    await r.moveSingle('Building epub', dir, '.epub', path.join(r.output, 'epub', `${project.slug}.epub`));
+    await r.moveSingle('Building epub', dir, '.epub', r.downloadPath('epub'));
   } else if (format === 'pdf') {
     if (!existsSync('/usr/bin/latexmk')) throw new StepFailed('PDF needs LaTeX, which is not installed on this build machine (latexmk not found).');
     await r.run('Building pdf', 'sphinx-build -b latex', sphinxBuild(r, 'latex', dir), { cwd });
     const latexmk = ['latexmk', '-r', '/dev/null', '-pdf', '-f', '-dvi-', '-ps-', '-interaction=nonstopmode', '-quiet'];
     await r.run('Building pdf', 'latexmk', latexmk, { cwd: dir, allowFailure: true });
-    await r.moveSingle('Building pdf', dir, '.pdf', path.join(r.output, 'pdf', `${project.slug}.pdf`));
+    await r.moveSingle('Building pdf', dir, '.pdf', r.downloadPath('pdf'));
   }
 }

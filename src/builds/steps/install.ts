@@ -7,7 +7,7 @@ import { type BuildRun, SYSTEM_PYTHON } from '../run.ts';
 export async function install(r: BuildRun): Promise<void> {
   await r.setState('installing');
   const jobs = r.config.build?.jobs;
-  const custom = !!r.config.build?.commands?.length;
+  const custom = r.customCommands !== null;
   if (!custom) {
     // Lectern installs no system packages (apt_packages): the machine's are what builds have.
     await r.runJob('pre_system_dependencies', jobs?.pre_system_dependencies, true);

@@ -10,11 +10,7 @@ import { Aborted, type BuildRun, FORMAT_EXT, StepFailed } from '../run.ts';
 export async function publish(r: BuildRun): Promise<void> {
   await r.checkoutIsReal();
   const { project, build, limits } = r;
-  const downloads = Object.fromEntries(
-    (Object.keys(FORMAT_EXT) as (keyof typeof FORMAT_EXT)[])
-      .filter((f) => r.formats[f])
-      .map((f) => [f, f === 'htmlzip' ? path.join(r.artifacts, `${project.slug}.zip`) : path.join(r.output, f, `${project.slug}${FORMAT_EXT[f]}`)]),
-  );
+  const downloads = Object.fromEntries((Object.keys(FORMAT_EXT) as (keyof typeof FORMAT_EXT)[]).filter((f) => r.formats[f]).map((f) => [f, r.downloadPath(f)]));
   const current = await r.prisma.build.findUnique({ where: { id: build.id }, select: { state: true } });
   if (r.signal.aborted || !current || current.state === 'finished') throw new Aborted('the build was finished elsewhere (cancelled)');
   const published = await publishBuild(r.deps, {
