@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
 import { artifactPrefix, downloadKey } from '../../src/storage/artifacts.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
-import { importProject, latestBuildOf, mkdocsFiles, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
+import { importProject, latestBuildOf, mkdocsFiles, publishedHtml, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';
 
 let t: TestApp;
@@ -24,20 +24,6 @@ afterAll(async () => {
   await server?.close();
   await t?.close();
 });
-
-async function readStored(key: string): Promise<string | null> {
-  const obj = await t.storage.get(key);
-  if (!obj || obj.notModified) return null;
-  const chunks: Buffer[] = [];
-  for await (const c of obj.body) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-async function publishedHtml(projectSlug: string, versionSlug: string, file: string): Promise<string | null> {
-  const v = await t.db.prisma.version.findFirstOrThrow({ where: { project: { slug: projectSlug }, slug: versionSlug } });
-  if (!v.publishedBuildId) return null;
-  return readStored(`${artifactPrefix(projectSlug, versionSlug, v.publishedBuildId, 'html')}/${file}`);
-}
 
 async function setVariable(projectSlug: string, name: string, value: string) {
   const res = await t.gql(
@@ -123,10 +109,10 @@ describe('a Sphinx project with a .readthedocs.yaml, a local package and offline
 
   it('publishes the HTML (made with the local extension) and the offline formats', async () => {
     await waitForBuild(t, buildId);
-    const index = await publishedHtml(projectSlug, 'latest', 'index.html');
+    const index = await publishedHtml(t, projectSlug, 'latest', 'index.html');
     expect(index).toContain('Welcome.');
     expect(index).toContain('fixture_ext was here');
-    expect(await publishedHtml(projectSlug, 'latest', 'guide.html')).toContain('Use it.');
+    expect(await publishedHtml(t, projectSlug, 'latest', 'guide.html')).toContain('Use it.');
     const v = await t.db.prisma.version.findFirstOrThrow({ where: { project: { slug: projectSlug }, slug: 'latest' } });
     expect(v).toMatchObject({ built: true, hasHtmlzip: true, hasEpub: true, hasPdf: false });
     const zip = await t.storage.head(downloadKey(projectSlug, 'latest', v.publishedBuildId!, 'htmlzip'));
@@ -152,7 +138,7 @@ describe('a Sphinx project with a .readthedocs.yaml, a local package and offline
     const v = await t.db.prisma.version.findFirstOrThrow({ where: { project: { slug: projectSlug }, slug: 'latest' } });
     expect(v.publishedBuildId).toBe(second);
     expect(await t.storage.list(`${artifactPrefix(projectSlug, 'latest', first, 'html')}/`)).toEqual([]);
-    expect(await publishedHtml(projectSlug, 'latest', 'index.html')).toContain('Welcome.');
+    expect(await publishedHtml(t, projectSlug, 'latest', 'index.html')).toContain('Welcome.');
   });
 });
 
@@ -164,8 +150,8 @@ describe('an MkDocs project without a configuration file', () => {
     expect(build.success, build.error ?? '').toBe(true);
     expect(build.config).toMatchObject({ mkdocs: { configuration: 'mkdocs.yml' } });
     expect(build.commands.map((c) => c.command).join('\n')).toMatch(/mkdocs build/);
-    expect(await publishedHtml(p.slug, 'latest', 'index.html')).toContain('Hello from MkDocs.');
-    expect(await publishedHtml(p.slug, 'latest', 'about/index.html')).toContain('About page.');
+    expect(await publishedHtml(t, p.slug, 'latest', 'index.html')).toContain('Hello from MkDocs.');
+    expect(await publishedHtml(t, p.slug, 'latest', 'about/index.html')).toContain('About page.');
   });
 });
 
@@ -176,8 +162,8 @@ describe('Sphinx builders and submodules', () => {
     const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
     expect(build.success, build.error ?? '').toBe(true);
     expect(build.commands.map((c) => c.command).join('\n')).toMatch(/-b dirhtml/);
-    expect(await publishedHtml(p.slug, 'latest', 'guide/index.html')).toContain('Use it.');
-    expect(await publishedHtml(p.slug, 'latest', 'guide.html')).toBeNull();
+    expect(await publishedHtml(t, p.slug, 'latest', 'guide/index.html')).toContain('Use it.');
+    expect(await publishedHtml(t, p.slug, 'latest', 'guide.html')).toBeNull();
   });
 
   it('submodules: include all checks them out before building', async () => {
@@ -196,7 +182,7 @@ describe('Sphinx builders and submodules', () => {
     const build = await waitForBuild(t, await latestBuildOf(t, p.slug));
     expect(build.success, build.error ?? '').toBe(true);
     expect(build.commands.map((c) => c.command).join('\n')).toMatch(/git submodule update --init/);
-    expect(await publishedHtml(p.slug, 'latest', 'external/part.html')).toContain('From the submodule.');
+    expect(await publishedHtml(t, p.slug, 'latest', 'external/part.html')).toContain('From the submodule.');
   });
 });
 
@@ -251,7 +237,7 @@ describe('build.jobs', () => {
     expect(output('post_install')).toMatch(/job post_install .*venv/);
     expect(output('post_build')).toContain('index.html');
     expect(build.commands.some((c) => /sphinx|mkdocs build/.test(c.command))).toBe(false);
-    expect(await publishedHtml(p.slug, 'latest', 'index.html')).toContain('made by a job');
+    expect(await publishedHtml(t, p.slug, 'latest', 'index.html')).toContain('made by a job');
     const v = await t.db.prisma.version.findFirstOrThrow({ where: { projectId: p.id, slug: 'latest' } });
     expect(v.hasEpub).toBe(true);
     // The project's own htmlzip is the one published (Sphinx's is zipped by Lectern elsewhere).
@@ -317,7 +303,7 @@ describe('build.commands', () => {
     const everything = JSON.stringify(build);
     expect(everything).not.toContain('s3cr3t-value-42');
     expect(build.commands.map((c) => c.command).join('\n')).not.toMatch(/sphinx|mkdocs build/);
-    expect(await publishedHtml(p.slug, 'latest', 'index.html')).toContain('<h1>custom custom-commands latest</h1>');
+    expect(await publishedHtml(t, p.slug, 'latest', 'index.html')).toContain('<h1>custom custom-commands latest</h1>');
     // Nor through the API, which shows commands (v2) and builds.
     const res = await t.gql(`query($id: Int!) { build(id: $id) { commands { command output } } }`, { id: build.id }, token);
     expect(JSON.stringify(res.data)).not.toContain('s3cr3t-value-42');
@@ -378,7 +364,7 @@ describe('versions follow the repository', () => {
     expect(stableBuild2.id).not.toBe(stableBuild1.id);
     expect(stableBuild2.success, stableBuild2.error ?? '').toBe(true);
     expect(stableBuild2.commit).toBe(c2);
-    expect(await publishedHtml(p.slug, 'stable', 'index.html')).toContain('Release two.');
+    expect(await publishedHtml(t, p.slug, 'stable', 'index.html')).toContain('Release two.');
     // The tag itself is a version too, built when activated.
     expect(await t.db.prisma.version.count({ where: { projectId: p.id, slug: '2.0' } })).toBe(1);
   });

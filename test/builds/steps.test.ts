@@ -5,14 +5,16 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BuildRun, Skipped, StepFailed } from '../../src/builds/run.ts';
+import { Aborted, BuildRun, Skipped, StepFailed } from '../../src/builds/run.ts';
+import { buildDocs } from '../../src/builds/steps/build.ts';
 import { clone } from '../../src/builds/steps/clone.ts';
 import { configure } from '../../src/builds/steps/configure.ts';
 import { install } from '../../src/builds/steps/install.ts';
 import { prepare } from '../../src/builds/steps/prepare.ts';
+import { publish } from '../../src/builds/steps/publish.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
-import { importProject, latestBuildOf, pipelineDeps } from '../helpers/builds.ts';
+import { importProject, latestBuildOf, pipelineDeps, publishedHtml } from '../helpers/builds.ts';
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';
 
 let t: TestApp;
@@ -132,4 +134,48 @@ describe('a build, step by step', () => {
     const log = await t.db.prisma.buildCommand.findMany({ where: { buildId: r.build.id }, orderBy: { id: 'asc' } });
     expect(log.map((c) => c.description)).toContain('python -m venv');
   });
+
+  it('build: Sphinx writes the HTML into $READTHEDOCS_OUTPUT/html, in the building state', { timeout: 120_000 }, async () => {
+    const { run: r } = await runOf('Built');
+    for (const step of [prepare, clone, configure, install, buildDocs]) await step(r);
+    expect(readFileSync(path.join(r.output, 'html', 'index.html'), 'utf8')).toContain('Steps');
+    expect((await t.db.prisma.build.findUniqueOrThrow({ where: { id: r.build.id } })).state).toBe('building');
+    const log = await t.db.prisma.buildCommand.findMany({ where: { buildId: r.build.id }, orderBy: { id: 'asc' } });
+    expect(log.map((c) => c.description)).toContain('sphinx-build -b html');
+  });
+
+  it('build: output with no index.html at its root fails the step, saying where it was looked for', async () => {
+    const { run: r } = await runOf('Indexless', {
+      '.readthedocs.yaml': OWN_COMMANDS(['mkdir -p $READTHEDOCS_OUTPUT/html/sub', 'echo hi > $READTHEDOCS_OUTPUT/html/sub/index.html']),
+    });
+    for (const step of [prepare, clone, configure, install]) await step(r);
+    const failed = await buildDocs(r).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(StepFailed);
+    expect((failed as Error).message).toBe('Building failed: the HTML output has no index.html at its root ($READTHEDOCS_OUTPUT/html).');
+  });
+
+  it("publish: the version serves the build's HTML once published, and not before", async () => {
+    const { project, run: r } = await runOf('Published', { '.readthedocs.yaml': OWN_COMMANDS(WRITE_INDEX) });
+    for (const step of [prepare, clone, configure, install, buildDocs]) await step(r);
+    expect(await publishedHtml(t, project.slug, 'latest', 'index.html')).toBeNull();
+    await publish(r);
+    expect(await publishedHtml(t, project.slug, 'latest', 'index.html')).toContain('made by build.commands');
+    const version = await t.db.prisma.version.findFirstOrThrow({ where: { projectId: project.id, slug: 'latest' } });
+    expect({ built: version.built, publishedBuildId: version.publishedBuildId }).toEqual({ built: true, publishedBuildId: r.build.id });
+  });
+
+  it('publish: a build cancelled while it ran publishes nothing', async () => {
+    const { project, run: r } = await runOf('Cancelled', { '.readthedocs.yaml': OWN_COMMANDS(WRITE_INDEX) });
+    for (const step of [prepare, clone, configure, install, buildDocs]) await step(r);
+    // Cancelling finishes the build's row; the worker running it finds out at its next step.
+    await t.db.prisma.build.update({ where: { id: r.build.id }, data: { state: 'finished', success: false, error: 'Cancelled.' } });
+    await expect(publish(r)).rejects.toBeInstanceOf(Aborted);
+    expect(await publishedHtml(t, project.slug, 'latest', 'index.html')).toBeNull();
+    expect((await t.db.prisma.version.findFirstOrThrow({ where: { projectId: project.id, slug: 'latest' } })).built).toBe(false);
+  });
 });
+
+/** A configuration whose `build.commands` replace every step Lectern would run (no environment installed). */
+const OWN_COMMANDS = (commands: string[]) =>
+  `version: 2\nbuild:\n  os: ubuntu-24.04\n  tools: {python: "3"}\n  commands:\n${commands.map((c) => `    - ${JSON.stringify(c)}\n`).join('')}`;
+const WRITE_INDEX = ['mkdir -p $READTHEDOCS_OUTPUT/html', 'echo "<h1>made by build.commands</h1>" > $READTHEDOCS_OUTPUT/html/index.html'];

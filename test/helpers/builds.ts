@@ -5,6 +5,7 @@ import { Worker, type WorkerOptions } from '../../src/builds/worker.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { createLogger } from '../../src/log.ts';
 import { Cipher } from '../../src/secrets.ts';
+import { artifactPrefix } from '../../src/storage/artifacts.ts';
 import { fileStorageDir } from '../../src/storage/index.ts';
 import { TEST_SECRET_KEY, type TestApp } from './app.ts';
 
@@ -90,4 +91,15 @@ export function mkdocsFiles(): Record<string, string> {
     'docs/index.md': '# Home\n\nHello from MkDocs.\n',
     'docs/about.md': '# About\n\nAbout page.\n',
   };
+}
+
+/** A file of the HTML a version serves now (its published build's), as stored; null when it serves none or has no such file. */
+export async function publishedHtml(t: TestApp, projectSlug: string, versionSlug: string, file: string): Promise<string | null> {
+  const v = await t.db.prisma.version.findFirstOrThrow({ where: { project: { slug: projectSlug }, slug: versionSlug } });
+  if (!v.publishedBuildId) return null;
+  const obj = await t.storage.get(`${artifactPrefix(projectSlug, versionSlug, v.publishedBuildId, 'html')}/${file}`);
+  if (!obj || obj.notModified) return null;
+  const chunks: Buffer[] = [];
+  for await (const c of obj.body) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
