@@ -16,6 +16,7 @@ import { StorageKeyError } from '../storage/index.ts';
 import { readObject } from '../storage/storage.ts';
 import { docsRoot, servedRoot } from '../urls.ts';
 import { type Freshness, ServedGeneration } from './cache.ts';
+import { generatedRobots, generatedSitemap } from './crawlers.ts';
 import type { FastPath } from './fast.ts';
 import { cookieGrants, GRANT_PATH, type Grant, issueTicket, peekTicket, takeTicket, underGrant, urlGrant } from './grants.ts';
 import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, previewNumberOf, queryOf, withQuery } from './paths.ts';
@@ -393,6 +394,7 @@ class DocsServer {
       return redirect(s, 302, `${this.rootFor(s, top)}/${top.language}/${encodeURIComponent(top.defaultVersion)}/`);
     }
     if (segments[0] === '_') return this.special(s, segments.slice(1));
+    if (segments.length === 1 && !dir && (segments[0] === 'robots.txt' || segments[0] === 'sitemap.xml')) return this.crawlerFile(s, segments[0]);
 
     const decodedPath = `/${segments.join('/')}${dir ? '/' : ''}`;
     const language = segments[0]!;
@@ -700,6 +702,45 @@ class DocsServer {
       })),
     };
     this.sendJson(s, body);
+  }
+
+  /**
+   * `robots.txt` or `sitemap.xml` at the root of a project's docs (docs/design/crawlers.md): the
+   * project's own, from its default version's HTML, when anyone can read that version; else the
+   * one Lectern generates. robots.txt answers 404 when the default version is not readable by
+   * anyone, and the sitemap when no version is. Not below a subproject or on a preview host, nor
+   * for a project whose docs are served under another's root (a translation's, a subproject's).
+   */
+  async crawlerFile(s: Scope, name: 'robots.txt' | 'sitemap.xml'): Promise<void> {
+    const project = s.top;
+    const root = this.servedRootOf(project);
+    if (s.preview !== undefined || s.grant || s.requestRoot !== this.ownRootOf(project) || root !== this.ownRootOf(project)) {
+      return notFound(s.res, s.private);
+    }
+    // The default version as Read the Docs takes it: the project's when it is active, else latest.
+    let row = await this.resolve.versionOf(project.id, project.defaultVersion, s.fresh);
+    if (!row?.active) row = await this.resolve.versionOf(project.id, 'latest', s.fresh);
+    const published = project.privacyLevel === 'public' ? await this.anonymous.readable(project, row) : null;
+    if (name === 'robots.txt' && !published) return notFound(s.res, s.private);
+    const cacheControl = 'public, max-age=60';
+    if (published) {
+      const key = `${artifactPrefix(project.slug, published.slug, published.publishedBuildId, 'html')}/${name}`;
+      if (await this.sender.send(s.req, s.res, key, { cacheControl })) return;
+    }
+    const family = project.privacyLevel === 'public' ? await this.resolve.publicFamily(project) : [project];
+    const site = {
+      project,
+      root,
+      translations: family.filter((t) => t.id !== project.id).map((t) => ({ id: t.id, language: t.language, root: this.servedRootOf(t) })),
+    };
+    const prisma = this.services.prisma;
+    const body = name === 'robots.txt' ? await generatedRobots(prisma, site) : project.privacyLevel === 'public' ? await generatedSitemap(prisma, site) : null;
+    if (body === null) return notFound(s.res, s.private);
+    s.res
+      .status(200)
+      .set('Cache-Control', cacheControl)
+      .type(name === 'robots.txt' ? 'text/plain; charset=utf-8' : 'application/xml; charset=utf-8')
+      .send(body);
   }
 
   userRedirect(s: Scope, m: RedirectMatch): void {
