@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, maskError as yogaMaskError } from 'graphql-yoga';
+import { badgeRouter } from './badges/route.ts';
 import type { Config } from './config.ts';
 import { dashboardRouter } from './dashboard.ts';
 import { type Database, dbOwner } from './db/database.ts';
@@ -317,6 +318,9 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   app.use('/api', (_req, res) => {
     res.status(404).json({ detail: 'Not found.' });
   });
+
+  // Build status badges for READMEs, at Read the Docs' /projects/<project>/badge/ (docs/design/badges.md).
+  app.use(badgeRouter(services));
 
   // The dashboard at /, on the API's host (docs hosts answered every path above).
   app.use(dashboardRouter());

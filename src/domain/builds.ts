@@ -71,6 +71,9 @@ export async function triggerBuild(ctx: Context, projectSlug: string, versionSlu
   return { build, project, version };
 }
 
+/** What cancelling a build writes at the start of its error (a cancelled build counts for no badge). */
+export const CANCELLED_PREFIX = 'Cancelled by ';
+
 /**
  * Cancels a build that has not finished: it ends `finished`, unsuccessful, saying who cancelled it.
  * A queued build is never started; a running one is stopped by its worker, whose next heartbeat
@@ -89,7 +92,7 @@ export async function cancelBuild<Q extends object>(ctx: Context, projectSlug: s
       data: {
         state: 'finished',
         success: false,
-        error: `Cancelled by ${who}.`,
+        error: `${CANCELLED_PREFIX}${who}.`,
         finishedAt: now,
         leaseExpiresAt: null,
         duration: build.startedAt ? Math.round((now.getTime() - build.startedAt.getTime()) / 1000) : 0,

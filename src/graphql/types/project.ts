@@ -1,6 +1,7 @@
 // Projects: the main unit. Root fields `projects` and `project`, and the import/update mutations.
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { canSeeProject, isMaintainer, visibleProjects } from '../../domain/access.ts';
+import { badgeToken } from '../../domain/badges.ts';
 import { LANGUAGES, languageName, PROGRAMMING_LANGUAGES, programmingLanguageName } from '../../domain/choices.ts';
 import { addMaintainer, addTranslation, removeMaintainer, removeTranslation } from '../../domain/maintainers.ts';
 import { deleteProject, importProject, updateProject } from '../../domain/projects.ts';
@@ -89,6 +90,12 @@ export const Project = builder.prismaObject('Project', {
     viewerIsMaintainer: t.boolean({
       description: "Whether the caller maintains this project (Read the Docs' `permissions.admin`).",
       resolve: (p, _a, ctx) => isMaintainer(ctx, p.id),
+    }),
+    badgeToken: t.string({
+      description:
+        "What a build status badge of a private version needs: `/projects/<slug>/badge/?version=<v>&token=<this>` (Read the Docs' badge token). It changes only with the installation's secret key. Maintainers only.",
+      authScopes: (p) => ({ maintainerOf: p.id }),
+      resolve: (p, _a, ctx) => badgeToken(ctx, p.id),
     }),
   }),
 });
