@@ -197,6 +197,24 @@ describe('the dashboard, from the first run', () => {
     expect(await page.getByTestId('secret').count()).toBe(0);
   });
 
+  it('shows the badge of the default version in the settings, with snippets whose URL answers it', async () => {
+    await page.goto(`${origin}/projects/handbook/settings`);
+    const markdown = page.getByLabel('Markdown');
+    await markdown.waitFor();
+    const text = await markdown.inputValue();
+    const m = /^\[!\[Documentation Status\]\((http[^)]+)\)\]\((http[^)]+)\)$/.exec(text);
+    expect(m, text).not.toBeNull();
+    const badgeUrl = new URL(m![1]!);
+    expect(badgeUrl.pathname + badgeUrl.search).toBe('/projects/handbook/badge/?version=latest');
+    expect(m![2]).toMatch(/\/en\/latest\/$/);
+    const img = page.getByRole('img', { name: 'Build status of latest' });
+    await expect.poll(() => img.evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth)).toBeGreaterThan(0);
+    const res = await t.http.get(badgeUrl.pathname + badgeUrl.search).buffer(true);
+    expect([res.status, res.headers['content-type']]).toEqual([200, 'image/svg+xml; charset=utf-8']);
+    expect(String(res.body)).toContain('docs: passing');
+    expect(await page.getByLabel('reStructuredText').inputValue()).toContain(`.. image:: ${m![1]}\n    :target: ${m![2]}`);
+  });
+
   it("passes axe on every other page: the project's tabs, a user's sign-in", async () => {
     for (const tab of ['builds', 'variables', 'integrations', 'notifications', 'maintainers', 'related']) {
       await page.goto(`${origin}/projects/handbook/${tab}`);

@@ -543,6 +543,7 @@ function Settings({ project }: { project: ProjectData }) {
           hint="Serve only the default version, at the top of the project (as the one-version scheme does)."
         />
       </ActionForm>
+      <BadgeSnippets project={project} />
       <section className="danger-zone">
         <h2>Delete the project</h2>
         <p>Its versions, builds, redirects, variables and integrations go, and its built docs are deleted from storage. This cannot be undone.</p>
@@ -562,6 +563,46 @@ function Settings({ project }: { project: ProjectData }) {
         </ActionForm>
       </section>
     </>
+  );
+}
+
+const BadgeQuery = graphql(`
+  query ProjectBadge($slug: String!) {
+    project(slug: $slug) { id badgeToken }
+  }
+`);
+
+/** The build status badge of the default version, and the text that puts it in a README (Read the Docs' three snippets). */
+function BadgeSnippets({ project }: { project: ProjectData }) {
+  const [{ data }] = useQuery({ query: BadgeQuery, variables: { slug: project.slug } });
+  const version = project.versions.nodes.find((v) => v.slug === project.defaultVersion);
+  // A private version's badge needs the project's token: only then is it in the URL.
+  const needsToken = project.privacyLevel !== 'public' || version?.privacyLevel !== 'public';
+  const token = data?.project?.badgeToken;
+  if (needsToken && !token) return null;
+  const badge = `${window.location.origin}/projects/${project.slug}/badge/?version=${encodeURIComponent(project.defaultVersion)}${needsToken ? `&token=${token}` : ''}`;
+  const site = project.documentationUrl;
+  const snippets = [
+    ['Markdown', `[![Documentation Status](${badge})](${site})`],
+    ['reStructuredText', `.. image:: ${badge}\n    :target: ${site}\n    :alt: Documentation Status`],
+    ['HTML', `<a href="${site}"><img src="${badge}" alt="Documentation Status"></a>`],
+  ] as const;
+  return (
+    <section>
+      <h2>Badge</h2>
+      <p>
+        <img src={badge} alt={`Build status of ${project.defaultVersion}`} /> The build status of the default version, <code>{project.defaultVersion}</code>,
+        for a README.{needsToken ? " Its URL holds the project's badge token: anyone with it sees the status, nothing else." : ''}
+      </p>
+      {snippets.map(([label, text]) => (
+        <div className="field" key={label}>
+          <label>
+            {label}
+            <textarea readOnly rows={label === 'reStructuredText' ? 3 : 2} value={text} onFocus={(e) => e.currentTarget.select()} />
+          </label>
+        </div>
+      ))}
+    </section>
   );
 }
 
