@@ -53,6 +53,19 @@ export function downloadUrl(host: DocsHost, projectSlug: string, language: strin
   return `${docsRoot(host, projectSlug)}/_/downloads/${language}/${versionSlug}/${format}/`;
 }
 
+/**
+ * The web address of a version in its repository: a tag by its name, a branch by its identifier,
+ * `latest` without one by the project's default branch (`master` when unknown), as Read the Docs
+ * links them.
+ */
+export function versionWebUrl(
+  project: { repositoryUrl: string; defaultBranch: string | null },
+  v: { type: string; machine: boolean; verboseName: string; identifier: string | null; slug: string },
+): string {
+  const identifier = v.type === 'tag' && !v.machine ? v.verboseName : (v.identifier ?? (v.slug === 'latest' ? (project.defaultBranch ?? 'master') : null));
+  return repositoryWebUrl(project.repositoryUrl, identifier);
+}
+
 /** The web address of a repository (RTD's get_vcs_url): `.git` dropped, git:// shown as https://. */
 export function repositoryWebUrl(repositoryUrl: string, identifier: string | null): string {
   const base = repositoryUrl.replace(/^git:\/\//, 'https://').replace(/\.git$/, '');

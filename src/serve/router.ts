@@ -15,6 +15,7 @@ import { artifactPrefix, downloadKey } from '../storage/artifacts.ts';
 import { StorageKeyError } from '../storage/index.ts';
 import { readObject } from '../storage/storage.ts';
 import { docsRoot, servedRoot } from '../urls.ts';
+import { type AddonsTarget, addonsParams, addonsV1 } from './addons.ts';
 import { type Freshness, ServedGeneration } from './cache.ts';
 import { generatedRobots, generatedSitemap } from './crawlers.ts';
 import type { FastPath } from './fast.ts';
@@ -573,6 +574,7 @@ class DocsServer {
     if (segments[0] === 'versions' && segments.length === 2 && segments[1]!.endsWith('.json') && s.preview === undefined) {
       return this.versionsJson(s, segments[1]!.slice(0, -'.json'.length));
     }
+    if (segments[0] === 'addons' && segments.length === 1) return this.addons(s);
     if (segments[0] === 'search.json' && segments.length === 1) return this.searchJson(s);
     if (segments[0] === 'search' && segments.length === 1) return this.searchResults(s);
     if (segments[0] === 'downloads' && segments.length === 4) {
@@ -741,6 +743,53 @@ class DocsServer {
       .set('Cache-Control', cacheControl)
       .type(name === 'robots.txt' ? 'text/plain; charset=utf-8' : 'application/xml; charset=utf-8')
       .send(body);
+  }
+
+  /** Read the Docs' addons API (src/serve/addons.ts): the page's project, versions and addons, as its reader may read them. */
+  async addons(s: Scope): Promise<void> {
+    const params = addonsParams(s.req.query as Record<string, unknown>);
+    let answer: { status: number; body: unknown };
+    if ('status' in params) answer = params;
+    else if (params.apiMajor === 2) answer = { status: 200, body: { api_version: '2', comment: 'Undefined yet. Use v1 for now' } };
+    else {
+      const target = params.url
+        ? await this.addonsTargetOf(s, params.url)
+        : { projectSlug: params.project!, versionSlug: params.version, filename: null, byUrl: false };
+      const deps = {
+        ctx: s.reader.ctx,
+        siteRoot: this.servedRootOf(s.top),
+        publicUrl: this.config.publicUrl,
+      };
+      answer = target ? await addonsV1(deps, target) : { status: 404, body: { detail: 'No Project matches the given query.' } };
+    }
+    // What a signed-in reader is answered may name private versions: theirs alone, to no other origin.
+    if (s.reader !== this.anonymous) s.private = true;
+    s.res.status(answer.status);
+    this.sendJson(s, answer.body);
+  }
+
+  /** The project, version and file a page's URL names below this docs root; null when it names none here. */
+  async addonsTargetOf(s: Scope, url: string): Promise<AddonsTarget | null> {
+    let path: string;
+    try {
+      path = decodeURI(new URL(url, this.servedRootOf(s.top)).pathname);
+    } catch {
+      return null;
+    }
+    const base = new URL(this.servedRootOf(s.top)).pathname.replace(/\/$/, '');
+    if (path !== base && !path.startsWith(`${base}/`)) return null;
+    let parts = path.slice(base.length).split('/').slice(1);
+    let top = s.top;
+    if (parts[0] === 'projects' && parts[1]) {
+      const child = await this.resolve.subprojectByAlias(s.top.id, parts[1]);
+      if (!child) return null;
+      top = child;
+      parts = parts.slice(2);
+    }
+    const [language, version, ...file] = parts;
+    const project = language ? await this.resolve.projectForLanguage(top, language) : top;
+    if (!project || !version) return { projectSlug: (project ?? top).slug, versionSlug: null, filename: null, byUrl: true };
+    return { projectSlug: project.slug, versionSlug: version, filename: `/${file.join('/')}`, byUrl: true };
   }
 
   userRedirect(s: Scope, m: RedirectMatch): void {

@@ -69,7 +69,7 @@ describe('robots.txt', () => {
   });
 
   it('is answered at a docs root only: not below a subproject, nor at a translation’s own slug, nor inside a version', async () => {
-    expect((await get('/docs/fixture/projects/child/robots.txt')).status).toBe(404);
+    expect((await get('/docs/fixture/projects/kid/robots.txt')).status).toBe(404);
     expect((await get('/docs/fixture-es/robots.txt')).status).toBe(404);
     expect((await get('/docs/fixture/robots.txt/')).status).not.toBe(200);
   });

@@ -5,7 +5,7 @@ import { offeredVersions, versionRule, visibleVersions } from '../../domain/acce
 import { requestVersionSync } from '../../domain/version-sync.ts';
 import { updateVersion } from '../../domain/versions.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { documentationUrl, downloadUrl, repositoryWebUrl, servedProjectSelect } from '../../urls.ts';
+import { documentationUrl, downloadUrl, servedProjectSelect, versionWebUrl } from '../../urls.ts';
 import { builder, LOOKUP_COST } from '../builder.ts';
 import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, rowQuery, VersionTypeEnum, window } from './common.ts';
 import { writeErrors } from './errors.ts';
@@ -78,12 +78,7 @@ export const Version = builder.prismaObject('Version', {
     }),
     vcsUrl: t.string({
       select: projectUrlFields,
-      resolve: (v) =>
-        repositoryWebUrl(
-          v.project.repositoryUrl,
-          // A tag by its name; `latest` without a branch follows the default branch (`master` when unknown).
-          v.type === 'tag' && !v.machine ? v.verboseName : (v.identifier ?? (v.slug === 'latest' ? (v.project.defaultBranch ?? 'master') : null)),
-        ),
+      resolve: (v) => versionWebUrl(v.project, v),
     }),
     downloads: t.field({
       type: DownloadsRef,
