@@ -120,23 +120,33 @@ async function serve(config: Config): Promise<void> {
   // The build worker starts once the server listens: its start and first look at the queue (0.1 s,
   // and the first queries Prisma compiles) are not what a person waits for (docs/design/startup.md).
   // The app's own events: a build queued through the API wakes this worker at once.
-  const worker = config.buildConcurrency > 0 ? await startWorker(config, db, log, secret.key, storage, services.events) : null;
+  const worker = config.buildConcurrency > 0 ? startWorker(config, db, log, secret.key, storage, services.events) : Promise.resolve(null);
+  // From the listen on, SIGTERM shuts down cleanly, a worker still starting included; what fails
+  // here because the database closed under it is the shutdown's doing, not an error.
+  let stopping = false;
+  const unlessStopping = (e: unknown) => {
+    if (stopping) return null;
+    throw e;
+  };
+  stopOnSignals(log, 'shutting down', async () => {
+    stopping = true;
+    // Running builds get a while to finish; those still running are given back to the queue.
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeIdleConnections();
+    const started = await worker.catch(() => null);
+    await Promise.all([closed, control?.close(), started?.stop(WORKER_GRACE_MS)]);
+    await db.close();
+  });
+  await worker.catch(unlessStopping);
   // An empty installation must not be an open door, nor need the command line: its first account
   // is made with this one-time code (a secret until used, shown to whoever runs the server).
-  const setupCode = await firstRunSetupCode(db.prisma);
+  const setupCode = await firstRunSetupCode(db.prisma).catch(unlessStopping);
   if (setupCode) {
     log.warn(
       { setupUrl: `${config.publicUrl}/setup?code=${setupCode}` },
       'no users yet: create the first account (a site admin) at setupUrl, or with the setUpFirstAdmin mutation and this code; it works once',
     );
   }
-  stopOnSignals(log, 'shutting down', async () => {
-    // Running builds get a while to finish; those still running are given back to the queue.
-    const closed = new Promise((resolve) => server.close(resolve));
-    server.closeIdleConnections();
-    await Promise.all([closed, control?.close(), worker?.stop(WORKER_GRACE_MS)]);
-    await db.close();
-  });
 }
 
 /**

@@ -213,6 +213,15 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
     expect(existsSync(`${dataDir}/lectern.pid`)).toBe(false);
   });
 
+  it('`serve` stops with 0 on a SIGTERM sent the moment it says it listens, its build worker still starting', { timeout: 120_000 }, async () => {
+    for (let i = 0; i < 3; i++) {
+      const s = await startServe(env);
+      servers.push(s);
+      const exit = await s.stop('SIGTERM');
+      expect(exit, s.stderr()).toEqual({ code: 0, signal: null });
+    }
+  });
+
   it('`search reindex` indexes what is published (nothing yet here), and names a project that does not exist', async () => {
     const r = await lectern('search', 'reindex');
     expect(r.code, show(['search', 'reindex'], r)).toBe(0);
