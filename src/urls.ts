@@ -73,3 +73,6 @@ export function repositoryWebUrl(repositoryUrl: string, identifier: string | nul
   if (identifier && /^https:\/\/bitbucket\.org\//.test(base)) return `${base}/src/${identifier}`;
   return base;
 }
+
+/** A query parameter's value; repeated, the last one, as Django's QueryDict answers `get()`. */
+export const oneString = (v: unknown): string | undefined => (Array.isArray(v) ? oneString(v[v.length - 1]) : typeof v === 'string' ? v : undefined);

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import express from 'express';
 import { type BadgeStatus, badgeStatus } from '../domain/badges.ts';
 import type { Services } from '../domain/context.ts';
+import { oneString } from '../urls.ts';
 
 const STYLES = ['flat', 'flat-square', 'for-the-badge', 'plastic', 'social'] as const;
 const STATUSES: BadgeStatus[] = ['passing', 'failing', 'unknown'];
@@ -13,20 +14,14 @@ const IMAGES = new Map(
   STATUSES.flatMap((status) => STYLES.map((style) => [`${status}-${style}`, readFileSync(new URL(`./${status}-${style}.svg`, import.meta.url), 'utf8')])),
 );
 
-/** A query parameter given once as text, else undefined (a repeated one is the last, as Django reads it). */
-function one(v: unknown): string | undefined {
-  if (Array.isArray(v)) return one(v[v.length - 1]);
-  return typeof v === 'string' ? v : undefined;
-}
-
 export function badgeRouter(services: Pick<Services, 'prisma' | 'cipher'>): express.Router {
   const router = express.Router();
   router.get('/projects/:project/badge/', async (req, res, next) => {
     try {
-      const token = one(req.query.token) || undefined;
+      const token = oneString(req.query.token) || undefined;
       // Read the Docs' default is `latest`, whatever the project's default version (its dashboard names the version).
-      const version = one(req.query.version) || 'latest';
-      const style = STYLES.find((s) => s === one(req.query.style)) ?? 'flat';
+      const version = oneString(req.query.version) || 'latest';
+      const style = STYLES.find((s) => s === oneString(req.query.style)) ?? 'flat';
       const status = await badgeStatus(services, req.params.project, version, token);
       res
         .status(200)

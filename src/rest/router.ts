@@ -11,6 +11,7 @@ import type { Yoga } from '../graphql/yoga.ts';
 import type { RequestThrottle } from '../throttle.ts';
 import { spoolRequestBody } from '../uploads/multipart.ts';
 import type { UploadedFile } from '../uploads/spool.ts';
+import { oneString } from '../urls.ts';
 import { ApiDocuments } from './documents.ts';
 import { detail, forbidden, fromDomainError, fromGraphQLErrors, notAuthenticated, notFound, RestError } from './errors.ts';
 import { AuthenticationFailed, type Session, session } from './execute.ts';
@@ -77,8 +78,7 @@ function compile(route: Route): Compiled {
   return { route, regex: new RegExp(`^${source}$`), names };
 }
 
-/** A query parameter's value; repeated, the last one, as Django's QueryDict answers `get()`. */
-export const oneString = (v: unknown): string | undefined => (Array.isArray(v) ? oneString(v[v.length - 1]) : typeof v === 'string' ? v : undefined);
+export { oneString };
 
 /**
  * A paging parameter as DRF reads it (`int()` of the text): surrounding spaces and a sign are

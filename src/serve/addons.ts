@@ -8,7 +8,7 @@ import { readableVersionRule, visibleProjects } from '../domain/access.ts';
 import { languageName, programmingLanguageName } from '../domain/choices.ts';
 import type { Context } from '../domain/context.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import { documentationUrl, downloadUrl, servedProjectSelect, servedRoot, versionWebUrl } from '../urls.ts';
+import { documentationUrl, downloadUrl, oneString, servedProjectSelect, servedRoot, versionWebUrl } from '../urls.ts';
 import { compareVersions } from './switcher.ts';
 
 const projectSelect = {
@@ -70,7 +70,7 @@ export type AddonsAnswer = { status: number; body: unknown };
 export function addonsParams(
   query: Record<string, unknown>,
 ): { apiMajor: number; url: string | null; project: string | null; version: string | null } | AddonsAnswer {
-  const one = (v: unknown) => (typeof v === 'string' ? v : Array.isArray(v) && typeof v.at(-1) === 'string' ? (v.at(-1) as string) : null);
+  const one = (v: unknown) => oneString(v) ?? null;
   const url = one(query.url) || null;
   const project = one(query['project-slug']) || null;
   const version = one(query['version-slug']) || null;

@@ -14,7 +14,7 @@ import { sessionIdOf, signedIn } from '../domain/sessions.ts';
 import { artifactPrefix, downloadKey } from '../storage/artifacts.ts';
 import { StorageKeyError } from '../storage/index.ts';
 import { readObject } from '../storage/storage.ts';
-import { docsRoot, servedRoot } from '../urls.ts';
+import { docsRoot, oneString, servedRoot } from '../urls.ts';
 import { type AddonsTarget, addonsParams, addonsV1 } from './addons.ts';
 import { type Freshness, ServedGeneration } from './cache.ts';
 import { generatedRobots, generatedSitemap } from './crawlers.ts';
@@ -450,7 +450,7 @@ class DocsServer {
     const banner = version.type === 'external' ? previewBanner(version.externalSource as { number?: unknown; url?: unknown } | null) : '';
     const tag = switcher || search || banner || !this.domain ? pageTags(this.domain ? '' : SANDBOX_HEAD, switcher, search, banner) : undefined;
     // Sphinx's search page, asked a question: answered with the server's results.
-    const q = project.docsSearch && isSearchPage(key) ? queryString(s.req.query.q)?.trim() : undefined;
+    const q = project.docsSearch && isSearchPage(key) ? oneString(s.req.query.q)?.trim() : undefined;
     if (q) return this.searchPage(s, project, version.slug, `${prefix}/${key}`, q, tag);
     // Public files sent to anonymous readers (no Authorization header) are the same for every such reader.
     const record = this.deps.fast && reader === this.anonymous && !isPrivate ? this.deps.fast.recorder(s.req, s.epoch, s.fresh) : undefined;
@@ -628,8 +628,8 @@ class DocsServer {
   async searchJson(s: Scope): Promise<void> {
     // Search reads a version's text: under a URL grant, for its session's own request only.
     if (s.grant?.kind === 'url' && !s.grant.withCookie) return notFound(s.res, true);
-    const q = queryString(s.req.query.q)?.trim() ?? '';
-    const body = q ? await this.searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
+    const q = oneString(s.req.query.q)?.trim() ?? '';
+    const body = q ? await this.searchFor(s, q, oneString(s.req.query.version)) : { count: 0, results: [] };
     if (!body) return notFound(s.res, true);
     this.sendJson(s, body);
   }
@@ -638,8 +638,8 @@ class DocsServer {
   async searchResults(s: Scope): Promise<void> {
     // A page of the version's text: under a URL grant, to its session's own navigation only.
     if (s.grant?.kind === 'url' && !s.grant.withCookie) return isNavigation(s.req) ? redirect(s, 302, s.grant.plainPath) : notFound(s.res, true);
-    const q = queryString(s.req.query.q)?.trim() ?? '';
-    const found = q ? await this.searchFor(s, q, queryString(s.req.query.version)) : { count: 0, results: [] };
+    const q = oneString(s.req.query.q)?.trim() ?? '';
+    const found = q ? await this.searchFor(s, q, oneString(s.req.query.version)) : { count: 0, results: [] };
     if (!found) return notFound(s.res, true);
     s.res.set('Cache-Control', s.private ? 'private, no-cache' : 'no-cache').type('html');
     this.compress(s.req, s.res, () => s.res.send(resultsPage(q, found.results, found.count)));
@@ -930,7 +930,6 @@ function redirect(s: Scope, status: 301 | 302, location: string): void {
 const MAX_SEARCH_PAGE_BYTES = 1024 * 1024;
 
 /** A query parameter's value when given once or more (its last), as express parses it. */
-const queryString = (v: unknown): string | undefined => (Array.isArray(v) ? queryString(v[v.length - 1]) : typeof v === 'string' ? v : undefined);
 
 /** `url` read under a URL grant when it is a page of the grant's docs site: the grant's segment after its root. */
 function withGrantIn(url: string, root: string, segment: string): string {
