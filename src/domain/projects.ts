@@ -158,6 +158,9 @@ export interface UpdateProjectInput extends Omit<ImportProjectInput, 'repository
   showVersionWarning?: boolean | null;
   versionSwitcher?: boolean | null;
   docsSearch?: boolean | null;
+  addonsEnabled?: boolean | null;
+  hotkeysEnabled?: boolean | null;
+  docDiffEnabled?: boolean | null;
   externalBuildsEnabled?: boolean | null;
   versioningScheme?: string | null;
   readthedocsYamlPath?: string | null;
@@ -198,6 +201,9 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   if (input.showVersionWarning != null) data.showVersionWarning = input.showVersionWarning;
   if (input.versionSwitcher != null) data.versionSwitcher = input.versionSwitcher;
   if (input.docsSearch != null) data.docsSearch = input.docsSearch;
+  if (input.addonsEnabled != null) data.addonsEnabled = input.addonsEnabled;
+  if (input.hotkeysEnabled != null) data.hotkeysEnabled = input.hotkeysEnabled;
+  if (input.docDiffEnabled != null) data.docDiffEnabled = input.docDiffEnabled;
   if (input.externalBuildsEnabled != null) data.externalBuildsEnabled = input.externalBuildsEnabled;
   if (input.versioningScheme != null) data.versioningScheme = input.versioningScheme;
   if (input.readthedocsYamlPath !== undefined) data.readthedocsYamlPath = input.readthedocsYamlPath?.trim() || null;

@@ -33,6 +33,9 @@ const projectSelect = {
   showVersionWarning: true,
   versionSwitcher: true,
   docsSearch: true,
+  addonsEnabled: true,
+  hotkeysEnabled: true,
+  docDiffEnabled: true,
   mainLanguageProjectId: true,
 } satisfies Prisma.ProjectSelect;
 type ProjectRow = Prisma.ProjectGetPayload<{ select: typeof projectSelect }>;
@@ -137,28 +140,36 @@ export async function addonsV1(deps: AddonsDeps, target: AddonsTarget): Promise<
     builds: { current: build && version ? write.build(project, version, build) : null },
     domains: { dashboard: new URL(deps.publicUrl).host },
     readthedocs: { analytics: { code: null }, resolver: { filename: target.filename } },
-    addons: {
-      options: { load_when_embedded: false, root_selector: null },
-      analytics: { enabled: !project.analyticsDisabled && !!project.analyticsCode, code: project.analyticsCode },
-      notifications: { enabled: project.showVersionWarning, show_on_latest: true, show_on_non_stable: true, show_on_external: true },
-      flyout: { enabled: project.versionSwitcher, position: null },
-      customscript: { enabled: false, src: null },
-      search: { enabled: project.docsSearch, filters: [], default_filter: filter },
-      linkpreviews: { enabled: false, selector: null },
-      hotkeys: { enabled: true, doc_diff: { enabled: true, trigger: 'KeyD' }, search: { enabled: true, trigger: 'Slash' } },
-      filetreediff: { enabled: false },
-      ...(target.byUrl
-        ? {
-            doc_diff: {
-              enabled: true,
-              base_url: target.filename ? `${documentationUrl(ctx.config, project, 'latest')}${target.filename.replace(/^\//, '')}` : null,
-              inject_styles: true,
-            },
-          }
-        : {}),
-    },
+    addons: addonsOf(project, target, filter, documentationUrl(ctx.config, project, 'latest')),
   };
   return { status: 200, body };
+}
+
+/**
+ * Which addons are on, as the project's settings say: none when it turned the addons off. The
+ * doc diff's base is the same page in `latest` (`latestRoot`), answered only when asked by URL.
+ */
+function addonsOf(project: ProjectRow, target: AddonsTarget, filter: string, latestRoot: string) {
+  const on = project.addonsEnabled;
+  const docDiff = on && project.docDiffEnabled;
+  return {
+    options: { load_when_embedded: false, root_selector: null },
+    analytics: { enabled: on && !project.analyticsDisabled && !!project.analyticsCode, code: project.analyticsCode },
+    notifications: { enabled: on && project.showVersionWarning, show_on_latest: true, show_on_non_stable: true, show_on_external: true },
+    flyout: { enabled: on && project.versionSwitcher, position: null },
+    customscript: { enabled: false, src: null },
+    search: { enabled: on && project.docsSearch, filters: [], default_filter: filter },
+    linkpreviews: { enabled: false, selector: null },
+    hotkeys: {
+      enabled: on && project.hotkeysEnabled,
+      doc_diff: { enabled: docDiff, trigger: 'KeyD' },
+      search: { enabled: on && project.docsSearch, trigger: 'Slash' },
+    },
+    filetreediff: { enabled: false },
+    ...(target.byUrl
+      ? { doc_diff: { enabled: docDiff, base_url: target.filename ? `${latestRoot}${target.filename.replace(/^\//, '')}` : null, inject_styles: true } }
+      : {}),
+  };
 }
 
 /** The addons API's representations: Read the Docs' API v3 serializers without `_links`. */

@@ -20,6 +20,7 @@ export const projectSelect = {
   defaultVersion: true,
   versionSwitcher: true,
   docsSearch: true,
+  addonsEnabled: true,
   mainLanguageProjectId: true,
   superprojects: servedProjectSelect.superprojects,
   mainLanguageProject: servedProjectSelect.mainLanguageProject,
@@ -61,7 +62,7 @@ async function servedProjects(prisma: PrismaClient, where: Prisma.Sql): Promise<
   const rows = await prisma.$queryRaw<{ row: string }[]>`
     SELECT json_build_object(
       'id', p.id, 'slug', p.slug, 'language', p.language, 'privacyLevel', p."privacyLevel"::text,
-      'defaultVersion', p."defaultVersion", 'versionSwitcher', p."versionSwitcher", 'docsSearch', p."docsSearch", 'mainLanguageProjectId', p."mainLanguageProjectId",
+      'defaultVersion', p."defaultVersion", 'versionSwitcher', p."versionSwitcher", 'docsSearch', p."docsSearch", 'addonsEnabled', p."addonsEnabled", 'mainLanguageProjectId', p."mainLanguageProjectId",
       'superprojects', COALESCE((
         SELECT json_agg(json_build_object('alias', r.alias, 'parent', json_build_object('slug', pp.slug, 'privacyLevel', pp."privacyLevel"::text)) ORDER BY r.id)
         FROM "ProjectRelationship" r JOIN "Project" pp ON pp.id = r."parentId" WHERE r."childId" = p.id), '[]'::json),
@@ -171,6 +172,15 @@ export class Resolver {
         select: { slug: true, verboseName: true },
       }),
     );
+  }
+
+  /** The versions a menu lists to `viewer`: listedVersions() for an anonymous reader, theirs (private ones too, read now) for others. */
+  listedVersionsFor(projectId: number, viewer: Context['viewer']): Promise<{ slug: string; verboseName: string }[]> {
+    if (!viewer) return this.listedVersions(projectId);
+    return this.#prisma.version.findMany({
+      where: { AND: [{ projectId, publishedBuildId: { not: null }, hidden: false, type: { not: 'external' } }, readableVersionRule.where(viewer)] },
+      select: { slug: true, verboseName: true },
+    });
   }
 }
 

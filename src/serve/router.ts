@@ -16,7 +16,7 @@ import { StorageKeyError } from '../storage/index.ts';
 import { readObject } from '../storage/storage.ts';
 import { docsRoot, oneString, servedRoot } from '../urls.ts';
 import { type AddonsTarget, addonsParams, addonsV1 } from './addons.ts';
-import { type Freshness, ServedGeneration } from './cache.ts';
+import { type Freshness, ServedGeneration, TtlCache } from './cache.ts';
 import { generatedRobots, generatedSitemap } from './crawlers.ts';
 import type { FastPath } from './fast.ts';
 import { cookieGrants, GRANT_PATH, type Grant, issueTicket, peekTicket, takeTicket, underGrant, urlGrant } from './grants.ts';
@@ -141,6 +141,8 @@ class DocsServer {
   readonly log: Services['log'];
   readonly sender: Sender;
   readonly resolve: Resolver;
+  /** The addons API's answers to anonymous readers (the same for all of them), emptied by every change served. */
+  readonly addonsAnswers: TtlCache;
   // Stored files come with their own gzip copy (./send.ts); only the few answers made here per
   // request (the versions JSON, the switcher script) go through the middleware, invoked for them alone.
   readonly compress = compression();
@@ -154,7 +156,9 @@ class DocsServer {
     this.config = deps.services.config;
     this.log = deps.services.log;
     this.sender = new Sender(this.services.storage, this.config.serveXAccel);
-    this.resolve = new Resolver(this.services.prisma, this.config.serveCacheSeconds, deps.served ?? new ServedGeneration(this.services.events));
+    const served = deps.served ?? new ServedGeneration(this.services.events);
+    this.resolve = new Resolver(this.services.prisma, this.config.serveCacheSeconds, served);
+    this.addonsAnswers = new TtlCache({ ttlMs: this.config.serveCacheSeconds * 1000, generation: served, maxBytes: 8 * 1024 * 1024 });
     this.anonymous = new Reader(anonymousContext(this.services));
     this.domain = docsDomainOf(this.config.docsDomain);
   }
@@ -412,6 +416,8 @@ class DocsServer {
       if (canonical !== s.base) return redirect(s, 302, `${canonical}/${raw.join('/')}${dir ? '/' : ''}`);
     }
     if (segments.length === 1) return redirect(s, 302, `${s.base}/${raw[0]}/${encodeURIComponent(s.preview ?? project.defaultVersion)}/`);
+    // mike's list beside the versions (a version named so is still served at `versions.json/`).
+    if (segments.length === 2 && !dir && segments[1] === 'versions.json' && s.preview === undefined) return this.mikeVersions(s, project);
     if (s.preview !== undefined && segments[1] !== s.preview) return notFound(s.res, s.private);
 
     const versionSlug = segments[1]!;
@@ -439,16 +445,7 @@ class DocsServer {
     const key = file.length === 0 ? 'index.html' : `${file.join('/')}${dir ? '/index.html' : ''}`;
     const isPrivate = s.private;
     if (await this.gate(s, project, version, isHtmlKey(key) || isDocumentRequest(s.req) ? 'document' : 'file')) return;
-    // The version menu reads public data, from the root without any grant; a preview host has none.
-    const switcher =
-      project.versionSwitcher && s.preview === undefined
-        ? switcherTag({ base: s.plainBase, language, version: versionSlug, page: `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}` })
-        : '';
-    // Under a URL grant the search box cannot read search.json (answers there need the session
-    // cookie, which a sandboxed page's fetch never carries): it sends the reader to a results page.
-    const search = project.docsSearch ? searchTag(s.base, versionSlug, s.grant?.kind === 'url') : '';
-    const banner = version.type === 'external' ? previewBanner(version.externalSource as { number?: unknown; url?: unknown } | null) : '';
-    const tag = switcher || search || banner || !this.domain ? pageTags(this.domain ? '' : SANDBOX_HEAD, switcher, search, banner) : undefined;
+    const tag = this.tagsOf(s, project, version, versionSlug, `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}`);
     // Sphinx's search page, asked a question: answered with the server's results.
     const q = project.docsSearch && isSearchPage(key) ? oneString(s.req.query.q)?.trim() : undefined;
     if (q) return this.searchPage(s, project, version.slug, `${prefix}/${key}`, q, tag);
@@ -706,6 +703,39 @@ class DocsServer {
     this.sendJson(s, body);
   }
 
+  /** What is put into a served HTML page of `version` (`page`: its path below the version, URL-encoded); undefined for nothing. */
+  tagsOf(s: Scope, project: ServedProjectRow, version: ReadableVersion, versionSlug: string, page: string): PageTags | undefined {
+    // The addons data and the version menu read what a reader without grant reads, from the root;
+    // a preview host has neither.
+    const switcher =
+      project.addonsEnabled && s.preview === undefined
+        ? switcherTag({ base: s.plainBase, root: this.servedRootOf(s.top), project: project.slug, version: versionSlug, page })
+        : '';
+    // Under a URL grant the search box cannot read search.json (answers there need the session
+    // cookie, which a sandboxed page's fetch never carries): it sends the reader to a results page.
+    const search = project.docsSearch ? searchTag(s.base, versionSlug, s.grant?.kind === 'url') : '';
+    const banner = version.type === 'external' ? previewBanner(version.externalSource as { number?: unknown; url?: unknown } | null) : '';
+    return switcher || search || banner || !this.domain ? pageTags(this.domain ? '' : SANDBOX_HEAD, switcher, search, banner) : undefined;
+  }
+
+  /**
+   * `<root>/<lang>/versions.json`: the versions a menu lists, in mike's format (`version`, `title`,
+   * `aliases`), which Material for MkDocs' version selector reads (`extra.version.provider: mike`)
+   * from `../versions.json` of a version's root. As its reader may read them; under a grant, which
+   * reads one version, none.
+   */
+  async mikeVersions(s: Scope, project: ServedProjectRow): Promise<void> {
+    if (s.grant) return notFound(s.res, true);
+    const viewer = s.reader === this.anonymous ? null : s.reader.ctx.viewer;
+    // What a signed-in reader is answered may name private versions: theirs alone.
+    if (viewer) s.private = true;
+    const versions = [...(await this.resolve.listedVersionsFor(project.id, viewer))].sort((a, b) => compareVersions(a.slug, b.slug));
+    this.sendJson(
+      s,
+      versions.map((v) => ({ version: v.slug, title: v.verboseName, aliases: [] })),
+    );
+  }
+
   /**
    * `robots.txt` or `sitemap.xml` at the root of a project's docs (docs/design/crawlers.md): the
    * project's own, from its default version's HTML, when anyone can read that version; else the
@@ -760,7 +790,9 @@ class DocsServer {
         siteRoot: this.servedRootOf(s.top),
         publicUrl: this.config.publicUrl,
       };
-      answer = target ? await addonsV1(deps, target) : { status: 404, body: { detail: 'No Project matches the given query.' } };
+      const ask = () => (target ? addonsV1(deps, target) : Promise.resolve({ status: 404, body: { detail: 'No Project matches the given query.' } }));
+      // Every anonymous reader is answered the same: one answer per page, kept as the docs' rows are.
+      answer = s.reader === this.anonymous ? await this.addonsAnswers.get(JSON.stringify([deps.siteRoot, target]), ask) : await ask();
     }
     // What a signed-in reader is answered may name private versions: theirs alone, to no other origin.
     if (s.reader !== this.anonymous) s.private = true;

@@ -1,16 +1,44 @@
-// The small version and language menu of hosted docs: a script tag put into served HTML pages,
-// the script itself (one static file) and the JSON it reads. A project turns it off with
-// Project.versionSwitcher. The script builds its menu with DOM calls only (no innerHTML), so no
-// version name or URL can inject markup.
+// Read the Docs' addons data on hosted pages, and Lectern's small version and language menu drawn
+// from it (docs/design/addons.md): a script tag put into served HTML pages and the script itself
+// (one static file). The script reads the page's `/_/addons/` answer, dispatches Read the Docs'
+// `readthedocs-addons-data-ready` event with it (themes that draw their own version selector wait
+// for it), and draws the menu when the answer's flyout addon is on and no script of the page took
+// the data over. A project turns it all off with Project.addonsEnabled, the menu alone with
+// Project.versionSwitcher. The menu is built with DOM calls only (no innerHTML), so no version name
+// or URL can inject markup.
 
 /** Bumped when the script changes, so browsers holding the old one fetch the new one. */
-export const SWITCHER_REVISION = '1';
+export const SWITCHER_REVISION = '2';
 
-export const SWITCHER_JS = `/* Lectern version and language switcher */
+export const SWITCHER_JS = `/* Lectern: Read the Docs' addons data, and a version and language menu */
 (function () {
   var script = document.currentScript;
   if (!script || !window.fetch) return;
   var d = script.dataset;
+  var page = d.page || '';
+  // The answer's URLs are canonical (Lectern's public URL): this site's are followed as the reader
+  // reached it (another host name, a grant's path), so the menu keeps them where they are.
+  function here(url) { return url.indexOf(d.root + '/') === 0 ? d.base + url.slice(d.root.length) : url; }
+  var box = null;
+  var taken = false;
+  // A script of the page that reads the data draws its own selectors (sphinx_rtd_theme 3's, for
+  // one): the menu goes, and is not drawn.
+  function takeOver() {
+    taken = true;
+    if (box && box.parentNode) box.parentNode.removeChild(box);
+  }
+  function status() {
+    var meta = document.querySelector('meta[name="readthedocs-http-status"]');
+    return meta ? meta.content : '200';
+  }
+  function eventData(data) {
+    return { data: function () { takeOver(); return data; }, initialize: function () {}, httpStatus: status };
+  }
+  // Material for MkDocs draws its own version selector from mike's versions.json.
+  function materialVersions() {
+    var config = document.getElementById('__config');
+    try { return !!config && JSON.parse(config.textContent).version.provider === 'mike'; } catch (e) { return false; }
+  }
   function pick(label, name, items, current, go) {
     var wrap = document.createElement('label');
     wrap.style.cssText = 'display:inline-block;margin:0 .3em';
@@ -29,33 +57,43 @@ export const SWITCHER_JS = `/* Lectern version and language switcher */
     wrap.appendChild(select);
     return wrap;
   }
-  fetch(d.versions, { credentials: 'same-origin' })
-    .then(function (r) { return r.ok ? r.json() : null; })
-    .then(function (data) {
-      if (!data) return;
-      var page = d.page || '';
-      var versions = data.versions.slice();
-      // A hidden version is served but not listed: still show where the reader is.
-      if (!versions.some(function (v) { return v.slug === d.version; })) {
-        versions.unshift({ slug: d.version, name: d.version, url: d.base + '/' + d.language + '/' + d.version + '/' });
-      }
+  function draw(data) {
+    var nav = document.createElement('nav');
+    nav.id = 'lectern-switcher';
+    nav.setAttribute('aria-label', 'Versions and languages');
+    nav.style.cssText = 'position:fixed;right:1em;bottom:1em;z-index:2147483647;background:#fff;color:#222;' +
+      'border:1px solid #bbb;border-radius:4px;padding:.4em .5em;font:13px/1.4 sans-serif;box-shadow:0 1px 4px rgba(0,0,0,.2)';
+    var current = data.versions.current;
+    var versions = data.versions.active.slice();
+    // A hidden version is served but not listed: still show where the reader is.
+    if (current && !versions.some(function (v) { return v.slug === current.slug; })) versions.unshift(current);
+    if (!materialVersions() && versions.length) {
       var byVersion = {};
       versions.forEach(function (v) { byVersion[v.slug] = v; });
-      var box = document.createElement('nav');
-      box.id = 'lectern-switcher';
-      box.setAttribute('aria-label', 'Versions and languages');
-      box.style.cssText = 'position:fixed;right:1em;bottom:1em;z-index:2147483647;background:#fff;color:#222;' +
-        'border:1px solid #bbb;border-radius:4px;padding:.4em .5em;font:13px/1.4 sans-serif;box-shadow:0 1px 4px rgba(0,0,0,.2)';
-      box.appendChild(pick('Version', 'version', versions.map(function (v) { return { value: v.slug, text: v.name }; }), d.version,
-        function (slug) { window.location.href = byVersion[slug].url + page; }));
-      var languages = data.translations || [];
-      if (languages.length > 1) {
-        var byLanguage = {};
-        languages.forEach(function (t) { byLanguage[t.language] = t; });
-        box.appendChild(pick('Language', 'language', languages.map(function (t) { return { value: t.language, text: t.name }; }), d.language,
-          function (code) { window.location.href = byLanguage[code].url + encodeURIComponent(d.version) + '/' + page; }));
-      }
-      document.body.appendChild(box);
+      nav.appendChild(pick('Version', 'version', versions.map(function (v) { return { value: v.slug, text: v.verbose_name }; }), d.version,
+        function (slug) { window.location.href = here(byVersion[slug].urls.documentation) + page; }));
+    }
+    var languages = [data.projects.current].concat(data.projects.translations);
+    if (languages.length > 1) {
+      languages.sort(function (a, b) { return a.language.code < b.language.code ? -1 : a.language.code > b.language.code ? 1 : 0; });
+      var byLanguage = {};
+      languages.forEach(function (p) { byLanguage[p.language.code] = p; });
+      nav.appendChild(pick('Language', 'language', languages.map(function (p) { return { value: p.language.code, text: p.language.name }; }),
+        data.projects.current.language.code, function (code) { window.location.href = here(byLanguage[code].urls.documentation) + page; }));
+    }
+    return nav.firstChild ? nav : null;
+  }
+  fetch(d.addons, { credentials: 'same-origin' })
+    .then(function (r) { return r.ok ? r.json() : null; })
+    .then(function (data) {
+      if (!data || !data.projects) return;
+      // Read the Docs' addons script's contract: the data on the window for scripts that come
+      // later, and the event for those already listening.
+      window.ReadTheDocsEventData = eventData(data);
+      document.dispatchEvent(new CustomEvent('readthedocs-addons-data-ready', { detail: eventData(data) }));
+      if (taken || !data.addons.flyout.enabled) return;
+      box = draw(data);
+      if (box) document.body.appendChild(box);
     })
     .catch(function () {});
 })();
@@ -68,7 +106,10 @@ export const escapeAttr = (s: string) => (/[&"<>]/.test(s) ? s.replace(/&/g, '&a
 export interface SwitcherTag {
   /** URL path of the docs root the page was reached by ('' on a project's own host). */
   base: string;
-  language: string;
+  /** The same docs root as Lectern's public URL writes it (absolute): the addons answer's URLs start with it. */
+  root: string;
+  /** The project whose page it is (a translation's or subproject's own slug). */
+  project: string;
   version: string;
   /** The page, still URL-encoded, relative to the version's root ('' for the root page). */
   page: string;
@@ -76,9 +117,10 @@ export interface SwitcherTag {
 
 export function switcherTag(t: SwitcherTag): string {
   const base = escapeAttr(t.base);
+  const addons = `${t.base}/_/addons/?api-version=1&project-slug=${encodeURIComponent(t.project)}&version-slug=${encodeURIComponent(t.version)}`;
   return (
-    `<script src="${base}/_/switcher.js?v=${SWITCHER_REVISION}" data-versions="${base}/_/versions/${escapeAttr(encodeURIComponent(t.language))}.json"` +
-    ` data-base="${base}" data-language="${escapeAttr(t.language)}" data-version="${escapeAttr(t.version)}" data-page="${escapeAttr(t.page)}"></script>`
+    `<script src="${base}/_/switcher.js?v=${SWITCHER_REVISION}" data-addons="${escapeAttr(addons)}" data-root="${escapeAttr(t.root)}" data-base="${base}"` +
+    ` data-version="${escapeAttr(t.version)}" data-page="${escapeAttr(t.page)}"></script>`
   );
 }
 

@@ -62,7 +62,15 @@ export const Project = builder.prismaObject('Project', {
     versioningScheme: t.exposeString('versioningScheme'),
     singleVersion: t.boolean({ resolve: (p) => p.singleVersion || p.versioningScheme === 'single_version_without_translations' }),
     showVersionWarning: t.exposeBoolean('showVersionWarning'),
-    versionSwitcher: t.exposeBoolean('versionSwitcher', { description: 'Whether served HTML pages carry the version and language menu.' }),
+    versionSwitcher: t.exposeBoolean('versionSwitcher', {
+      description: "Whether served HTML pages carry the version and language menu (Read the Docs' flyout addon).",
+    }),
+    addonsEnabled: t.exposeBoolean('addonsEnabled', {
+      description:
+        "Whether served HTML pages get Read the Docs' addons data (/_/addons/, and the readthedocs-addons-data-ready event a theme's own version selector waits for); off, pages get no version menu either.",
+    }),
+    hotkeysEnabled: t.exposeBoolean('hotkeysEnabled', { description: "Whether the addons answer turns on the addons script's hotkeys." }),
+    docDiffEnabled: t.exposeBoolean('docDiffEnabled', { description: "Whether the addons answer turns on the addons script's doc diff." }),
     externalBuildsEnabled: t.exposeBoolean('externalBuildsEnabled', {
       description:
         "Pull requests (GitHub's pull_request, GitLab's merge_request events on an integration) are built as previews: external versions named by their number, private or public as externalBuildsPrivacyLevel says, removed LECTERN_PREVIEW_RETENTION_DAYS after they close.",
@@ -237,6 +245,11 @@ export const UpdateProjectInput = builder.inputType('UpdateProjectInput', {
     showVersionWarning: t.boolean(),
     versionSwitcher: t.boolean(),
     docsSearch: t.boolean(),
+    addonsEnabled: t.boolean({
+      description: "Read the Docs' addons data on served pages (the readthedocs-addons-data-ready event, which the version menu reads). On by default.",
+    }),
+    hotkeysEnabled: t.boolean({ description: "The addons answer's hotkeys. On by default." }),
+    docDiffEnabled: t.boolean({ description: "The addons answer's doc diff. On by default." }),
     externalBuildsEnabled: t.boolean({ description: 'Build pull requests as previews (GitHub and GitLab integrations). Off by default.' }),
     versioningScheme: t.string(),
     readthedocsYamlPath: t.string(),

@@ -47,7 +47,7 @@ const ProjectQuery = graphql(`
     viewer { id username isAdmin } setupNeeded
     project(slug: $slug) {
       id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion viewerIsMaintainer
-      documentationUrl versionSwitcher docsSearch showVersionWarning singleVersion analyticsCode analyticsDisabled
+      documentationUrl versionSwitcher addonsEnabled hotkeysEnabled docDiffEnabled docsSearch showVersionWarning singleVersion analyticsCode analyticsDisabled
       externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
       language { code name }
       programmingLanguage { code name }
@@ -388,7 +388,7 @@ const UpdateProject = graphql(`
       __typename
       ... on MutationUpdateProjectSuccess {
         data {
-          id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion documentationUrl versionSwitcher docsSearch
+          id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion documentationUrl versionSwitcher addonsEnabled hotkeysEnabled docDiffEnabled docsSearch
           showVersionWarning singleVersion analyticsCode analyticsDisabled externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
           language { code name } programmingLanguage { code name } repository { url type }
         }
@@ -450,6 +450,9 @@ function settingsInput(f: Record<string, string>) {
     analyticsCode: f.analyticsCode || null,
     analyticsDisabled: check(f, 'analyticsDisabled'),
     versionSwitcher: check(f, 'versionSwitcher'),
+    addonsEnabled: check(f, 'addonsEnabled'),
+    hotkeysEnabled: check(f, 'hotkeysEnabled'),
+    docDiffEnabled: check(f, 'docDiffEnabled'),
     docsSearch: check(f, 'docsSearch'),
     externalBuildsEnabled: check(f, 'externalBuildsEnabled'),
     showVersionWarning: check(f, 'showVersionWarning'),
@@ -532,7 +535,15 @@ function Settings({ project }: { project: ProjectData }) {
         />
         <Field label="Analytics code" name="analyticsCode" defaultValue={project.analyticsCode ?? ''} />
         <Check label="Analytics disabled" name="analyticsDisabled" checked={project.analyticsDisabled} />
-        <Check label="Version menu in pages" name="versionSwitcher" checked={project.versionSwitcher} />
+        <Check
+          label="Addons data in pages"
+          name="addonsEnabled"
+          checked={project.addonsEnabled}
+          hint="Read the Docs' addons data and event, which a theme's own version selector (sphinx_rtd_theme 3) waits for. Off, pages get no version menu either."
+        />
+        <Check label="Version menu in pages" name="versionSwitcher" checked={project.versionSwitcher} hint="Hidden where the theme draws its own." />
+        <Check label="Hotkeys (Read the Docs' addons script)" name="hotkeysEnabled" checked={project.hotkeysEnabled} />
+        <Check label="Doc diff against latest (Read the Docs' addons script)" name="docDiffEnabled" checked={project.docDiffEnabled} />
         <Check label="Search box in pages (and search.html answered by the server)" name="docsSearch" checked={project.docsSearch} />
         <Check label="Build pull requests as previews (GitHub and GitLab integrations)" name="externalBuildsEnabled" checked={project.externalBuildsEnabled} />
         <Check label="Warn on old versions" name="showVersionWarning" checked={project.showVersionWarning} />
