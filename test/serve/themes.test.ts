@@ -6,9 +6,12 @@
 // reader would: the theme's own search finds a page (MkDocs' runs in a Worker, which an opaque origin
 // could not start from the site's URL), its web fonts load (document.fonts), nothing is refused for
 // CORS, one search button shows (the theme's), and a private version's 404 offers sign-in, which
-// leads to the page. Screenshots in test-results/.
+// leads to the page. Version selectors (issue 24): a theme's own, fed by Lectern's addons data
+// (Read the Docs' readthedocs-addons-data-ready event) or by mike's versions.json (Material), in
+// which case Lectern's menu steps aside; Lectern's menu where the theme has none. Screenshots in
+// test-results/.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -24,17 +27,54 @@ let browser: Browser;
 let sites: [string, string][];
 
 /** The MkDocs fixture built with Material, fonts from the machine (no Google Fonts offline). */
-async function materialBuild(): Promise<string> {
+async function materialBuild(extra = ''): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-material-'));
   temps.push(dir);
   cpSync(path.join(FIXTURES, 'mkdocs', 'docs'), path.join(dir, 'docs'), { recursive: true });
   writeFileSync(
     path.join(dir, 'mkdocs.yml'),
-    'site_name: Child Docs\ntheme:\n  name: material\n  font: false\nnav:\n  - Home: index.md\n  - About: about.md\n',
+    `site_name: Child Docs\ntheme:\n  name: material\n  font: false\nnav:\n  - Home: index.md\n  - About: about.md\n${extra}`,
   );
   await promisify(execFile)('/usr/bin/python3', ['-m', 'mkdocs', 'build', '-q', '-f', path.join(dir, 'mkdocs.yml'), '-d', path.join(dir, 'site')]);
   return path.join(dir, 'site');
 }
+
+/**
+ * A page script that draws the theme's own version selector from Read the Docs' addons data, as
+ * sphinx_rtd_theme 3 does with its `version_selector` (not in Debian, whose theme is 1.2): it waits
+ * for `readthedocs-addons-data-ready` and reads `event.detail.data()`.
+ */
+const THEME_SELECTOR_JS = `document.addEventListener('readthedocs-addons-data-ready', function (event) {
+  var config = event.detail.data();
+  var select = document.createElement('select');
+  select.className = 'theme-version-selector';
+  select.setAttribute('aria-label', 'Theme version');
+  config.versions.active.forEach(function (v) {
+    var option = document.createElement('option');
+    option.value = v.urls.documentation;
+    option.textContent = v.slug;
+    option.selected = v.slug === config.versions.current.slug;
+    select.appendChild(option);
+  });
+  select.addEventListener('change', function () { window.location.href = select.value; });
+  document.querySelector('.wy-side-nav-search').appendChild(select);
+});
+`;
+
+/** The Sphinx fixture in Debian's Read the Docs theme, with THEME_SELECTOR_JS among its scripts. */
+async function rtdWithSelectorBuild(): Promise<string> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-rtd-selector-'));
+  temps.push(dir);
+  cpSync(path.join(FIXTURES, 'sphinx'), path.join(dir, 'src'), { recursive: true });
+  mkdirSync(path.join(dir, 'src', '_static'));
+  writeFileSync(path.join(dir, 'src', '_static', 'theme-versions.js'), THEME_SELECTOR_JS);
+  const defines = ['html_theme=sphinx_rtd_theme', 'html_static_path=_static', 'html_js_files=theme-versions.js'].flatMap((d) => ['-D', d]);
+  await promisify(execFile)('/usr/bin/sphinx-build', ['-q', '-b', 'html', ...defines, path.join(dir, 'src'), path.join(dir, 'html')]);
+  return path.join(dir, 'html');
+}
+
+/** Sites published with a second public version, `v2`: their version selectors have a choice. */
+const WITH_V2 = new Set(['rtd', 'rtd-selector', 'material-mike']);
 
 beforeAll(async () => {
   sites = [
@@ -43,6 +83,8 @@ beforeAll(async () => {
     ['alabaster', await sphinxBuild('sphinx')],
     ['rtd', await sphinxBuild('sphinx', { overrides: { html_theme: 'sphinx_rtd_theme' } })],
     ['furo', await sphinxBuild('sphinx', { overrides: { html_theme: 'furo' } })],
+    ['rtd-selector', await rtdWithSelectorBuild()],
+    ['material-mike', await materialBuild('extra:\n  version:\n    provider: mike\n')],
   ];
   browser = await launchChromium();
 }, 240_000);
@@ -71,6 +113,7 @@ describe.each(MODES)('themes, docs served in their $mode', ({ mode, hostname, do
     for (const [slug, html] of sites) {
       const project = await makeProject(t, { slug, maintainers: [user.id] });
       await publish(t, { project, version: 'latest', html });
+      if (WITH_V2.has(slug)) await publish(t, { project, version: 'v2', html });
       const closed = await publish(t, { project, version: 'closed', html });
       await t.db.prisma.version.update({ where: { id: closed.versionId }, data: { privacyLevel: 'private' } });
     }
@@ -177,6 +220,54 @@ describe.each(MODES)('themes, docs served in their $mode', ({ mode, hostname, do
       await page.close();
     }, 120_000);
   }
+
+  it("a theme's own version selector, fed by Lectern's addons data: Lectern's menu steps aside", async () => {
+    const { page, problems } = await open(`${docsRoot(origin, 'rtd-selector')}/en/latest/guide/install.html`);
+    const select = page.locator('select.theme-version-selector');
+    await select.waitFor();
+    expect(await select.locator('option').allTextContents()).toEqual(['latest', 'v2']);
+    expect(await page.locator('#lectern-switcher').count()).toBe(0);
+    // Read the Docs' contract for scripts that come after the event: the same data on the window.
+    expect(
+      await page.evaluate(
+        () =>
+          (window as unknown as { ReadTheDocsEventData: { data(): { projects: { current: { slug: string } } } } }).ReadTheDocsEventData.data().projects.current
+            .slug,
+      ),
+    ).toBe('rtd-selector');
+    await page.screenshot({ path: shot('rtd-theme-selector') });
+    await Promise.all([page.waitForURL((u) => u.pathname.endsWith('/en/v2/')), select.selectOption('v2')]);
+    expect(problems()).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it("Lectern's menu where the theme has none (Debian's Read the Docs theme), going to the same page", async () => {
+    const { page, problems } = await open(`${docsRoot(origin, 'rtd')}/en/latest/guide/install.html`);
+    const versions = page.locator('#lectern-switcher select[name="version"]');
+    await versions.waitFor();
+    expect(await versions.locator('option').allTextContents()).toEqual(['latest', 'v2']);
+    await Promise.all([page.waitForURL((u) => u.pathname.endsWith('/en/v2/guide/install.html')), versions.selectOption('v2')]);
+    expect(problems()).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it("Material's own version selector reads mike's versions.json: Lectern's menu steps aside", async () => {
+    const { page, problems } = await open(`${docsRoot(origin, 'material-mike')}/en/latest/about/`);
+    const current = page.locator('.md-version__current');
+    await current.waitFor();
+    expect((await current.textContent())?.trim()).toBe('latest');
+    expect(await page.locator('.md-version__link').allTextContents()).toEqual(['latest', 'v2']);
+    // The addons data came, with the menu on: Lectern draws no version picker of its own beside Material's.
+    await page.waitForFunction(() => 'ReadTheDocsEventData' in window);
+    expect(await page.locator('#lectern-switcher select[name="version"]').count()).toBe(0);
+    await page.screenshot({ path: shot('material-versions') });
+    await page.locator('.md-version').hover();
+    // Material looks for the same page in the version's sitemap.xml (MkDocs writes its URLs from
+    // `site_url`, unset here), else goes to the version's root.
+    await Promise.all([page.waitForURL((u) => /\/en\/v2\/(about\/)?$/.test(u.pathname)), page.locator('.md-version__link', { hasText: 'v2' }).click()]);
+    expect(problems()).toEqual([]);
+    await page.close();
+  }, 120_000);
 
   it("offers sign-in on a private version's 404, and signing in leads to the page", async () => {
     for (const slug of ['mk', 'rtd']) {
