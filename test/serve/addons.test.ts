@@ -135,6 +135,23 @@ describe('api-version 1', () => {
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it("keeps the answer to anonymous readers only until what it says changes, and never hands it a maintainer's", async () => {
+    const slugs = async (token?: string) =>
+      (await get('api-version=1&project-slug=fixture&version-slug=latest', token)).body.versions.active.map((v: { slug: string }) => v.slug);
+    expect(await slugs(w.alice)).toContain('internal');
+    expect(await slugs()).toEqual(['latest', 'v2.0']);
+    expect(await slugs()).toEqual(['latest', 'v2.0']);
+    const hide = (hidden: boolean) =>
+      w.t.gql(`mutation { updateVersion(project: "fixture", slug: "v2.0", input: { hidden: ${hidden} }) { __typename } }`, {}, w.alice);
+    expect((await hide(true)).data.updateVersion.__typename).toBe('MutationUpdateVersionSuccess');
+    try {
+      expect(await slugs()).toEqual(['latest']);
+    } finally {
+      await hide(false);
+    }
+    expect(await slugs()).toEqual(['latest', 'v2.0']);
+  });
+
   it("answers about this docs root's projects only, never another site's", async () => {
     const res = await get('api-version=1&project-slug=secret&version-slug=latest', w.alice);
     expect(res.status).toBe(404);
