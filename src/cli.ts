@@ -190,7 +190,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
       dataDir: config.dataDir,
       hidden: [fileStorageDir(config.storage)].filter((d): d is string => d !== null),
       publicUrl: config.publicUrl,
-      syncVersions: (projectId, url) => syncProjectVersions({ prisma: db.prisma, config, events }, projectId, url),
+      syncVersions: (projectId, url) => syncProjectVersions({ prisma: db.prisma, config, events, storage }, projectId, url),
       limits: config.build,
       notify: config,
       previewRetentionDays: config.previewRetentionDays,

@@ -71,7 +71,8 @@ export type ModelName =
   | 'Integration'
   | 'User'
   | 'ApiToken'
-  | 'Webhook';
+  | 'Webhook'
+  | 'AutomationRule';
 
 export class NotFoundError extends LecternError {
   readonly model: ModelName;

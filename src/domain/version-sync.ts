@@ -6,6 +6,7 @@ import { explain, rcompare } from '@renovatebot/pep440';
 import type { Prisma, Version } from '../generated/prisma/client.ts';
 import { queueVersionSync } from '../queue/version-syncs.ts';
 import { projectToChange } from './access.ts';
+import { applyAutomationRules } from './automation-rules.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import type { Context, Services } from './context.ts';
 import { lsRemote, type RemoteRefs } from './git.ts';
@@ -48,6 +49,8 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
     ...refs.tags.map((t) => ({ name: t.name, identifier: t.commit, type: 'tag' as const })),
   ];
   const result: SyncResult = { added: [], removed: [], toBuild: [] };
+  const added: Version[] = [];
+  const gone: Version[] = [];
   const taken = new Set(existing.map((v) => v.slug));
   const seen = new Set<number>();
 
@@ -73,6 +76,7 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
       data: { projectId, slug, verboseName: ref.name, identifier: ref.identifier, type: ref.type, active: false, privacyLevel },
     });
     existing.push(created);
+    added.push(created);
     seen.add(created.id);
     result.added.push(slug);
   }
@@ -88,8 +92,13 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
     if (!v.machine && !v.active) {
       await tx.version.delete({ where: { id: v.id } });
       result.removed.push(v.slug);
-    }
+    } else if (!v.machine) gone.push(v);
   }
+
+  // The project's automation rules, on what this sync added and on active versions now gone.
+  const applied = await applyAutomationRules(tx, projectId, added, gone);
+  result.toBuild.push(...applied.toBuild);
+  result.removed.push(...applied.deleted);
 
   // The repository's own default branch, kept for the settings page (`master` is only Read the Docs' answer when nothing is known).
   if (refs.head && project.repositoryHead !== refs.head) await tx.project.update({ where: { id: projectId }, data: { repositoryHead: refs.head } });
@@ -127,8 +136,15 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
   return result;
 }
 
-/** Reads the remote's refs and syncs; queues builds of a newly promoted `stable`. */
-export async function syncProjectVersions(ctx: Pick<Services, 'prisma' | 'config' | 'events'>, projectId: number, repositoryUrl: string): Promise<SyncResult> {
+/**
+ * Reads the remote's refs and syncs; queues builds of a newly promoted `stable` and of versions an
+ * automation rule activated. The files of versions removed go from `storage` once the sync commits.
+ */
+export async function syncProjectVersions(
+  ctx: Pick<Services, 'prisma' | 'config' | 'events'> & Partial<Pick<Services, 'storage'>>,
+  projectId: number,
+  repositoryUrl: string,
+): Promise<SyncResult> {
   const refs = await lsRemote(ctx.config, repositoryUrl);
   const { result, builds } = await ctx.prisma.$transaction(async (tx) => {
     await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR UPDATE`;
@@ -139,6 +155,10 @@ export async function syncProjectVersions(ctx: Pick<Services, 'prisma' | 'config
   });
   for (const b of builds) announceBuild(ctx.events, b);
   ctx.events.emit('servedChanged', { projectId });
+  if (ctx.storage && result.removed.length) {
+    const { slug } = await ctx.prisma.project.findUniqueOrThrow({ where: { id: projectId }, select: { slug: true } });
+    for (const v of result.removed) await ctx.storage.deletePrefix(`projects/${slug}/${encodeURIComponent(v)}/`);
+  }
   return result;
 }
 
