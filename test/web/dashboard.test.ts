@@ -1,7 +1,8 @@
 // The dashboard's journeys in a real Chromium, on this run's database (embedded or PostgreSQL): from
 // the first-run setup URL, create the admin; import a repository served over git and watch its
 // build log arrive live; open the built docs; make the version private and read it signed in but
-// not signed out; add a redirect and see the docs server follow it; create a token, use it on
+// not signed out; add a redirect and see the docs server follow it; add an automation rule and see
+// a tag pushed later activated by it; create a token, use it on
 // the REST API, revoke it and see it refused; add a user as admin. Every page is scanned with
 // axe-core (no serious or critical violation) and photographed under test-results/screenshots/.
 import { existsSync, mkdirSync } from 'node:fs';
@@ -11,11 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
 import { DASHBOARD_DIR } from '../../src/dashboard.ts';
 import { firstRunSetupCode } from '../../src/domain/users.ts';
+import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { servedTestApp, type TestApp } from '../helpers/app.ts';
 import { seriousViolations } from '../helpers/axe.ts';
 import { startTestWorker } from '../helpers/builds.ts';
 import { dbKind } from '../helpers/db.ts';
-import { type GitServer, startGitServer } from '../helpers/git.ts';
+import { type GitServer, git as runGit, startGitServer } from '../helpers/git.ts';
 import { launchChromium } from '../helpers/publish.ts';
 
 const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots', dbKind());
@@ -28,6 +30,7 @@ let browser: Browser;
 let page: Page;
 let origin: string;
 let repoUrl: string;
+let repoWork: string;
 
 /** A project whose build prints, waits, then writes one page: slow enough to watch live. */
 const REPO = {
@@ -47,7 +50,9 @@ beforeAll(async () => {
   if (!existsSync(path.join(DASHBOARD_DIR, 'index.html'))) throw new Error('the dashboard is not built: run `npm run web:build` (npm test runs it first)');
   ({ t, origin, stop } = await servedTestApp());
   git = await startGitServer();
-  repoUrl = git.repo('handbook', REPO).url;
+  const repo = git.repo('handbook', REPO);
+  repoUrl = repo.url;
+  repoWork = repo.work;
   worker = await startTestWorker(t);
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -164,6 +169,32 @@ describe('the dashboard, from the first run', () => {
     expect([moved.status, moved.headers.location]).toEqual([302, '/docs/handbook/en/latest/index.html']);
   });
 
+  it('adds an automation rule that activates the next tag pushed, and shows what it did', async () => {
+    await page.goto(`${origin}/projects/handbook/automation`);
+    await page.getByText('No automation rules.').waitFor();
+    await page.getByLabel('Versions', { exact: true }).selectOption('tag');
+    await page.getByLabel('Match', { exact: true }).selectOption('custom-match');
+    await page.getByLabel('Regular expression (custom match)').fill('^v1\\.');
+    await page.getByLabel('Action', { exact: true }).selectOption('activate-version');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByText('Custom match ^v1\\. → Activate version').waitFor();
+    // A bad expression is refused, naming the field and why.
+    await page.getByText('Add a rule').click();
+    await page.getByLabel('Match', { exact: true }).selectOption('custom-match');
+    await page.getByLabel('Regular expression (custom match)').fill('(?<=v)1');
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByText(/Enter a valid regular expression/).first().waitFor();
+
+    runGit(repoWork, 'tag', 'v1.0');
+    runGit(repoWork, 'push', '--quiet', 'origin', '--tags');
+    const project = await t.db.prisma.project.findUniqueOrThrow({ where: { slug: 'handbook' } });
+    await syncProjectVersions(t.services, project.id, repoUrl);
+    expect((await t.db.prisma.version.findFirstOrThrow({ where: { projectId: project.id, slug: 'v1.0' } })).active).toBe(true);
+    await page.reload();
+    await page.getByText(/v1\.0 activated/).waitFor();
+    await check('07b-automation-rules');
+  });
+
   it('creates a token the REST API accepts, and revokes it', async () => {
     await page.goto(`${origin}/account`);
     await page.getByLabel('Token name').fill('ci');
@@ -216,7 +247,7 @@ describe('the dashboard, from the first run', () => {
   });
 
   it("passes axe on every other page: the project's tabs, a user's sign-in", async () => {
-    for (const tab of ['builds', 'variables', 'integrations', 'notifications', 'maintainers', 'related']) {
+    for (const tab of ['builds', 'automation', 'variables', 'integrations', 'notifications', 'maintainers', 'related']) {
       await page.goto(`${origin}/projects/handbook/${tab}`);
       await page.locator('nav.tabs a[aria-current="page"]').waitFor();
       await page.locator('.loading').waitFor({ state: 'detached' });

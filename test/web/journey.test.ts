@@ -385,6 +385,9 @@ describe("a new user's first hour, at 390 px and 1280 px", { timeout: 240_000 },
     await phone.goto(`${origin}/projects/journey/redirects`);
     await phone.getByText('/old.html → /index.html').waitFor();
     await look(phone, 'redirects');
+    await phone.goto(`${origin}/projects/journey/automation`);
+    await phone.getByText('No automation rules.').waitFor();
+    await look(phone, 'automation');
 
     await desk.goto(`${origin}/projects/journey/maintainers`);
     await desk.getByRole('button', { name: 'Remove ada' }).click();
