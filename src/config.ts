@@ -1,7 +1,7 @@
 // Every setting Lectern reads from the environment, validated once at start-up so a typo fails
 // loudly with every bad key listed, instead of surfacing later as odd behaviour.
 // README "Configuration" lists them.
-import { realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -115,6 +115,23 @@ const schema = z.object({
   LECTERN_WEBHOOK_TIMEOUT_SECONDS: intFrom(10, 1, 120),
   /** Longest one SQL statement may run (ms) on either database; 0: no limit. */
   LECTERN_DB_STATEMENT_TIMEOUT_MS: intFrom(10_000, 0, 3_600_000),
+  /** The SMTP server email goes through (docs/design/email.md); unset: Lectern sends no email. */
+  LECTERN_SMTP_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.:[\]-]+$/, 'must be a host name or address')
+    .optional(),
+  LECTERN_SMTP_PORT: intFrom(587, 1, 65535),
+  /** `starttls` (required: no email goes in clear), `tls` (implicit TLS, port 465), or `none` (a relay on this machine or network). */
+  LECTERN_SMTP_SECURITY: z.enum(['starttls', 'tls', 'none']).default('starttls'),
+  LECTERN_SMTP_USER: z.string().optional(),
+  LECTERN_SMTP_PASSWORD: z.string().optional(),
+  /** The sender: an address, optionally with a name (`Docs <docs@example.com>`). Required with LECTERN_SMTP_HOST. */
+  LECTERN_SMTP_FROM: z
+    .string()
+    .regex(/^([^<>\r\n]*<[^@\s<>]+@[^@\s<>]+>|[^@\s<>]+@[^@\s<>]+)$/, 'must be an email address, optionally with a name: Docs <docs@example.com>')
+    .optional(),
+  /** A PEM file of the certificate authorities the SMTP server's certificate is checked against (an internal CA); the system's by default. */
+  LECTERN_SMTP_CA_FILE: z.string().optional(),
 });
 
 function list(v: string): string[] {
@@ -169,6 +186,20 @@ export interface Config {
   previewRetentionDays: number;
   /** Longest one SQL statement may run, ms (0: no limit). */
   dbStatementTimeoutMs: number;
+  /** Where email goes out; null: none is sent. */
+  email: EmailSettings | null;
+}
+
+/** LECTERN_SMTP_*: the SMTP server and the sender (docs/design/email.md). */
+export interface EmailSettings {
+  host: string;
+  port: number;
+  security: 'starttls' | 'tls' | 'none';
+  user: string | undefined;
+  password: string | undefined;
+  from: string;
+  /** The CA certificates (PEM) the server's certificate is checked against; undefined: the system's. */
+  ca: string | undefined;
 }
 
 /** What a build may use and reach. @see README "Security model" */
@@ -275,9 +306,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : [];
   const local = localRepositories(known.LECTERN_BUILD_LOCAL_REPOSITORIES, known.LECTERN_DATA_DIR, known.LECTERN_STORAGE);
   const localIssue = typeof local === 'string' ? [{ path: ['LECTERN_BUILD_LOCAL_REPOSITORIES'], message: local }] : [];
-  if (!parsed.success || xAccelIssue.length || localIssue.length) {
+  const email = emailSettings(known);
+  const emailIssue = typeof email === 'string' ? [{ path: ['LECTERN_SMTP_HOST'], message: email }] : [];
+  if (!parsed.success || xAccelIssue.length || localIssue.length || emailIssue.length) {
     // Name the variable and the rule, never the value: it may be a secret.
-    const issues = [...(parsed.success ? [] : parsed.error.issues), ...xAccelIssue, ...localIssue];
+    const issues = [...(parsed.success ? [] : parsed.error.issues), ...xAccelIssue, ...localIssue, ...emailIssue];
     const lines = issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
@@ -310,5 +343,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhooks: { allow: list(e.LECTERN_WEBHOOK_ALLOW ?? ''), timeoutSeconds: e.LECTERN_WEBHOOK_TIMEOUT_SECONDS },
     previewRetentionDays: e.LECTERN_PREVIEW_RETENTION_DAYS,
     dbStatementTimeoutMs: e.LECTERN_DB_STATEMENT_TIMEOUT_MS,
+    email: email && typeof email !== 'string' ? { ...email, port: e.LECTERN_SMTP_PORT, security: e.LECTERN_SMTP_SECURITY } : null,
   };
+}
+
+/**
+ * The SMTP settings when LECTERN_SMTP_HOST is set (null when not), or what is wrong with them: a
+ * sender is needed, a user and a password go together, and the CA file must be readable.
+ */
+function emailSettings(known: Record<string, string | undefined>): Omit<EmailSettings, 'port' | 'security'> | string | null {
+  const host = known.LECTERN_SMTP_HOST;
+  if (!host) return null;
+  if (!known.LECTERN_SMTP_FROM) return 'needs LECTERN_SMTP_FROM, the address email is sent from';
+  if (!known.LECTERN_SMTP_USER !== !known.LECTERN_SMTP_PASSWORD) return 'LECTERN_SMTP_USER and LECTERN_SMTP_PASSWORD go together';
+  let ca: string | undefined;
+  if (known.LECTERN_SMTP_CA_FILE) {
+    try {
+      ca = readFileSync(known.LECTERN_SMTP_CA_FILE, 'utf8');
+    } catch {
+      return 'LECTERN_SMTP_CA_FILE cannot be read';
+    }
+  }
+  return { host, user: known.LECTERN_SMTP_USER, password: known.LECTERN_SMTP_PASSWORD, from: known.LECTERN_SMTP_FROM, ca };
 }

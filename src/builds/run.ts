@@ -305,7 +305,7 @@ export async function finishBuild(
   });
   // build:passed or build:failed for the project's webhooks (sent by workers, never waited for).
   if (count === 1)
-    await queueBuildEvent(deps.prisma, deps.events, build, finishedEvent(data.success)).catch((e: unknown) =>
+    await queueBuildEvent(deps.prisma, deps.events, build, finishedEvent(data.success), { email: !!deps.notify?.email }).catch((e: unknown) =>
       deps.log.error({ err: e, build: build.id }, 'could not queue notifications'),
     );
   await Recorder.announce(deps, build.id); // live logs end now, not at their next poll

@@ -144,7 +144,7 @@ export class Worker {
           lastReap = Date.now();
           const { retried, failed } = await reapExpired(this.deps.prisma);
           if (retried.length || failed.length) this.deps.log.warn({ retried, failed }, 'builds whose worker stopped');
-          await queueFinishedEvents(this.deps.prisma, this.deps.events, failed);
+          await queueFinishedEvents(this.deps.prisma, this.deps.events, failed, { email: !!this.deps.notify?.email });
           if (this.deps.previewRetentionDays !== undefined) {
             const removed = await removeClosedPreviews(this.deps, this.deps.previewRetentionDays);
             if (removed.length) this.deps.log.info({ removed }, "closed pull requests' previews removed");
@@ -221,7 +221,7 @@ export class Worker {
             },
           })
           .catch(() => null);
-        if (ended?.count) await queueFinishedEvents(this.deps.prisma, this.deps.events, [build.id]).catch(() => {});
+        if (ended?.count) await queueFinishedEvents(this.deps.prisma, this.deps.events, [build.id], { email: !!this.deps.notify?.email }).catch(() => {});
       })
       .finally(() => {
         clearInterval(beat);

@@ -161,6 +161,7 @@ export interface UpdateProjectInput extends Omit<ImportProjectInput, 'repository
   addonsEnabled?: boolean | null;
   hotkeysEnabled?: boolean | null;
   docDiffEnabled?: boolean | null;
+  emailNotifications?: boolean | null;
   externalBuildsEnabled?: boolean | null;
   versioningScheme?: string | null;
   readthedocsYamlPath?: string | null;
@@ -204,6 +205,7 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   if (input.addonsEnabled != null) data.addonsEnabled = input.addonsEnabled;
   if (input.hotkeysEnabled != null) data.hotkeysEnabled = input.hotkeysEnabled;
   if (input.docDiffEnabled != null) data.docDiffEnabled = input.docDiffEnabled;
+  if (input.emailNotifications != null) data.emailNotifications = input.emailNotifications;
   if (input.externalBuildsEnabled != null) data.externalBuildsEnabled = input.externalBuildsEnabled;
   if (input.versioningScheme != null) data.versioningScheme = input.versioningScheme;
   if (input.readthedocsYamlPath !== undefined) data.readthedocsYamlPath = input.readthedocsYamlPath?.trim() || null;

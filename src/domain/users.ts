@@ -44,12 +44,35 @@ export async function createUser(db: PrismaClient, username: string, opts: NewUs
   return { user, token: await createToken(db, user.id) };
 }
 
+/** Why an email address is refused, or undefined. */
+const emailProblem = (email: string) => (/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) && email.length <= 254 ? undefined : 'Enter a valid email address.');
+
+export interface AccountChange {
+  /** '' removes it. */
+  email?: string | null;
+  emailNotifications?: boolean | null;
+}
+
+/** The caller changes their own email address, and whether Lectern emails them about their projects' builds. */
+export async function updateAccount<Q extends object>(db: PrismaClient, viewer: Viewer, change: AccountChange, query: Q) {
+  const email = change.email?.trim();
+  if (email) new Collector().add('email', emailProblem(email)).throwIfAny();
+  return db.user.update({
+    ...query,
+    where: { id: viewer.id },
+    data: {
+      ...(email !== undefined ? { email: email || null } : {}),
+      ...(change.emailNotifications != null ? { emailNotifications: change.emailNotifications } : {}),
+    },
+  });
+}
+
 /** Creates a user, with no token (an admin's, in the dashboard). Bad input changes nothing. */
 export async function createAccount(db: PrismaClient, username: string, opts: NewUser = {}) {
   const c = new Collector();
   c.add('username', usernameProblem(username));
   const { email, password } = opts;
-  if (email !== undefined) c.add('email', /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) && email.length <= 254 ? undefined : 'Enter a valid email address.');
+  if (email !== undefined) c.add('email', emailProblem(email));
   if (password !== undefined) c.add('password', passwordProblem(password, username));
   c.throwIfAny();
   const passwordHash = password === undefined ? null : await hashPassword(password);

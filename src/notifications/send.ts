@@ -161,18 +161,20 @@ export function sign(secret: string, body: string): string {
 export interface SendDeps {
   prisma: PrismaClient;
   cipher: Cipher;
-  config: Pick<Config, 'publicUrl' | 'docsDomain' | 'webhooks'>;
+  config: Pick<Config, 'publicUrl' | 'docsDomain' | 'webhooks' | 'email'>;
 }
 
 const MAX_ERROR = 1000;
 
 /** Sends one delivery and says how it went; never throws for the receiver's failures. */
 export async function sendDelivery(deps: SendDeps, job: ClaimedDelivery): Promise<Outcome & { terminal?: boolean }> {
+  // Email's module (and nodemailer) loads with the first email: most installations send none.
+  if (job.kind === 'email') return (await import('./email.ts')).sendEmail(deps, job);
   return job.kind === 'status' ? sendStatus(deps, job) : sendWebhook(deps, job);
 }
 
-/** The build an event is about, with what payloads and statuses say of it. */
-async function eventContext(deps: SendDeps, job: ClaimedDelivery) {
+/** The build an event is about, with what payloads, statuses and emails say of it. */
+export async function eventContext(deps: SendDeps, job: ClaimedDelivery) {
   const build = await deps.prisma.build.findUnique({
     where: { id: job.buildId },
     select: {

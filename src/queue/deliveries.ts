@@ -20,23 +20,44 @@ export const DEFAULT_DELIVERY_RETRY: RetryPolicy = { baseSeconds: 5, capSeconds:
 type Db = PrismaClient | Prisma.TransactionClient;
 
 /**
- * Queues the event for every webhook of the build's project subscribed to it, and a pull request
- * preview's commit status: one statement, and a NOTIFY that wakes workers in other processes when
+ * Queues the event for every webhook of the build's project subscribed to it, a pull request
+ * preview's commit status, and, with `email` (the installation sends email), an email to each
+ * maintainer when a build of the default version fails, or passes after one that failed (unless
+ * the project or the maintainer turned them off; docs/design/email.md): one statement, and a NOTIFY that wakes workers in other processes when
  * it commits. The app's `deliveryQueued` wakes its own worker (the embedded database has no
  * NOTIFY); inside a transaction it may come before the commit, and the caller's own announcement
  * after it (announceBuild) wakes the worker again.
  */
-export async function queueBuildEvent(db: Db, events: Events, build: { id: number; projectId: number }, event: WebhookEvent): Promise<number> {
+export async function queueBuildEvent(
+  db: Db,
+  events: Events,
+  build: { id: number; projectId: number },
+  event: WebhookEvent,
+  opts: { email?: boolean } = {},
+): Promise<number> {
+  const email = opts.email === true && event !== 'build:triggered';
   // A preview's status goes through the integration its event came in by, when that has a token.
   const n = await db.$executeRaw`
-    INSERT INTO "NotificationDelivery" ("kind", "webhookId", "integrationId", "event", "buildId")
-    SELECT 'webhook', w."id", NULL, ${event}, ${build.id} FROM "Webhook" w
+    INSERT INTO "NotificationDelivery" ("kind", "webhookId", "integrationId", "event", "buildId", "userId")
+    SELECT 'webhook', w."id", NULL::int, ${event}, ${build.id}, NULL::int FROM "Webhook" w
     WHERE w."projectId" = ${build.projectId} AND ${event} = ANY(w."events")
     UNION ALL
-    SELECT 'status', NULL, i."id", ${event}, b."id" FROM "Build" b
+    SELECT 'status', NULL::int, i."id", ${event}, b."id", NULL::int FROM "Build" b
     JOIN "Version" v ON v."id" = b."versionId"
     JOIN "Integration" i ON i."projectId" = b."projectId" AND i."id" = (v."externalSource"->>'integrationId')::int
-    WHERE b."id" = ${build.id} AND v."type" = 'external' AND i."tokenEncrypted" IS NOT NULL`;
+    WHERE b."id" = ${build.id} AND v."type" = 'external' AND i."tokenEncrypted" IS NOT NULL
+    UNION ALL
+    SELECT 'email', NULL::int, NULL::int, ${event}, b."id", u."id" FROM "Build" b
+    JOIN "Version" v ON v."id" = b."versionId"
+    JOIN "Project" p ON p."id" = b."projectId"
+    JOIN "_ProjectMaintainers" m ON m."A" = p."id"
+    JOIN "User" u ON u."id" = m."B"
+    WHERE ${email} AND b."id" = ${build.id} AND v."type" <> 'external' AND v."slug" = p."defaultVersion" AND p."emailNotifications"
+      AND u."emailNotifications" AND u."disabledAt" IS NULL AND COALESCE(u."email", '') <> ''
+      AND (${event} = 'build:failed' OR (
+        SELECT e."success" FROM "Build" e
+        WHERE e."versionId" = b."versionId" AND e."state" = 'finished' AND e."id" <> b."id" AND e."createdAt" <= b."createdAt"
+        ORDER BY e."createdAt" DESC, e."id" DESC LIMIT 1) IS FALSE)`;
   if (n > 0) {
     await db.$executeRaw`SELECT pg_notify('lectern_builds', 'notification')`;
     events.emit('deliveryQueued');
@@ -50,16 +71,18 @@ export function finishedEvent(success: boolean | null): WebhookEvent {
 }
 
 /** Queues `build:passed`/`build:failed` for builds that have just finished (by id). */
-export async function queueFinishedEvents(db: Db, events: Events, buildIds: number[]): Promise<void> {
+export async function queueFinishedEvents(db: Db, events: Events, buildIds: number[], opts: { email?: boolean } = {}): Promise<void> {
   if (!buildIds.length) return;
   const builds = await db.build.findMany({ where: { id: { in: buildIds }, state: 'finished' }, select: { id: true, projectId: true, success: true } });
-  for (const b of builds) await queueBuildEvent(db, events, b, finishedEvent(b.success));
+  for (const b of builds) await queueBuildEvent(db, events, b, finishedEvent(b.success), opts);
 }
 
 export interface ClaimedDelivery {
   id: number;
-  kind: 'webhook' | 'status';
+  kind: 'webhook' | 'status' | 'email';
   webhookId: number | null;
+  /** An email's recipient. */
+  userId: number | null;
   integrationId: number | null;
   event: WebhookEvent;
   buildId: number;
@@ -90,7 +113,7 @@ export async function claimDelivery(db: PrismaClient, workerId: string, leaseSec
       LIMIT 1
       FOR UPDATE OF d SKIP LOCKED
     )
-    RETURNING "id", "kind", "webhookId", "integrationId", "event", "buildId", "attempts",
+    RETURNING "id", "kind", "webhookId", "integrationId", "userId", "event", "buildId", "attempts",
       (SELECT b."projectId" FROM "Build" b WHERE b."id" = "NotificationDelivery"."buildId") AS "projectId"`;
   return rows[0] ?? null;
 }

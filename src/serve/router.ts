@@ -721,7 +721,7 @@ class DocsServer {
   /**
    * `<root>/<lang>/versions.json`: the versions a menu lists, in mike's format (`version`, `title`,
    * `aliases`), which Material for MkDocs' version selector reads (`extra.version.provider: mike`)
-   * from `../versions.json` of a version's root. As its reader may read them; under a grant, which
+   * from `versions.json` one level above a version's root. As its reader may read them; under a grant, which
    * reads one version, none.
    */
   async mikeVersions(s: Scope, project: ServedProjectRow): Promise<void> {

@@ -114,7 +114,7 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
         data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started.getTime()) / 1000) },
       });
       await Recorder.announce(ctx, build.id);
-      await queueBuildEvent(prisma, ctx.events, build, finishedEvent(data.success === true));
+      await queueBuildEvent(prisma, ctx.events, build, finishedEvent(data.success === true), { email: !!ctx.config.email });
     };
     try {
       const published = await publishBuild(

@@ -4,7 +4,8 @@
 # cluster on 127.0.0.1), iproute2 for the test host that serves git (a network namespace), Chromium for the browser test (driven by playwright-core) and Ceph's
 # radosgw for a real S3 server (test/setup/s3.ts), the Read the Docs theme, Furo and Material for MkDocs
 # (test/serve/themes.test.ts builds with them), and python3-doc, whose HTML the upload and search tests
-# publish. Runs before `npm test`.
+# publish, and openssl, which makes the certificate of the SMTP server in test/notifications/email.test.ts. Runs
+# before `npm test`.
 set -euo pipefail
 exec bash "$(dirname "$0")/../../src/setup/build-tools.sh" \
   '/usr/lib/postgresql/*/bin/initdb=postgresql' \
@@ -13,6 +14,7 @@ exec bash "$(dirname "$0")/../../src/setup/build-tools.sh" \
   /usr/lib/python3/dist-packages/sphinx_rtd_theme/__init__.py=python3-sphinx-rtd-theme \
   /usr/lib/python3/dist-packages/furo/__init__.py=furo \
   /usr/share/mkdocs/themes/material/mkdocs_theme.yml=mkdocs-material \
+  /usr/bin/openssl=openssl \
   ip=iproute2 \
   radosgw=radosgw,ceph-mon,ceph-osd \
   ceph-mon=radosgw,ceph-mon,ceph-osd \

@@ -31,6 +31,42 @@ describe('loadConfig', () => {
     expect(c.logLevel).toBe('info');
   });
 
+  it('reads the SMTP settings, and asks for what email needs without echoing the password', () => {
+    expect(loadConfig({}).email).toBeNull();
+    const ca = path.resolve(import.meta.dirname, '../fixtures/addons/data-validation.ts');
+    const c = loadConfig({
+      LECTERN_SMTP_HOST: 'smtp.example.com',
+      LECTERN_SMTP_USER: 'lectern',
+      LECTERN_SMTP_PASSWORD: 'hunter2 smtp',
+      LECTERN_SMTP_FROM: 'Docs <docs@example.com>',
+      LECTERN_SMTP_CA_FILE: ca,
+    });
+    expect(c.email).toMatchObject({
+      host: 'smtp.example.com',
+      port: 587,
+      security: 'starttls',
+      user: 'lectern',
+      password: 'hunter2 smtp',
+      from: 'Docs <docs@example.com>',
+    });
+    expect(c.email?.ca).toContain('schemas');
+    const cases: [Record<string, string>, string][] = [
+      [{ LECTERN_SMTP_HOST: 'smtp.example.com' }, 'LECTERN_SMTP_HOST: needs LECTERN_SMTP_FROM'],
+      [{ LECTERN_SMTP_HOST: 'smtp.example.com', LECTERN_SMTP_FROM: 'docs@example.com', LECTERN_SMTP_PASSWORD: 'hunter2 smtp' }, 'go together'],
+      [
+        { LECTERN_SMTP_HOST: 'smtp.example.com', LECTERN_SMTP_FROM: 'docs@example.com', LECTERN_SMTP_CA_FILE: '/nonexistent/ca.pem' },
+        'LECTERN_SMTP_CA_FILE cannot be read',
+      ],
+      [{ LECTERN_SMTP_HOST: 'smtp.example.com', LECTERN_SMTP_FROM: 'docs', LECTERN_SMTP_SECURITY: 'maybe' }, 'LECTERN_SMTP_SECURITY'],
+      [{ LECTERN_SMTP_HOST: 'smtp.example.com', LECTERN_SMTP_FROM: 'Docs <docs@example.com>\r\nBcc: x@y.z' }, 'LECTERN_SMTP_FROM: must be an email address'],
+    ];
+    for (const [env, message] of cases) {
+      const e = configError(env);
+      expect(e.message, JSON.stringify(env)).toContain(message);
+      expect(e.message).not.toContain('hunter2');
+    }
+  });
+
   it('reads every setting', () => {
     const c = loadConfig({
       LECTERN_DATA_DIR: '/srv/lectern',

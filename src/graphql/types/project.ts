@@ -71,6 +71,10 @@ export const Project = builder.prismaObject('Project', {
     }),
     hotkeysEnabled: t.exposeBoolean('hotkeysEnabled', { description: "Whether the addons answer turns on the addons script's hotkeys." }),
     docDiffEnabled: t.exposeBoolean('docDiffEnabled', { description: "Whether the addons answer turns on the addons script's doc diff." }),
+    emailNotifications: t.exposeBoolean('emailNotifications', {
+      description:
+        'Whether maintainers get email when a build of the default version fails, and when one passes again (when the installation sends email; each maintainer may turn it off for themself).',
+    }),
     externalBuildsEnabled: t.exposeBoolean('externalBuildsEnabled', {
       description:
         "Pull requests (GitHub's pull_request, GitLab's merge_request events on an integration) are built as previews: external versions named by their number, private or public as externalBuildsPrivacyLevel says, removed LECTERN_PREVIEW_RETENTION_DAYS after they close.",
@@ -250,6 +254,7 @@ export const UpdateProjectInput = builder.inputType('UpdateProjectInput', {
     }),
     hotkeysEnabled: t.boolean({ description: "The addons answer's hotkeys. On by default." }),
     docDiffEnabled: t.boolean({ description: "The addons answer's doc diff. On by default." }),
+    emailNotifications: t.boolean({ description: 'Email to maintainers about builds of the default version. On by default.' }),
     externalBuildsEnabled: t.boolean({ description: 'Build pull requests as previews (GitHub and GitLab integrations). Off by default.' }),
     versioningScheme: t.string(),
     readthedocsYamlPath: t.string(),

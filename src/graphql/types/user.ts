@@ -2,7 +2,7 @@
 // user's account (email, admin, disabled, password set) is theirs and site admins' to read, their
 // API tokens theirs alone. `viewer` is the caller; site admins list and manage users.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { changePassword, changeUser, createAccount, createOwnToken, revokeToken, setUpFirstAdmin, setupNeeded, signIn } from '../../domain/users.ts';
+import { changePassword, changeUser, createAccount, createOwnToken, revokeToken, setUpFirstAdmin, setupNeeded, signIn, updateAccount } from '../../domain/users.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
 import { ConflictError, ForbiddenError, ThrottledError, UnauthenticatedError, ValidationError } from '../errors.ts';
@@ -14,6 +14,11 @@ export const User = builder.prismaObject('User', {
     id: t.exposeInt('id'),
     username: t.exposeString('username'),
     email: t.exposeString('email', { nullable: true, authScopes: (u) => ({ selfOrAdmin: u.id }), description: 'The user and site admins only.' }),
+    emailNotifications: t.exposeBoolean('emailNotifications', {
+      authScopes: (u) => ({ selfOrAdmin: u.id }),
+      description:
+        "Whether Lectern emails the user about their projects' builds (a failed build of the default version, and the next that passes), when the installation sends email. The user and site admins only.",
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', authScopes: (u) => ({ selfOrAdmin: u.id }), description: 'The user and site admins only.' }),
     isAdmin: t.exposeBoolean('isAdmin', {
       authScopes: (u) => ({ selfOrAdmin: u.id }),
@@ -122,6 +127,13 @@ const ChangeUserInput = builder.inputType('ChangeUserInput', {
   }),
 });
 
+const UpdateAccountInput = builder.inputType('UpdateAccountInput', {
+  fields: (t) => ({
+    email: t.string({ description: "The caller's email address; '' removes it." }),
+    emailNotifications: t.boolean({ description: "Email about their projects' builds (when the installation sends email)." }),
+  }),
+});
+
 const ChangePasswordInput = builder.inputType('ChangePasswordInput', {
   fields: (t) => ({
     currentPassword: t.string({ description: 'Required when the caller has a password.' }),
@@ -183,6 +195,14 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.int({ required: true }) },
     errors: writeErrors,
     resolve: (query, _root, args, ctx) => revokeToken(ctx.prisma, ctx.viewer!, args.id, rowQuery(query)),
+  }),
+  updateAccount: t.prismaField({
+    authScopes: { loggedIn: true },
+    type: User,
+    description: "Changes the caller's own email address and email settings.",
+    args: { input: t.arg({ type: UpdateAccountInput, required: true }) },
+    errors: writeErrors,
+    resolve: (query, _root, args, ctx) => updateAccount(ctx.prisma, ctx.viewer!, args.input, rowQuery(query)),
   }),
   changePassword: t.boolean({
     authScopes: { loggedIn: true },

@@ -2,11 +2,11 @@
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
-import { ActButton, ActionForm, Failure, Field, Loading, type Problem, ProblemText, Progress, problemOf, Time, useEditor, usePendingChanges } from '../ui.tsx';
+import { ActButton, ActionForm, Check, check, Failure, Field, Loading, type Problem, ProblemText, Progress, problemOf, Time, useEditor, usePendingChanges } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
 
 const Tokens = graphql(`
-  query Tokens { viewer { id username isAdmin tokens { id name prefix createdAt lastUsedAt } } setupNeeded }
+  query Tokens { viewer { id username isAdmin email emailNotifications tokens { id name prefix createdAt lastUsedAt } } setupNeeded }
 `);
 const CreateToken = graphql(`
   mutation CreateToken($name: String!) {
@@ -22,6 +22,16 @@ const RevokeToken = graphql(`
   mutation RevokeToken($id: Int!) {
     revokeToken(id: $id) {
       __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+const UpdateAccount = graphql(`
+  mutation UpdateAccount($input: UpdateAccountInput!) {
+    updateAccount(input: $input) {
+      __typename
+      ... on MutationUpdateAccountSuccess { data { id email emailNotifications } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -121,6 +131,23 @@ export function AccountPage() {
         }}
       >
         <Field label="Token name" name="name" required />
+      </ActionForm>
+      <h2>Email</h2>
+      <ActionForm
+        label="Save email settings"
+        done="Saved."
+        act={async (f) => {
+          const r = await client.mutation(UpdateAccount, { input: { email: f.email ?? '', emailNotifications: check(f, 'emailNotifications') } }).toPromise();
+          return problemOf(r.data?.updateAccount, r.error);
+        }}
+      >
+        <Field label="Email address" name="email" type="email" defaultValue={data?.viewer?.email ?? ''} autoComplete="email" />
+        <Check
+          label="Email me about my projects' builds"
+          name="emailNotifications"
+          checked={data?.viewer?.emailNotifications ?? true}
+          hint="When a build of a default version fails, and when one passes again (if this installation sends email)."
+        />
       </ActionForm>
       <h2>Password</h2>
       <ActionForm

@@ -49,7 +49,7 @@ const ProjectQuery = graphql(`
     viewer { id username isAdmin } setupNeeded
     project(slug: $slug) {
       id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion viewerIsMaintainer
-      documentationUrl versionSwitcher addonsEnabled hotkeysEnabled docDiffEnabled docsSearch showVersionWarning singleVersion analyticsCode analyticsDisabled
+      documentationUrl versionSwitcher addonsEnabled hotkeysEnabled docDiffEnabled emailNotifications docsSearch showVersionWarning singleVersion analyticsCode analyticsDisabled
       externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
       language { code name }
       programmingLanguage { code name }
@@ -391,7 +391,7 @@ const UpdateProject = graphql(`
       __typename
       ... on MutationUpdateProjectSuccess {
         data {
-          id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion documentationUrl versionSwitcher addonsEnabled hotkeysEnabled docDiffEnabled docsSearch
+          id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion documentationUrl versionSwitcher addonsEnabled hotkeysEnabled docDiffEnabled emailNotifications docsSearch
           showVersionWarning singleVersion analyticsCode analyticsDisabled externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
           language { code name } programmingLanguage { code name } repository { url type }
         }
@@ -456,6 +456,7 @@ function settingsInput(f: Record<string, string>) {
     addonsEnabled: check(f, 'addonsEnabled'),
     hotkeysEnabled: check(f, 'hotkeysEnabled'),
     docDiffEnabled: check(f, 'docDiffEnabled'),
+    emailNotifications: check(f, 'emailNotifications'),
     docsSearch: check(f, 'docsSearch'),
     externalBuildsEnabled: check(f, 'externalBuildsEnabled'),
     showVersionWarning: check(f, 'showVersionWarning'),
@@ -550,6 +551,12 @@ function Settings({ project }: { project: ProjectData }) {
         <Check label="Search box in pages (and search.html answered by the server)" name="docsSearch" checked={project.docsSearch} />
         <Check label="Build pull requests as previews (GitHub and GitLab integrations)" name="externalBuildsEnabled" checked={project.externalBuildsEnabled} />
         <Check label="Warn on old versions" name="showVersionWarning" checked={project.showVersionWarning} />
+        <Check
+          label="Email maintainers about builds"
+          name="emailNotifications"
+          checked={project.emailNotifications}
+          hint="When a build of the default version fails, and when one passes again (if this installation sends email)."
+        />
         <Check
           label="Single version"
           name="singleVersion"
