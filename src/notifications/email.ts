@@ -13,7 +13,12 @@ const MAX_ERROR = 1000;
 /** The message about `context`'s build: subject and plain text, in the words Read the Docs uses. */
 export function buildEmail(
   event: string,
-  c: { project: { name: string; slug: string }; version: { slug: string }; build: { id: number; commit: string | null }; urls: { build: string; docs: string; project: string } },
+  c: {
+    project: { name: string; slug: string };
+    version: { slug: string };
+    build: { id: number; commit: string | null };
+    urls: { build: string; docs: string; project: string };
+  },
   error: string | null,
 ): { subject: string; text: string } {
   const failed = event === 'build:failed';
@@ -47,7 +52,12 @@ export async function sendEmail(deps: SendDeps, job: ClaimedDelivery): Promise<O
         });
   // Asked again when it is sent: the recipient may have turned email off, or left the project.
   if (!found || !user?.email || !user.emailNotifications || user.disabledAt || user.projects.length === 0) {
-    return { statusCode: null, error: 'Not sent: the recipient turned email off or is no longer a maintainer, or the build is gone.', durationMs: 0, terminal: true };
+    return {
+      statusCode: null,
+      error: 'Not sent: the recipient turned email off or is no longer a maintainer, or the build is gone.',
+      durationMs: 0,
+      terminal: true,
+    };
   }
   const error = (await deps.prisma.build.findUnique({ where: { id: job.buildId }, select: { error: true } }))?.error ?? null;
   const { subject, text } = buildEmail(job.event, found.context, error);
@@ -71,7 +81,10 @@ export async function sendEmail(deps: SendDeps, job: ClaimedDelivery): Promise<O
     const timedOut = new Promise<never>((_, reject) => {
       deadline = setTimeout(() => reject(new Error(`No answer within ${seconds} seconds.`)), seconds * 1000);
     });
-    await Promise.race([transport.sendMail({ from: settings.from, to: user.email, subject, text, headers: { 'X-Lectern-Delivery': String(job.id) } }), timedOut]);
+    await Promise.race([
+      transport.sendMail({ from: settings.from, to: user.email, subject, text, headers: { 'X-Lectern-Delivery': String(job.id) } }),
+      timedOut,
+    ]);
     return { statusCode: 250, error: null, durationMs: Date.now() - started };
   } catch (e) {
     const err = e as Error & { responseCode?: number };

@@ -183,7 +183,10 @@ describe('the dashboard, from the first run', () => {
     await page.getByLabel('Match', { exact: true }).selectOption('custom-match');
     await page.getByLabel('Regular expression (custom match)').fill('(?<=v)1');
     await page.getByRole('button', { name: 'Add rule' }).click();
-    await page.getByText(/Enter a valid regular expression/).first().waitFor();
+    await page
+      .getByText(/Enter a valid regular expression/)
+      .first()
+      .waitFor();
 
     runGit(repoWork, 'tag', 'v1.0');
     runGit(repoWork, 'push', '--quiet', 'origin', '--tags');

@@ -2,7 +2,17 @@
 // user's account (email, admin, disabled, password set) is theirs and site admins' to read, their
 // API tokens theirs alone. `viewer` is the caller; site admins list and manage users.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { changePassword, changeUser, createAccount, createOwnToken, revokeToken, setUpFirstAdmin, setupNeeded, signIn, updateAccount } from '../../domain/users.ts';
+import {
+  changePassword,
+  changeUser,
+  createAccount,
+  createOwnToken,
+  revokeToken,
+  setUpFirstAdmin,
+  setupNeeded,
+  signIn,
+  updateAccount,
+} from '../../domain/users.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { builder } from '../builder.ts';
 import { ConflictError, ForbiddenError, ThrottledError, UnauthenticatedError, ValidationError } from '../errors.ts';

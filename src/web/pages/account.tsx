@@ -2,7 +2,22 @@
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../graphql.ts';
-import { ActButton, ActionForm, Check, check, Failure, Field, Loading, type Problem, ProblemText, Progress, problemOf, Time, useEditor, usePendingChanges } from '../ui.tsx';
+import {
+  ActButton,
+  ActionForm,
+  Check,
+  check,
+  Failure,
+  Field,
+  Loading,
+  type Problem,
+  ProblemText,
+  Progress,
+  problemOf,
+  Time,
+  useEditor,
+  usePendingChanges,
+} from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
 
 const Tokens = graphql(`
