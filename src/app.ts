@@ -11,7 +11,7 @@ import { dashboardRouter } from './dashboard.ts';
 import { type Database, dbOwner } from './db/database.ts';
 import { LiveBuilds } from './db/progress.ts';
 import { DatabaseThrottle, SignInThrottle } from './db/throttle.ts';
-import type { SessionHandle, Viewer } from './domain/context.ts';
+import type { Mailer, SessionHandle, Viewer } from './domain/context.ts';
 import { endSession, overTls, readSessionCookie, sessionCookieName, sessionViewer, startSession } from './domain/sessions.ts';
 import { createEvents, type Events } from './events.ts';
 import { GRAPHIQL_ASSETS, graphiql } from './graphiql.ts';
@@ -265,13 +265,20 @@ export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
  * `app` is the express app; `handler` the same behind the docs fast path (./serve/fast.ts), which
  * answers warm public pages before express sees them: what a server listens with.
  */
+/** The installation's SMTP server as domain code sends through it (none without LECTERN_SMTP_HOST); nodemailer loads with the first email. */
+function mailer(config: Config): Mailer | undefined {
+  const settings = config.email;
+  if (!settings) return undefined;
+  return { send: async (m) => (await import('./notifications/email.ts')).sendMessage(settings, config.webhooks.timeoutSeconds, m) };
+}
+
 export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga: Yoga; storage: Storage; services: Services } {
   const { config, db, log } = deps;
   const storage = deps.storage ?? openStorage(config.storage);
   // Everything mutable the app has is made here, for this app only (docs/design/events.md).
   const events = deps.events ?? createEvents();
   const live = new LiveBuilds(events, { databaseUrl: config.databaseUrl, log });
-  const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage, events, live };
+  const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage, events, live, mail: mailer(config) };
   /** What the docs server's caches check before answering: bumped by this app's `servedChanged` only. */
   const served = new ServedGeneration(events);
 

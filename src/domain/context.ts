@@ -33,6 +33,13 @@ export interface Services {
   events: Events;
   /** The app's live build logs: who follows how many, and the LISTEN connection that wakes them. */
   live: LiveBuilds;
+  /** Sends an email now (the installation's SMTP server); absent when the installation sends none. */
+  mail?: Mailer;
+}
+
+/** One plain-text email to one address. */
+export interface Mailer {
+  send(message: { to: string; subject: string; text: string }): Promise<void>;
 }
 
 /** The browser side of signing in, given by the HTTP layer to /graphql's requests (null elsewhere). */

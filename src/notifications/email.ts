@@ -5,6 +5,7 @@
 // programs send mail with (SMTP, STARTTLS, authentication, and header encoding, so no project or
 // version name can add a header).
 import nodemailer from 'nodemailer';
+import type { EmailSettings } from '../config.ts';
 import type { ClaimedDelivery, Outcome } from '../queue/deliveries.ts';
 import { eventContext, type SendDeps } from './send.ts';
 
@@ -61,7 +62,26 @@ export async function sendEmail(deps: SendDeps, job: ClaimedDelivery): Promise<O
   }
   const error = (await deps.prisma.build.findUnique({ where: { id: job.buildId }, select: { error: true } }))?.error ?? null;
   const { subject, text } = buildEmail(job.event, found.context, error);
-  const seconds = deps.config.webhooks.timeoutSeconds;
+  const started = Date.now();
+  try {
+    await sendMessage(settings, deps.config.webhooks.timeoutSeconds, { to: user.email, subject, text, headers: { 'X-Lectern-Delivery': String(job.id) } });
+    return { statusCode: 250, error: null, durationMs: Date.now() - started };
+  } catch (e) {
+    const err = e as Error & { responseCode?: number };
+    return { statusCode: err.responseCode ?? null, error: `Could not send: ${err.message}`.slice(0, MAX_ERROR), durationMs: Date.now() - started };
+  }
+}
+
+/**
+ * Sends one message through the SMTP server of `settings` within `seconds` (one deadline for the
+ * whole conversation, as a webhook's attempt has: nodemailer's timeouts are idle ones); throws
+ * nodemailer's error (with the server's `responseCode`) when it is not accepted.
+ */
+export async function sendMessage(
+  settings: EmailSettings,
+  seconds: number,
+  message: { to: string; subject: string; text: string; headers?: Record<string, string> },
+): Promise<void> {
   const transport = nodemailer.createTransport({
     host: settings.host,
     port: settings.port,
@@ -74,21 +94,12 @@ export async function sendEmail(deps: SendDeps, job: ClaimedDelivery): Promise<O
     greetingTimeout: seconds * 1000,
     socketTimeout: seconds * 1000,
   });
-  const started = Date.now();
   let deadline: NodeJS.Timeout | undefined;
   try {
-    // One deadline for the whole conversation, as a webhook's attempt has: the timeouts above are idle ones.
     const timedOut = new Promise<never>((_, reject) => {
       deadline = setTimeout(() => reject(new Error(`No answer within ${seconds} seconds.`)), seconds * 1000);
     });
-    await Promise.race([
-      transport.sendMail({ from: settings.from, to: user.email, subject, text, headers: { 'X-Lectern-Delivery': String(job.id) } }),
-      timedOut,
-    ]);
-    return { statusCode: 250, error: null, durationMs: Date.now() - started };
-  } catch (e) {
-    const err = e as Error & { responseCode?: number };
-    return { statusCode: err.responseCode ?? null, error: `Could not send: ${err.message}`.slice(0, MAX_ERROR), durationMs: Date.now() - started };
+    await Promise.race([transport.sendMail({ from: settings.from, ...message }), timedOut]);
   } finally {
     clearTimeout(deadline);
     transport.close();

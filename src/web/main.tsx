@@ -8,7 +8,7 @@ import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
 import { makeClient, signInUrl } from './client.ts';
 import { graphql } from './graphql.ts';
 import { AccountPage, AdminPage } from './pages/account.tsx';
-import { SetupPage, SignInPage } from './pages/auth.tsx';
+import { ForgotPasswordPage, ResetPasswordPage, SetupPage, SignInPage } from './pages/auth.tsx';
 import { BuildPage } from './pages/build.tsx';
 import { ProjectPage } from './pages/project.tsx';
 import { ImportPage, ProjectsPage } from './pages/projects.tsx';
@@ -31,7 +31,7 @@ function Shell() {
   if (!fromPage && fetching && !data) return <Loading what="Lectern" />;
   if (error && !data) return <Failure error={error} />;
   const viewer = data?.viewer ?? null;
-  const open = location.startsWith('/sign-in') || location.startsWith('/setup');
+  const open = ['/sign-in', '/setup', '/forgot-password', '/reset-password'].some((p) => location.startsWith(p));
   if (!viewer && !open && data) {
     if (data?.setupNeeded) return <SetupNeeded />;
     return <Redirect to={signInUrl()} replace />;
@@ -68,6 +68,8 @@ function Shell() {
         <Switch>
           <Route path="/sign-in" component={SignInPage} />
           <Route path="/setup" component={SetupPage} />
+          <Route path="/forgot-password" component={ForgotPasswordPage} />
+          <Route path="/reset-password" component={ResetPasswordPage} />
           <Route path="/" component={ProjectsPage} />
           <Route path="/import" component={ImportPage} />
           <Route path="/projects/:slug/builds/:id">{(p) => <BuildPage slug={p.slug} id={Number(p.id)} />}</Route>

@@ -3,19 +3,26 @@
 // for real builds run by a worker: a failed build of the default version emails each maintainer who
 // has an address and wants it, a build that passes after it says so, one that passes after a pass
 // says nothing; the server refusing for a while is retried as webhooks are; the project's switch
-// and the user's own turn them off; an installation without SMTP settings queues none.
+// and the user's own turn them off; an installation without SMTP settings queues none. And a
+// forgotten password reset by email: the link, used once, ending every session, and the same
+// answer for an account that does not exist.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import { DASHBOARD_DIR } from '../../src/dashboard.ts';
+import { RESET_REFUSED, RESET_REQUESTED } from '../../src/domain/password-reset.ts';
+import { setPassword } from '../../src/domain/users.ts';
+import { hashToken } from '../../src/secrets.ts';
+import { servedTestApp, type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { type GitServer, git as runGit, startGitServer } from '../helpers/git.ts';
-import { requireTool } from '../helpers/publish.ts';
+import { launchChromium, requireTool } from '../helpers/publish.ts';
 import { until } from '../helpers/wait.ts';
 
 interface Mail {
@@ -43,6 +50,8 @@ const tokens: Record<string, string> = {};
 const mails: Mail[] = [];
 /** How many more RCPT TO the server refuses (451, a temporary failure). */
 let refuse = 0;
+/** The SMTP settings of the test's apps. */
+let smtpEnv: Record<string, string>;
 
 beforeAll(async () => {
   requireTool('/usr/bin/openssl', 'openssl');
@@ -111,7 +120,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', r));
   const port = (smtp.server.address() as { port: number }).port;
-  t = await testApp({
+  smtpEnv = {
     LECTERN_SMTP_HOST: '127.0.0.1',
     LECTERN_SMTP_PORT: String(port),
     LECTERN_SMTP_USER: SMTP_USER,
@@ -120,7 +129,8 @@ beforeAll(async () => {
     // The server's own certificate, self-signed, is the one authority trusted.
     LECTERN_SMTP_CA_FILE: cert,
     LECTERN_WEBHOOK_TIMEOUT_SECONDS: '5',
-  });
+  };
+  t = await testApp(smtpEnv);
   for (const u of ['alice', 'bob', 'carol']) tokens[u] = await t.user(u);
   alice = tokens.alice!;
   git = await startGitServer();
@@ -237,8 +247,104 @@ describe('email about builds', () => {
   });
 });
 
+/** A GraphQL request as the dashboard makes it (Lectern's own origin), with a session cookie when given; the answer and any cookie set. */
+async function browser(app: TestApp, query: string, variables: Record<string, unknown> = {}, cookie?: string) {
+  const req = supertest(app.handler).post('/graphql').set('accept', 'application/json').set('origin', app.config.publicUrl);
+  if (cookie) req.set('cookie', cookie);
+  const res = await req.send({ query, variables });
+  const set = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('lectern_session='));
+  return { data: res.body.data, cookie: set?.split(';')[0] };
+}
+
+const REQUEST = `mutation($n: String!) { requestPasswordReset(nameOrEmail: $n) { __typename ... on MutationRequestPasswordResetSuccess { data } ... on Error { message } } }`;
+const RESET = `mutation($t: String!, $p: String!) { resetPassword(token: $t, newPassword: $p) { __typename ... on ValidationError { fieldErrors { field messages } } } }`;
+const SIGN_IN = `mutation($u: String!, $p: String!) { signIn(username: $u, password: $p) { __typename } }`;
+
+describe('password reset by email', () => {
+  let link: string;
+
+  it('emails a link to the account asked for, by name or address, and answers the same when there is none', async () => {
+    await account('carol', { email: 'Carol@Example.com' });
+    expect((await browser(t, 'query { passwordResetAvailable }')).data).toEqual({ passwordResetAvailable: true });
+    const asked = await browser(t, REQUEST, { n: 'carol@example.com' });
+    expect(asked.data.requestPasswordReset).toEqual({ __typename: 'MutationRequestPasswordResetSuccess', data: RESET_REQUESTED });
+    const mail = await until('the reset email', () => mails.find((m) => m.subject === 'Set a new password for Lectern'));
+    expect(mail.to.toLowerCase()).toBe('carol@example.com');
+    link = /(http\S+\/reset-password\?token=\S+)/.exec(mail.text)![1]!;
+    expect(link.startsWith(`${t.config.publicUrl}/reset-password?token=`)).toBe(true);
+    // Only the token's hash is kept.
+    const token = new URL(link).searchParams.get('token')!;
+    const rows = await t.db.prisma.passwordReset.findMany();
+    expect(rows.map((r) => r.tokenHash)).toEqual([hashToken(token)]);
+    expect(JSON.stringify(rows)).not.toContain(token);
+    // No such account: the same answer, and nothing made; asking again at once sends no second link.
+    for (const n of ['nobody@example.com', 'nobody', 'carol']) {
+      expect((await browser(t, REQUEST, { n })).data.requestPasswordReset.data).toBe(RESET_REQUESTED);
+    }
+    expect(await t.db.prisma.passwordReset.count()).toBe(1);
+  });
+
+  it('sets the new password once, with the rules every password follows, and ends every session', async () => {
+    await setPassword(t.db.prisma, 'carol', 'the old password of carol');
+    const session = (await browser(t, SIGN_IN, { u: 'carol', p: 'the old password of carol' })).cookie!;
+    expect((await browser(t, 'query { viewer { username } }', {}, session)).data.viewer).toEqual({ username: 'carol' });
+    const token = new URL(link).searchParams.get('token')!;
+    const weak = await browser(t, RESET, { t: token, p: 'carol' });
+    expect(weak.data.resetPassword.__typename).toBe('ValidationError');
+    expect(weak.data.resetPassword.fieldErrors[0].field).toBe('newPassword');
+    expect((await browser(t, RESET, { t: token, p: 'a brand new password 9' })).data.resetPassword).toEqual({ __typename: 'MutationResetPasswordSuccess' });
+    expect((await browser(t, 'query { viewer { username } }', {}, session)).data.viewer).toBeNull();
+    expect((await browser(t, SIGN_IN, { u: 'carol', p: 'a brand new password 9' })).data.signIn.__typename).toBe('MutationSignInSuccess');
+    // Used once; a made-up token is refused the same way.
+    for (const tok of [token, 'made-up-token']) {
+      expect((await browser(t, RESET, { t: tok, p: 'another new password 10' })).data.resetPassword).toEqual({
+        __typename: 'ValidationError',
+        fieldErrors: [{ field: 'token', messages: [RESET_REFUSED] }],
+      });
+    }
+  });
+});
+
+describe('password reset in the dashboard', () => {
+  it('takes a person from "Forgot your password?" at phone width to signing in with the new one', async () => {
+    if (!existsSync(path.join(DASHBOARD_DIR, 'index.html'))) throw new Error('the dashboard is not built: run `npm run web:build` (npm test runs it first)');
+    const served = await servedTestApp(smtpEnv);
+    const chromium = await launchChromium();
+    try {
+      await served.t.user('erin');
+      await served.t.db.prisma.user.update({ where: { username: 'erin' }, data: { email: 'erin@example.com' } });
+      await setPassword(served.t.db.prisma, 'erin', 'the password erin forgot');
+      const page = await chromium.newPage({ viewport: { width: 390, height: 844 } });
+      await page.goto(`${served.origin}/sign-in`);
+      await page.getByRole('link', { name: 'Forgot your password?' }).click();
+      await page.getByLabel('Username or email address').fill('erin@example.com');
+      await page.getByRole('button', { name: 'Email me a link' }).click();
+      expect(await page.getByRole('status').textContent()).toBe(RESET_REQUESTED);
+      const mail = await until('the reset email', () => mails.find((m) => m.to === 'erin@example.com'));
+      const link = /(http\S+\/reset-password\?token=\S+)/.exec(mail.text)![1]!;
+      expect(link.startsWith(`${served.origin}/reset-password?token=`)).toBe(true);
+      await page.goto(link);
+      await page.getByLabel('New password', { exact: true }).fill('erin remembers this one 3');
+      await page.getByLabel('New password, again').fill('erin remembers this one 3');
+      await page.getByRole('button', { name: 'Set the password' }).click();
+      await page.getByRole('heading', { name: 'Your password is set' }).waitFor();
+      const { scroll, inner } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+      expect(scroll).toBeLessThanOrEqual(inner);
+      await page.getByRole('link', { name: 'Sign in' }).click();
+      await page.getByLabel('Username').fill('erin');
+      await page.getByLabel('Password').fill('erin remembers this one 3');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${served.origin}/`);
+      await page.screenshot({ path: 'test-results/password-reset-phone.png' });
+    } finally {
+      await chromium.close();
+      await served.stop();
+    }
+  }, 120_000);
+});
+
 describe('an installation without SMTP settings', () => {
-  it('queues no email', async () => {
+  it('queues no email, and offers no password reset', async () => {
     const quiet = await testApp();
     try {
       const token = await quiet.user('dora');
@@ -250,6 +356,9 @@ describe('an installation without SMTP settings', () => {
         const b = await waitForBuild(quiet, await latestBuildOf(quiet, p.slug));
         expect(b.success).toBe(false);
         expect(await quiet.db.prisma.notificationDelivery.count({ where: { kind: 'email' } })).toBe(0);
+        expect((await browser(quiet, 'query { passwordResetAvailable }')).data).toEqual({ passwordResetAvailable: false });
+        const refused = await browser(quiet, REQUEST, { n: 'dora@example.com' });
+        expect(refused.data.requestPasswordReset.__typename).toBe('ForbiddenError');
       } finally {
         await w.stop(1000);
       }

@@ -2,6 +2,7 @@
 // user's account (email, admin, disabled, password set) is theirs and site admins' to read, their
 // API tokens theirs alone. `viewer` is the caller; site admins list and manage users.
 import { queryFromInfo } from '@pothos/plugin-prisma';
+import { passwordResetAvailable, requestPasswordReset, resetPassword } from '../../domain/password-reset.ts';
 import {
   changePassword,
   changeUser,
@@ -86,6 +87,11 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'The user whose token made this request; null when anonymous.',
     resolve: (query, _root, _args, ctx) => (ctx.viewer ? ctx.prisma.user.findUnique({ ...query, where: { id: ctx.viewer.id } }) : null),
+  }),
+  passwordResetAvailable: t.boolean({
+    authScopes: { public: true },
+    description: 'Whether a forgotten password can be reset by email here (the installation sends email): requestPasswordReset, then resetPassword.',
+    resolve: (_root, _args, ctx) => passwordResetAvailable(ctx),
   }),
   setupNeeded: t.boolean({
     authScopes: { public: true },
@@ -247,5 +253,27 @@ builder.mutationFields((t) => ({
     args: { username: t.arg.string({ required: true }), input: t.arg({ type: ChangeUserInput, required: true }) },
     errors: accountErrors,
     resolve: (query, _root, args, ctx) => changeUser(ctx.prisma, args.username, args.input, rowQuery(query), ctx.session?.id),
+  }),
+}));
+
+// A forgotten password, reset by email (src/domain/password-reset.ts).
+builder.mutationFields((t) => ({
+  requestPasswordReset: t.string({
+    authScopes: { public: true },
+    description:
+      "Emails a link that sets a new password to the account with this username or email address, if there is one (the answer is the same either way, and says so). From Lectern's own pages; throttled as signing in is; FORBIDDEN where the installation sends no email.",
+    args: { nameOrEmail: t.arg.string({ required: true }) },
+    errors: { types: [ValidationError, ForbiddenError, ThrottledError] },
+    resolve: (_root, args, ctx) => requestPasswordReset(ctx, args.nameOrEmail),
+  }),
+  resetPassword: t.boolean({
+    authScopes: { public: true },
+    description: 'Sets a new password with the token of a reset link: once, within its hour. Every session of the account ends.',
+    args: { token: t.arg.string({ required: true }), newPassword: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: async (_root, args, ctx) => {
+      await resetPassword(ctx, args.token, args.newPassword);
+      return true;
+    },
   }),
 }));

@@ -1,4 +1,6 @@
-// Signing in, and the first run's setup page (the one-time code from `lectern serve`'s log).
+// Signing in, a forgotten password reset by email (where the installation sends email), and the
+// first run's setup page (the one-time code from `lectern serve`'s log).
+import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import { Link, useSearch } from 'wouter';
 import { graphql } from '../graphql.ts';
@@ -12,6 +14,32 @@ const SignIn = graphql(`
       __typename
       ... on Error { message }
       ... on ThrottledError { retryAfter }
+    }
+  }
+`);
+
+const ResetAvailable = graphql(`
+  query PasswordResetAvailable { passwordResetAvailable }
+`);
+
+const RequestReset = graphql(`
+  mutation RequestPasswordReset($nameOrEmail: String!) {
+    requestPasswordReset(nameOrEmail: $nameOrEmail) {
+      __typename
+      ... on MutationRequestPasswordResetSuccess { data }
+      ... on Error { message }
+      ... on ThrottledError { retryAfter }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+const ResetPassword = graphql(`
+  mutation ResetPassword($token: String!, $newPassword: String!) {
+    resetPassword(token: $token, newPassword: $newPassword) {
+      __typename
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
     }
   }
 `);
@@ -50,6 +78,84 @@ export function SignInPage() {
         <Field label="Username" name="username" required autoComplete="username" />
         <Field label="Password" name="password" type="password" required autoComplete="current-password" />
       </ActionForm>
+      <ForgotLink />
+    </section>
+  );
+}
+
+/** "Forgot your password?", where the installation can send the link. */
+function ForgotLink() {
+  const [{ data }] = useQuery({ query: ResetAvailable });
+  if (!data?.passwordResetAvailable) return null;
+  return (
+    <p>
+      <Link href="/forgot-password">Forgot your password?</Link>
+    </p>
+  );
+}
+
+export function ForgotPasswordPage() {
+  const client = useClient();
+  const [sent, setSent] = useState<string | null>(null);
+  return (
+    <section className="narrow">
+      <h1>Forgot your password?</h1>
+      {sent ? (
+        <p role="status">{sent}</p>
+      ) : (
+        <ActionForm
+          label="Email me a link"
+          act={async (f) => {
+            const r = await client.mutation(RequestReset, { nameOrEmail: f.nameOrEmail ?? '' }).toPromise();
+            const a = r.data?.requestPasswordReset;
+            const p = problemOf(a, r.error);
+            if (!p && a?.__typename === 'MutationRequestPasswordResetSuccess') setSent(a.data);
+            return p;
+          }}
+        >
+          <Field label="Username or email address" name="nameOrEmail" field="nameOrEmail" required autoComplete="username" />
+        </ActionForm>
+      )}
+      <p>
+        <Link href="/sign-in">Back to sign in</Link>
+      </p>
+    </section>
+  );
+}
+
+export function ResetPasswordPage() {
+  const search = useSearch();
+  const client = useClient();
+  const token = new URLSearchParams(search).get('token') ?? '';
+  const [done, setDone] = useState(false);
+  if (done)
+    return (
+      <section className="narrow">
+        <h1>Your password is set</h1>
+        <p role="status">
+          Every session of your account has ended. <Link href="/sign-in">Sign in</Link> with the new password.
+        </p>
+      </section>
+    );
+  return (
+    <section className="narrow">
+      <h1>Set a new password</h1>
+      <ActionForm
+        label="Set the password"
+        act={async (f) => {
+          if (f.newPassword !== f.repeat) return { message: 'The two new passwords differ.', fields: {} };
+          const r = await client.mutation(ResetPassword, { token, newPassword: f.newPassword ?? '' }).toPromise();
+          const p = problemOf(r.data?.resetPassword, r.error);
+          if (!p) setDone(true);
+          return p;
+        }}
+      >
+        <Field label="New password" name="newPassword" type="password" required autoComplete="new-password" />
+        <Field label="New password, again" name="repeat" type="password" required autoComplete="new-password" />
+      </ActionForm>
+      <p>
+        <Link href="/forgot-password">Ask for a new link</Link>
+      </p>
     </section>
   );
 }
