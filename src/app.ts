@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import type { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, maskError as yogaMaskError } from 'graphql-yoga';
+import { AnalyticsRecorder } from './analytics/recorder.ts';
 import { badgeRouter } from './badges/route.ts';
 import type { Config } from './config.ts';
 import { dashboardRouter } from './dashboard.ts';
@@ -278,7 +279,17 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   // Everything mutable the app has is made here, for this app only (docs/design/events.md).
   const events = deps.events ?? createEvents();
   const live = new LiveBuilds(events, { databaseUrl: config.databaseUrl, log });
-  const services: Services = { prisma: db.prisma, cipher: new Cipher(deps.secretKey), config, log, storage, events, live, mail: mailer(config) };
+  const services: Services = {
+    prisma: db.prisma,
+    cipher: new Cipher(deps.secretKey),
+    config,
+    log,
+    storage,
+    events,
+    live,
+    mail: mailer(config),
+    analytics: config.analyticsRetentionDays > 0 ? new AnalyticsRecorder(db.prisma, log, { retentionDays: config.analyticsRetentionDays }) : undefined,
+  };
   /** What the docs server's caches check before answering: bumped by this app's `servedChanged` only. */
   const served = new ServedGeneration(events);
 

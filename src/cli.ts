@@ -135,6 +135,8 @@ async function serve(config: Config): Promise<void> {
     server.closeIdleConnections();
     const started = await worker.catch(() => null);
     await Promise.all([closed, control?.close(), started?.stop(WORKER_GRACE_MS)]);
+    // The last page views and searches counted, before the database goes.
+    await services.analytics?.close();
     await db.close();
   });
   await worker.catch(unlessStopping);

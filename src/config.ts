@@ -115,6 +115,8 @@ const schema = z.object({
   LECTERN_WEBHOOK_TIMEOUT_SECONDS: intFrom(10, 1, 120),
   /** Longest one SQL statement may run (ms) on either database; 0: no limit. */
   LECTERN_DB_STATEMENT_TIMEOUT_MS: intFrom(10_000, 0, 3_600_000),
+  /** Days page views and searches are kept for the projects' analytics (docs/design/analytics.md); 0 keeps none. */
+  LECTERN_ANALYTICS_RETENTION_DAYS: intFrom(90, 0, 3650),
   /** The SMTP server email goes through (docs/design/email.md); unset: Lectern sends no email. */
   LECTERN_SMTP_HOST: z
     .string()
@@ -188,6 +190,8 @@ export interface Config {
   dbStatementTimeoutMs: number;
   /** Where email goes out; null: none is sent. */
   email: EmailSettings | null;
+  /** Days analytics are kept; 0: none are counted. */
+  analyticsRetentionDays: number;
 }
 
 /** LECTERN_SMTP_*: the SMTP server and the sender (docs/design/email.md). */
@@ -343,6 +347,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhooks: { allow: list(e.LECTERN_WEBHOOK_ALLOW ?? ''), timeoutSeconds: e.LECTERN_WEBHOOK_TIMEOUT_SECONDS },
     previewRetentionDays: e.LECTERN_PREVIEW_RETENTION_DAYS,
     dbStatementTimeoutMs: e.LECTERN_DB_STATEMENT_TIMEOUT_MS,
+    analyticsRetentionDays: e.LECTERN_ANALYTICS_RETENTION_DAYS,
     email: email && typeof email !== 'string' ? { ...email, port: e.LECTERN_SMTP_PORT, security: e.LECTERN_SMTP_SECURITY } : null,
   };
 }

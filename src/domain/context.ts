@@ -35,6 +35,19 @@ export interface Services {
   live: LiveBuilds;
   /** Sends an email now (the installation's SMTP server); absent when the installation sends none. */
   mail?: Mailer;
+  /** Counts page views and searches for the projects' analytics, written later in batches; absent when the installation keeps none. */
+  analytics?: AnalyticsSink;
+}
+
+/** Where page views and searches are counted (src/analytics/recorder.ts): it never waits for the database. */
+export interface AnalyticsSink {
+  /** `path`: the page below the version (`/install.html`), or the whole path of a 404; `versionSlug` '' when none. */
+  pageView(projectId: number, versionSlug: string, path: string, status: number): void;
+  search(projectId: number, versionSlug: string, query: string, results: number): void;
+  /** Writes what is pending (tests read the counts at once). */
+  flush(): Promise<void>;
+  /** Stops counting and writes what is pending: before the database closes. */
+  close(): Promise<void>;
 }
 
 /** One plain-text email to one address. */

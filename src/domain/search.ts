@@ -114,6 +114,9 @@ export async function searchPages(
   const versions = await searchedVersions(ctx, args.scopes, Boolean(args.maintained));
   const { asked, urlOf } = await searched(ctx, { id: { in: versions.map((s) => s.versionId) } }, args);
   const { pages, total } = await searchPagesIn(ctx.prisma, asked);
+  // The search counts in the analytics of the project searched first (its own search box's).
+  const first = versions[0];
+  if (first && ctx.analytics && args.offset === 0) ctx.analytics.search(first.projectId, args.scopes[0]?.version ?? '', args.query, total);
   const aliases = new Map(versions.map((s) => [s.versionId, s.alias]));
   return {
     total,

@@ -12,6 +12,7 @@ import './types/build.ts';
 import './types/subproject.ts';
 import './types/redirect.ts';
 import './types/automation-rule.ts';
+import './types/analytics.ts';
 import './types/environment-variable.ts';
 import './types/integration.ts';
 import './types/webhook.ts';

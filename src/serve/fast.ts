@@ -84,6 +84,8 @@ const UNUSUAL_URL = /[\t\n\f\r #\u00a0\ufeff]/;
 export class FastPath {
   readonly #ttlMs: number;
   readonly #domain: string | undefined;
+  /** What reading a recorded page counts (the project's analytics), by the answer: dropped with it. */
+  readonly #views = new WeakMap<Answer, () => void>();
   /**
    * The answers, keyed by whether the request accepted gzip ('1' or '0': the router chose a
    * different answer for each) then docs site and path. Each expires with the lookups it was made from.
@@ -152,6 +154,8 @@ export class FastPath {
     // Only public files are recorded, and those answer any origin (./router.ts).
     res.setHeader('Access-Control-Allow-Origin', '*');
     respond(res, answer, req.method === 'HEAD', asked);
+    // A page read here counts as one read through the router does (the project's analytics).
+    if (req.method === 'GET' && (res.statusCode === 200 || res.statusCode === 304)) this.#views.get(answer)?.();
     return true;
   }
 
@@ -160,7 +164,7 @@ export class FastPath {
    * `fresh` tells the expiry of, begun at epoch() `epoch`; undefined when the request could not
    * be answered here anyway.
    */
-  recorder(req: IncomingMessage, epoch: number, fresh: Freshness): ((gzipOk: boolean, answer: Answer) => void) | undefined {
+  recorder(req: IncomingMessage, epoch: number, fresh: Freshness, view?: () => void): ((gzipOk: boolean, answer: Answer) => void) | undefined {
     if (this.#ttlMs <= 0 || req.headers.authorization) return undefined;
     const asked: Asked = { host: req.headers.host, forwardedHost: req.headers['x-forwarded-host'] as string | undefined };
     const site = this.#keyOf('', (req as { originalUrl?: string }).originalUrl ?? req.url, asked, req.socket.remoteAddress);
@@ -173,6 +177,7 @@ export class FastPath {
       if (ttl <= 0) return;
       if (this.#generation !== this.#served.value) this.#clear();
       this.#answers.set(`${gzipOk ? '1' : '0'}${site}`, answer, { ttl });
+      if (view) this.#views.set(answer, view);
     };
   }
 

@@ -450,11 +450,17 @@ class DocsServer {
     const q = project.docsSearch && isSearchPage(key) ? oneString(s.req.query.q)?.trim() : undefined;
     if (q) return this.searchPage(s, project, version.slug, `${prefix}/${key}`, q, tag);
     // Public files sent to anonymous readers (no Authorization header) are the same for every such reader.
-    const record = this.deps.fast && reader === this.anonymous && !isPrivate ? this.deps.fast.recorder(s.req, s.epoch, s.fresh) : undefined;
+    // A page read (not its images or scripts) counts in the project's analytics, here or on the fast path.
+    const analytics = this.services.analytics;
+    const view = analytics && isHtmlKey(key) && s.req.method === 'GET' ? () => analytics.pageView(project.id, version.slug, filename, 200) : undefined;
+    const record = this.deps.fast && reader === this.anonymous && !isPrivate ? this.deps.fast.recorder(s.req, s.epoch, s.fresh, view) : undefined;
     // Public files answer any origin (a sandboxed page's fonts, a theme's fetch of its own JSON, a
     // search worker's index): never private ones, nor anything read under a grant.
     if (!isPrivate && !s.grant) s.res.setHeader('Access-Control-Allow-Origin', '*');
-    if (await this.sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag, record })) return;
+    if (await this.sender.send(s.req, s.res, `${prefix}/${key}`, { cacheControl: cacheControl(key, isPrivate), tag, record })) {
+      if (view && (s.res.statusCode === 200 || s.res.statusCode === 304)) view();
+      return;
+    }
     s.res.removeHeader('Access-Control-Allow-Origin');
     // `dir` names a directory with an index: the same page at `dir/`, whose relative links work.
     if (!dir && (await this.sender.exists(`${prefix}/${key}/index.html`))) return redirect(s, 302, `${s.base}/${raw.join('/')}/`);
@@ -545,6 +551,8 @@ class DocsServer {
   async missing(s: Scope, project: ServedProjectRow, rr: RedirectRequest, current: { version: ReadableVersion; prefix: string } | null): Promise<void> {
     const hit = matchRedirect(project.redirects, rr, (r) => !r.force || current === null);
     if (hit) return this.userRedirect(s, hit);
+    // A page asked for and not found, for the project's analytics (a browser's other files too: a missing image is as broken).
+    if (s.req.method === 'GET') this.services.analytics?.pageView(project.id, current?.version.slug ?? '', rr.path, 404);
     // A private project's 404 page is its own HTML: never kept by a shared cache.
     const signIn = s.res.locals.signIn as string | undefined;
     const tag = signIn ? pageTags(this.domain ? '' : SANDBOX_HEAD, '', '', signInNote(signIn)) : undefined;

@@ -5,7 +5,7 @@
 //   nginx           nginx's static file serving from the storage directory (the ceiling)
 //   lectern         GET /docs/bench/en/latest/guide/install.html (the switcher tag put in)
 //   lectern-gzip    the same asked with Accept-Encoding: gzip, as browsers ask
-//   lectern-plain   the same with the switcher off (bytes streamed as stored)
+//   lectern-plain   the same with the addons script off (bytes streamed as stored)
 //   nginx+x-accel   nginx in front of Lectern with LECTERN_SERVE_X_ACCEL (Lectern decides, nginx sends)
 //   lectern-nocache the first again with LECTERN_SERVE_CACHE_SECONDS=0 (every request asks the database)
 //   node-bare       a bare node:http server answering the same bytes from memory: the ceiling for
@@ -199,7 +199,7 @@ try {
   results.push(await wrk('nginx', `http://127.0.0.1:${nginx.port}/${prefix}/${PAGE}`));
   results.push(await wrk('lectern', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`));
   results.push(await wrk('lectern-gzip', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`, { 'accept-encoding': 'gzip' }));
-  await prisma.project.update({ where: { id: project.id }, data: { versionSwitcher: false } });
+  await prisma.project.update({ where: { id: project.id }, data: { addonsEnabled: false } });
   // Written straight to the database: tell the apps, as the domain's own writes do.
   events.emit('servedChanged', {});
   results.push(await wrk('lectern-plain', `http://127.0.0.1:${lectern.port}/docs/bench/en/latest/${PAGE}`));

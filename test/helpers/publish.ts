@@ -140,6 +140,8 @@ export interface ProjectSpec {
   maintainers?: number[];
   mainLanguageProjectId?: number;
   versionSwitcher?: boolean;
+  /** Read the Docs' addons data script in its pages (and the menu it draws): on by default. */
+  addonsEnabled?: boolean;
 }
 
 export async function makeProject(t: TestApp, spec: ProjectSpec) {
@@ -153,6 +155,7 @@ export async function makeProject(t: TestApp, spec: ProjectSpec) {
       defaultVersion: spec.defaultVersion ?? 'latest',
       mainLanguageProjectId: spec.mainLanguageProjectId ?? null,
       versionSwitcher: spec.versionSwitcher ?? true,
+      addonsEnabled: spec.addonsEnabled ?? true,
       users: { connect: (spec.maintainers ?? []).map((id) => ({ id })) },
     },
   });

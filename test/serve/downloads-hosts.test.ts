@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SWITCHER_REVISION } from '../../src/serve/switcher.ts';
 import { downloadUrl } from '../../src/urls.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { htmlZip, makeProject, printPdf, publish, sphinxBuild } from '../helpers/publish.ts';
@@ -91,7 +92,7 @@ describe('downloads and host names (LECTERN_DOCS_DOMAIN=docs.test)', () => {
       const page = await host('fixture.docs.test', '/en/latest/guide/install.html');
       expect(page.status).toBe(200);
       expect(page.text).toContain('Installation');
-      expect(page.text).toContain('src="/_/switcher.js?v=1"');
+      expect(page.text).toContain(`src="/_/switcher.js?v=${SWITCHER_REVISION}"`);
       const root = await host('fixture.docs.test', '/');
       expect([root.status, root.headers.location]).toEqual([302, '/en/latest/']);
       const dir = await host('fixture.docs.test', '/en/latest/guide');
@@ -196,7 +197,8 @@ describe('LECTERN_SERVE_X_ACCEL', () => {
     const page = await t.http.get('/docs/accel/en/latest/glossary.html');
     expect(page.headers['x-accel-redirect']).toBeUndefined();
     expect(page.text).toContain('/_/switcher.js');
-    const off = await t.gql('mutation { updateProject(slug: "accel", input: { versionSwitcher: false }) { __typename } }', {}, token);
+    // The addons data off: the page gets no script (the menu alone off keeps the data script).
+    const off = await t.gql('mutation { updateProject(slug: "accel", input: { addonsEnabled: false }) { __typename } }', {}, token);
     expect(off.data.updateProject.__typename).toBe('MutationUpdateProjectSuccess');
     // Docs share the dashboard's origin here (no docs domain): the page is sandboxed and gets the shim.
     const shimmed = await t.http.get('/docs/accel/en/latest/glossary.html');
@@ -206,10 +208,10 @@ describe('LECTERN_SERVE_X_ACCEL', () => {
     expect(shimmed.headers.etag).not.toBe(page.headers.etag);
   });
 
-  it('hands pages over when they get nothing put in: docs on their own hosts, switcher and search box off', async () => {
+  it('hands pages over when they get nothing put in: docs on their own hosts, addons and search box off', async () => {
     const hosted = await testApp({ LECTERN_SERVE_X_ACCEL: '/_lectern_files/', LECTERN_DOCS_DOMAIN: 'docs.test' });
     try {
-      const p = await makeProject(hosted, { slug: 'accel', versionSwitcher: false });
+      const p = await makeProject(hosted, { slug: 'accel', addonsEnabled: false });
       await hosted.db.prisma.project.update({ where: { id: p.id }, data: { docsSearch: false } });
       const built = await publish(hosted, { project: p, version: 'latest', html: await sphinxBuild('sphinx', { overrides: { release: '1.0' } }) });
       const plain = await hosted.http.get('/en/latest/glossary.html').set('host', 'accel.docs.test');
