@@ -198,6 +198,22 @@ describe('the dashboard, from the first run', () => {
     await check('07b-automation-rules');
   });
 
+  it('shows the analytics of the pages read so far, as a chart and tables, with a CSV of them', async () => {
+    await t.services.analytics!.flush();
+    await page.goto(`${origin}/projects/handbook/analytics`);
+    const summary = page.getByText(/page views, \d+ not found/);
+    await summary.waitFor();
+    const views = Number(/(\d+) page views/.exec((await summary.textContent())!)![1]);
+    expect(views).toBeGreaterThan(0);
+    expect(await page.getByRole('img', { name: /^Page views per day/ }).count()).toBe(1);
+    await page.getByRole('table', { name: 'Pages most read' }).getByRole('cell', { name: '/', exact: true }).first().waitFor();
+    const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download top pages (CSV)' }).click()]);
+    const text = await (await import('node:fs/promises')).readFile((await file.path())!, 'utf8');
+    expect(text.split('\r\n')[0]).toBe('version,path,views');
+    expect(text).toMatch(/\r\nlatest,\/,\d+/);
+    await check('07c-analytics');
+  });
+
   it('creates a token the REST API accepts, and revokes it', async () => {
     await page.goto(`${origin}/account`);
     await page.getByLabel('Token name').fill('ci');
@@ -250,7 +266,7 @@ describe('the dashboard, from the first run', () => {
   });
 
   it("passes axe on every other page: the project's tabs, a user's sign-in", async () => {
-    for (const tab of ['builds', 'automation', 'variables', 'integrations', 'notifications', 'maintainers', 'related']) {
+    for (const tab of ['builds', 'automation', 'analytics', 'variables', 'integrations', 'notifications', 'maintainers', 'related']) {
       await page.goto(`${origin}/projects/handbook/${tab}`);
       await page.locator('nav.tabs a[aria-current="page"]').waitFor();
       await page.locator('.loading').waitFor({ state: 'detached' });

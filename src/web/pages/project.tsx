@@ -1,5 +1,5 @@
 // A project: its versions (the page's one operation: the project with its versions and their last
-// builds), builds, settings, redirects, automation rules, environment variables, integrations, notifications, maintainers,
+// builds), builds, settings, redirects, automation rules, analytics, environment variables, integrations, notifications, maintainers,
 // subprojects and translations, each a tab with a URL of its own.
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
@@ -27,6 +27,7 @@ import {
   usePendingChanges,
 } from '../ui.tsx';
 import { sortVersions } from '../versions.ts';
+import { AnalyticsTab } from './analytics.tsx';
 import { AutomationRules } from './automation-rules.tsx';
 import { ChoicesQuery, choiceOptions, PRIVACY } from './projects.tsx';
 import { Webhooks } from './webhooks.tsx';
@@ -37,6 +38,7 @@ const TABS = [
   ['settings', 'Settings'],
   ['redirects', 'Redirects'],
   ['automation', 'Automation rules'],
+  ['analytics', 'Analytics'],
   ['variables', 'Environment variables'],
   ['integrations', 'Integrations'],
   ['notifications', 'Notifications'],
@@ -102,6 +104,7 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
       {tab === 'settings' && <Settings project={project} />}
       {tab === 'redirects' && <Redirects slug={slug} />}
       {tab === 'automation' && <AutomationRules slug={slug} />}
+      {tab === 'analytics' && <AnalyticsTab slug={slug} />}
       {tab === 'variables' && <Variables slug={slug} />}
       {tab === 'integrations' && <Integrations slug={slug} />}
       {tab === 'notifications' && <Webhooks slug={slug} />}
