@@ -8,14 +8,17 @@
 // The expressions are RE2's (re2js): matching takes time linear in the name, whatever the
 // expression, so neither a maintainer's pattern nor a pushed branch name can stall a sync. Read
 // the Docs guards Python's backtracking engine with a one-second timeout instead.
-import { RE2JS } from 're2js';
+import type * as Re2js from 're2js';
 import type { AutomationRule, Prisma, Version, VersionType } from '../generated/prisma/client.ts';
+import { lazyModule } from '../lazy-module.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError } from './errors.ts';
 import { Collector, checkChoice, checkString, invalidChoice, required } from './validate.ts';
 
 type Tx = Prisma.TransactionClient;
+/** Loaded with the first rule checked or matched, not when the API's modules load (docs/design/startup.md). */
+const re2js = lazyModule<typeof Re2js>('re2js');
 
 export const ALL_VERSIONS = 'all-versions';
 export const SEMVER_VERSIONS = 'semver-versions';
@@ -73,7 +76,7 @@ export function ruleMatches(
 ): boolean {
   if (version.type !== rule.versionType) return false;
   try {
-    return RE2JS.compile(patternOf(rule)).matcher(version.verboseName).find();
+    return re2js().RE2JS.compile(patternOf(rule)).matcher(version.verboseName).find();
   } catch {
     // An expression stored before a check it fails (none today): matches nothing.
     return false;
@@ -83,7 +86,7 @@ export function ruleMatches(
 /** Why `pattern` is not an expression a rule can use; undefined when it is. */
 function checkPattern(pattern: string): string | undefined {
   try {
-    RE2JS.compile(pattern);
+    re2js().RE2JS.compile(pattern);
     return undefined;
   } catch (e) {
     const why = e instanceof Error ? e.message.replace(/^error parsing regexp: /, '') : String(e);
