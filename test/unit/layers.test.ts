@@ -17,7 +17,7 @@ const LAYERS: { name: string; nodes: string[] }[] = [
   { name: 'entry points and composition', nodes: ['bin', 'cli', 'control', 'commands', 'app'] },
   { name: 'HTTP adapters', nodes: ['rest', 'serve', 'webhooks', 'badges', 'dashboard', 'graphiql'] },
   { name: 'GraphQL', nodes: ['graphql'] },
-  { name: 'features over the domain', nodes: ['uploads', 'embed', 'builds'] },
+  { name: 'features over the domain', nodes: ['uploads', 'embed', 'builds', 'analytics'] },
   { name: 'domain', nodes: ['domain'] },
   { name: 'services the domain calls', nodes: ['notifications', 'search'] },
   {
