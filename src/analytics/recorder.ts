@@ -47,6 +47,9 @@ export class AnalyticsRecorder implements AnalyticsSink {
   #flushing: Promise<void> = Promise.resolve();
   #lastPrune = 0;
   #closed = false;
+  /** Today (UTC) as written, and when it ends: worked out once a day, not on every page read. */
+  #day = '';
+  #dayEnds = 0;
   /** Counts dropped because too many were pending (a sign the database is too slow or away). */
   dropped = 0;
 
@@ -59,8 +62,8 @@ export class AnalyticsRecorder implements AnalyticsSink {
 
   pageView(projectId: number, versionSlug: string, path: string, status: number): void {
     if (this.#closed) return;
-    const p = path.slice(0, MAX_PATH);
-    const day = dayOf(Date.now());
+    const p = path.length > MAX_PATH ? path.slice(0, MAX_PATH) : path;
+    const day = this.#today();
     const key = `${projectId}\u0000${versionSlug}\u0000${p}\u0000${day}\u0000${status}`;
     const seen = this.#views.get(key);
     if (seen) seen.views++;
@@ -74,7 +77,7 @@ export class AnalyticsRecorder implements AnalyticsSink {
     // One spelling per question: case and runs of spaces do not make another query.
     const q = query.trim().replace(/\s+/g, ' ').toLowerCase().slice(0, MAX_QUERY);
     if (!q) return;
-    const day = dayOf(Date.now());
+    const day = this.#today();
     const key = `${projectId}\u0000${versionSlug}\u0000${q}\u0000${day}`;
     const seen = this.#searches.get(key);
     if (seen) {
@@ -83,6 +86,15 @@ export class AnalyticsRecorder implements AnalyticsSink {
     } else if (this.#searches.size >= DROP_AT) this.dropped++;
     else this.#searches.set(key, { projectId, versionSlug, query: q, day, searches: 1, results });
     this.#schedule(this.#searches.size);
+  }
+
+  #today(): string {
+    const now = Date.now();
+    if (now >= this.#dayEnds) {
+      this.#day = dayOf(now);
+      this.#dayEnds = (Math.floor(now / 86_400_000) + 1) * 86_400_000;
+    }
+    return this.#day;
   }
 
   #schedule(pending: number): void {
