@@ -61,10 +61,11 @@ export const readableVersionRule: Rule<Prisma.VersionWhereInput, VersionRow & { 
 /**
  * The versions offered to every reader, whoever asks: readable by anyone (public project and
  * version, active, built). The API's `activeVersions` (Read the Docs' `active_versions`) lists
- * them all; version menus leave out the hidden ones.
+ * them all; version menus leave out the hidden ones. With `viewer`, those offered to them (their
+ * private ones too).
  */
-export function offeredVersions(o: { includeHidden: boolean }): Prisma.VersionWhereInput {
-  return { AND: [readableVersionRule.where(null), { type: { not: 'external' } }, ...(o.includeHidden ? [] : [{ hidden: false }])] };
+export function offeredVersions(o: { includeHidden: boolean; viewer?: Viewer | null }): Prisma.VersionWhereInput {
+  return { AND: [readableVersionRule.where(o.viewer ?? null), { type: { not: 'external' } }, ...(o.includeHidden ? [] : [{ hidden: false }])] };
 }
 
 /**

@@ -69,18 +69,16 @@ export function patternOf(rule: Pick<AutomationRule, 'predefinedMatchArg' | 'mat
   return PREDEFINED[rule.predefinedMatchArg] ?? rule.matchArg;
 }
 
-/** Whether `rule` matches the version (its type, then its name searched by the rule's expression). */
-export function ruleMatches(
-  rule: Pick<AutomationRule, 'predefinedMatchArg' | 'matchArg' | 'versionType'>,
-  version: Pick<Version, 'verboseName' | 'type'>,
-): boolean {
-  if (version.type !== rule.versionType) return false;
+/** Whether a version matches `rule` (its type, then its name searched by the rule's expression), the expression compiled once. */
+function matcherOf(rule: Pick<AutomationRule, 'predefinedMatchArg' | 'matchArg' | 'versionType'>): (version: Pick<Version, 'verboseName' | 'type'>) => boolean {
+  let compiled: Re2js.RE2JS | null;
   try {
-    return re2js().RE2JS.compile(patternOf(rule)).matcher(version.verboseName).find();
+    compiled = re2js().RE2JS.compile(patternOf(rule));
   } catch {
     // An expression stored before a check it fails (none today): matches nothing.
-    return false;
+    compiled = null;
   }
+  return (version) => version.type === rule.versionType && compiled !== null && compiled.matcher(version.verboseName).find();
 }
 
 /** Why `pattern` is not an expression a rule can use; undefined when it is. */
@@ -233,26 +231,33 @@ export async function applyAutomationRules(tx: Tx, projectId: number, added: Ver
   if (added.length === 0 && gone.length === 0) return done;
   const rules = await tx.automationRule.findMany({ where: { projectId, enabled: true }, orderBy: [{ priority: 'asc' }, { id: 'asc' }] });
   if (rules.length === 0) return done;
-  const addedRules = rules.filter((r) => (ADDED_ACTIONS as readonly string[]).includes(r.action));
-  const deleteRules = rules.filter((r) => r.action === 'delete-version');
+  const compiled = rules.map((rule) => ({ rule, matches: matcherOf(rule) }));
+  const addedRules = compiled.filter((r) => (ADDED_ACTIONS as readonly string[]).includes(r.rule.action));
+  const deleteRules = compiled.filter((r) => r.rule.action === 'delete-version');
   const toBuild = new Map<number, Version>();
+  let recorded = false;
   for (const version of added) {
     let v = version;
-    for (const rule of addedRules) {
-      if (!ruleMatches(rule, v)) continue;
+    for (const { rule, matches } of addedRules) {
+      if (!matches(v)) continue;
       v = await act(tx, rule.action as RuleAction, v, toBuild);
-      await record(tx, projectId, rule, v);
+      await record(tx, rule, v);
+      recorded = true;
     }
   }
+  // Read after the added versions' rules, which may have set it.
+  let defaultVersion: string | undefined;
   for (const v of gone) {
-    const rule = deleteRules.find((r) => ruleMatches(r, v));
+    const rule = deleteRules.find((r) => r.matches(v))?.rule;
     if (!rule) continue;
-    const project = await tx.project.findUniqueOrThrow({ where: { id: projectId }, select: { defaultVersion: true } });
-    if (project.defaultVersion === v.slug) continue;
-    await record(tx, projectId, rule, v);
+    defaultVersion ??= (await tx.project.findUniqueOrThrow({ where: { id: projectId }, select: { defaultVersion: true } })).defaultVersion;
+    if (defaultVersion === v.slug) continue;
+    await record(tx, rule, v);
+    recorded = true;
     await tx.version.delete({ where: { id: v.id } });
     done.deleted.push(v.slug);
   }
+  if (recorded) await keepLatestMatches(tx, projectId);
   done.toBuild = [...toBuild.values()].filter((v) => v.active && !v.built);
   return done;
 }
@@ -284,10 +289,14 @@ async function act(tx: Tx, action: RuleAction, v: Version, toBuild: Map<number, 
   }
 }
 
-async function record(tx: Tx, projectId: number, rule: AutomationRule, v: Version): Promise<void> {
+async function record(tx: Tx, rule: AutomationRule, v: Version): Promise<void> {
   await tx.automationRuleMatch.create({
     data: { ruleId: rule.id, versionName: v.verboseName, versionType: v.type, matchArg: patternOf(rule), action: rule.action },
   });
+}
+
+/** Keeps the project's last MATCHES_KEPT applications: once a sync's rules have run, not after each one. */
+async function keepLatestMatches(tx: Tx, projectId: number): Promise<void> {
   const old = await tx.automationRuleMatch.findMany({
     where: { rule: { projectId } },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],

@@ -7,9 +7,7 @@
 import nodemailer from 'nodemailer';
 import type { EmailSettings } from '../config.ts';
 import type { ClaimedDelivery, Outcome } from '../queue/deliveries.ts';
-import { eventContext, type SendDeps } from './send.ts';
-
-const MAX_ERROR = 1000;
+import { eventContext, MAX_ERROR, type SendDeps } from './send.ts';
 
 /** The message about `context`'s build: subject and plain text, in the words Read the Docs uses. */
 export function buildEmail(
@@ -60,8 +58,7 @@ export async function sendEmail(deps: SendDeps, job: ClaimedDelivery): Promise<O
       terminal: true,
     };
   }
-  const error = (await deps.prisma.build.findUnique({ where: { id: job.buildId }, select: { error: true } }))?.error ?? null;
-  const { subject, text } = buildEmail(job.event, found.context, error);
+  const { subject, text } = buildEmail(job.event, found.context, found.build.error);
   const started = Date.now();
   try {
     await sendMessage(settings, deps.config.webhooks.timeoutSeconds, { to: user.email, subject, text, headers: { 'X-Lectern-Delivery': String(job.id) } });

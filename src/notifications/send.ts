@@ -164,7 +164,8 @@ export interface SendDeps {
   config: Pick<Config, 'publicUrl' | 'docsDomain' | 'webhooks' | 'email'>;
 }
 
-const MAX_ERROR = 1000;
+/** Characters of an attempt's error kept (a receiver's or a server's words). */
+export const MAX_ERROR = 1000;
 
 /** Sends one delivery and says how it went; never throws for the receiver's failures. */
 export async function sendDelivery(deps: SendDeps, job: ClaimedDelivery): Promise<Outcome & { terminal?: boolean }> {
@@ -181,6 +182,7 @@ export async function eventContext(deps: SendDeps, job: ClaimedDelivery) {
       id: true,
       commit: true,
       createdAt: true,
+      error: true,
       versionSlug: true,
       version: { select: { slug: true, verboseName: true, externalSource: true } },
       project: { select: { ...servedProjectSelect, name: true } },

@@ -178,7 +178,7 @@ export class Resolver {
   listedVersionsFor(projectId: number, viewer: Context['viewer']): Promise<{ slug: string; verboseName: string }[]> {
     if (!viewer) return this.listedVersions(projectId);
     return this.#prisma.version.findMany({
-      where: { AND: [{ projectId, publishedBuildId: { not: null }, hidden: false, type: { not: 'external' } }, readableVersionRule.where(viewer)] },
+      where: { AND: [{ projectId, publishedBuildId: { not: null } }, offeredVersions({ includeHidden: false, viewer })] },
       select: { slug: true, verboseName: true },
     });
   }
