@@ -1,4 +1,6 @@
-// Who may see and change what (docs/design/read-the-docs.md §2.2), in one place: maintainers write; everyone else
+// Who may see and change what (docs/design/read-the-docs.md §2.2, docs/design/organizations.md), in
+// one place: a project's maintainers, its organization's owners and the members of its admin teams
+// write; those and the members of its read-only teams also read its private data; everyone else
 // reads public data only. Each read rule has two faces (Rule): a Prisma condition for lists and a
 // check of one row, tested to agree. GraphQL, the docs server, embed and webhooks use these, never
 // a copy. Writes look the project up without a privacy filter and then answer 401, 404 or 403 in
@@ -7,15 +9,33 @@ import type { Prisma, Project } from '../generated/prisma/client.ts';
 import type { Context, Viewer } from './context.ts';
 import { NotFoundError, UnauthenticatedError } from './errors.ts';
 
-const maintainedBy = (viewer: Viewer) => ({ users: { some: { id: viewer.id } } });
+/**
+ * The projects the viewer has access to at `level`: `admin` (maintains: a maintainer, an owner of
+ * the project's organization, a member of one of its admin teams that covers it) or `read` (those,
+ * and members of its read-only teams). A team covers the projects granted to it, or all of its
+ * organization's with `allProjects`; a team's grants are only ever of its organization's projects
+ * (domain/organizations.ts keeps them so).
+ */
+export function projectsWithAccess(viewer: Viewer, level: 'read' | 'admin'): Prisma.ProjectWhereInput {
+  const inTeam = { members: { some: { userId: viewer.id } }, ...(level === 'admin' ? { access: 'admin' as const } : {}) };
+  return {
+    OR: [
+      { users: { some: { id: viewer.id } } },
+      { organization: { members: { some: { userId: viewer.id, role: 'owner' } } } },
+      { teams: { some: inTeam } },
+      { organization: { teams: { some: { ...inTeam, allProjects: true } } } },
+    ],
+  };
+}
+const readBy = (viewer: Viewer) => projectsWithAccess(viewer, 'read');
 
-/** Who a rule is about: the viewer, and (read once per request) the projects they maintain. */
-export type Caller = Pick<Context, 'viewer' | 'maintainedProjectIds'>;
+/** Who a rule is about: the viewer, and (read once per request) the projects they read privately and maintain. */
+export type Caller = Pick<Context, 'viewer' | 'readableProjectIds' | 'maintainedProjectIds'>;
 
 /**
  * A rule with two faces: `where`, a Prisma condition for lists, and `allows`, the same rule on one
  * row already read (a lookup by key, a row from a cache), answered without a promise when no
- * maintainer check is needed. test/db/access-rules.test.ts checks that they agree on generated data.
+ * access check is needed. test/db/access-rules.test.ts checks that they agree on generated data.
  */
 export interface Rule<Where, Row> {
   where(viewer: Viewer | null): Where;
@@ -27,16 +47,21 @@ function maintains(caller: Caller, projectId: number): boolean | Promise<boolean
   return caller.viewer !== null && caller.maintainedProjectIds().then((ids) => ids.has(projectId));
 }
 
-/** A project: public, or maintained by the caller. */
+/** Whether the caller reads the project's private data (maintains it, or is in a team that covers it). */
+function reads(caller: Caller, projectId: number): boolean | Promise<boolean> {
+  return caller.viewer !== null && caller.readableProjectIds().then((ids) => ids.has(projectId));
+}
+
+/** A project: public, or one the caller has access to. */
 export const projectRule: Rule<Prisma.ProjectWhereInput, { id: number; privacyLevel: string }> = {
-  where: (viewer) => (viewer ? { OR: [{ privacyLevel: 'public' }, maintainedBy(viewer)] } : { privacyLevel: 'public' }),
-  allows: (caller, p) => p.privacyLevel === 'public' || maintains(caller, p.id),
+  where: (viewer) => (viewer ? { OR: [{ privacyLevel: 'public' }, readBy(viewer)] } : { privacyLevel: 'public' }),
+  allows: (caller, p) => p.privacyLevel === 'public' || reads(caller, p.id),
 };
 
 type VersionRow = { projectId: number; privacyLevel: string; type: string; project: { privacyLevel: string } };
 
 /**
- * A version in the API: of a project the caller can see, public or maintained by the caller. A pull
+ * A version in the API: of a project the caller can see, public or of a project the caller has access to. A pull
  * request's preview (type external) is one too, private or public as the project's
  * externalBuildsPrivacyLevel made it; lists leave previews out unless asked for them (`type:
  * external`), and version menus never offer them (offeredVersions).
@@ -44,9 +69,9 @@ type VersionRow = { projectId: number; privacyLevel: string; type: string; proje
 export const versionRule: Rule<Prisma.VersionWhereInput, VersionRow> = {
   where: (viewer) => ({
     project: projectRule.where(viewer),
-    OR: [{ privacyLevel: 'public' }, ...(viewer ? [{ project: maintainedBy(viewer) }] : [])],
+    OR: [{ privacyLevel: 'public' }, ...(viewer ? [{ project: readBy(viewer) }] : [])],
   }),
-  allows: (caller, v) => (v.privacyLevel === 'public' && v.project.privacyLevel === 'public' ? true : maintains(caller, v.projectId)),
+  allows: (caller, v) => (v.privacyLevel === 'public' && v.project.privacyLevel === 'public' ? true : reads(caller, v.projectId)),
 };
 
 /**
@@ -78,12 +103,12 @@ export function searchableVersions(viewer: Viewer | null, named: boolean): Prism
 
 type BuildRow = { projectId: number; project: { privacyLevel: string }; version: { privacyLevel: string } | null };
 
-/** A build: of a public version of a public project, or of a project the caller maintains. */
+/** A build: of a public version of a public project, or of a project the caller has access to. */
 export const buildRule: Rule<Prisma.BuildWhereInput, BuildRow> = {
   where: (viewer) => ({
-    OR: [{ project: { privacyLevel: 'public' }, version: { privacyLevel: 'public' } }, ...(viewer ? [{ project: maintainedBy(viewer) }] : [])],
+    OR: [{ project: { privacyLevel: 'public' }, version: { privacyLevel: 'public' } }, ...(viewer ? [{ project: readBy(viewer) }] : [])],
   }),
-  allows: (caller, b) => (b.project.privacyLevel === 'public' && b.version?.privacyLevel === 'public') || maintains(caller, b.projectId),
+  allows: (caller, b) => (b.project.privacyLevel === 'public' && b.version?.privacyLevel === 'public') || reads(caller, b.projectId),
 };
 
 /** A subproject relationship: visible when its child project is. */
@@ -99,7 +124,7 @@ export const visibleBuilds = buildRule.where;
 export const visibleSubprojects = subprojectRule.where;
 
 /**
- * Who may change the project a write names by slug: its maintainers. Answered in Read the Docs'
+ * Who may change the project a write names by slug: those with admin access to it. Answered in Read the Docs'
  * order: false for an anonymous caller (401) before any lookup; NotFoundError when the caller
  * cannot see a project of that slug (none, or a private one: its existence is not revealed); then
  * whether the caller maintains it (403). GraphQL declares it on each write (scope `maintainerOfProject`).
@@ -109,6 +134,11 @@ export async function maintainsProject(ctx: Context, slug: string): Promise<bool
   const project = await ctx.projectBySlug(slug);
   if (!project || !(await projectRule.allows(ctx, project))) throw new NotFoundError('Project');
   return (await ctx.maintainedProjectIds()).has(project.id);
+}
+
+/** Whether the caller reads the project's private data (GraphQL's `readerOf`: its builds' commands, its team access). */
+export async function hasReadAccess(caller: Caller, projectId: number): Promise<boolean> {
+  return reads(caller, projectId);
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Project } from '../generated/prisma/client.ts';
 import type { Logger } from '../log.ts';
 import { type Cipher, hashToken } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
+import { projectsWithAccess } from './access.ts';
 import { UnauthenticatedError } from './errors.ts';
 
 export interface Viewer {
@@ -77,8 +78,10 @@ export type Context = Readonly<
     viewer: Viewer | null;
     /** Signing in and out, for requests that can (the HTTP layer's /graphql); null elsewhere. */
     session: SessionHandle | null;
-    /** Ids of the projects the viewer maintains, read once per request. */
+    /** Ids of the projects the viewer maintains (domain/access.ts: admin access), read once per request. */
     maintainedProjectIds: () => Promise<ReadonlySet<number>>;
+    /** Ids of the projects whose private data the viewer reads (admin or read-only access), read once per request. */
+    readableProjectIds: () => Promise<ReadonlySet<number>>;
     /**
      * A project by slug, whoever may see it, read once per request: the lookup a write's
      * authorization makes (domain/access.ts) is the row the write then changes.
@@ -89,26 +92,29 @@ export type Context = Readonly<
 
 /** The context of a caller already identified (a viewer, or null for anonymous). */
 export function contextFor(services: Services, viewer: Viewer | null, session: SessionHandle | null = null): Context {
-  let maintained: { for: Viewer | null; ids: Promise<ReadonlySet<number>> } | undefined;
+  // Per access level, for the viewer they were read for (actAs changes the viewer mid-request).
+  const known = new Map<'read' | 'admin', { for: Viewer | null; ids: Promise<ReadonlySet<number>> }>();
+  const idsWith = (level: 'read' | 'admin') => {
+    const who = ctx.viewer;
+    let got = known.get(level);
+    if (got?.for !== who) {
+      got = {
+        for: who,
+        ids: who
+          ? services.prisma.project.findMany({ where: projectsWithAccess(who, level), select: { id: true } }).then((rows) => new Set(rows.map((r) => r.id)))
+          : Promise.resolve(new Set<number>()),
+      };
+      known.set(level, got);
+    }
+    return got.ids;
+  };
   const projects = new Map<string, Promise<Project | null>>();
   const ctx: Context = {
     ...services,
     viewer,
     session,
-    maintainedProjectIds: () => {
-      const who = ctx.viewer;
-      if (maintained?.for !== who) {
-        maintained = {
-          for: who,
-          ids: who
-            ? services.prisma.project
-                .findMany({ where: { users: { some: { id: who.id } } }, select: { id: true } })
-                .then((rows) => new Set(rows.map((r) => r.id)))
-            : Promise.resolve(new Set<number>()),
-        };
-      }
-      return maintained.ids;
-    },
+    maintainedProjectIds: () => idsWith('admin'),
+    readableProjectIds: () => idsWith('read'),
     projectBySlug: (slug) => {
       let found = projects.get(slug);
       if (!found) projects.set(slug, (found = services.prisma.project.findUnique({ where: { slug } })));

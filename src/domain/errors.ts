@@ -72,7 +72,10 @@ export type ModelName =
   | 'User'
   | 'ApiToken'
   | 'Webhook'
-  | 'AutomationRule';
+  | 'AutomationRule'
+  | 'Organization'
+  | 'Team'
+  | 'Invitation';
 
 export class NotFoundError extends LecternError {
   readonly model: ModelName;

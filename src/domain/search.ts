@@ -5,7 +5,7 @@
 import type { Prisma } from '../generated/prisma/client.ts';
 import { type PageHit, type SectionHit, searchPages as searchPagesIn, searchSections } from '../search/index.ts';
 import { documentationUrl, servedProjectSelect } from '../urls.ts';
-import { projectRule, searchableVersions } from './access.ts';
+import { projectRule, projectsWithAccess, searchableVersions } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 
@@ -102,7 +102,7 @@ const MAX_SEARCHED = 100;
 
 /**
  * Search by page (Read the Docs' search API): the pages of the scopes' versions (and, with
- * `maintained`, the default version of each project the caller maintains) whose sections match,
+ * `maintained`, the default version of each project the caller has access to) whose sections match,
  * best first. A scope naming what the caller cannot read adds nothing, as on Read the Docs.
  */
 export async function searchPages(
@@ -156,7 +156,7 @@ async function searchedVersions(ctx: Context, scopes: readonly SearchScope[], ma
   }
   if (maintained && ctx.viewer) {
     const mine = await ctx.prisma.project.findMany({
-      where: { users: { some: { id: ctx.viewer.id } } },
+      where: projectsWithAccess(ctx.viewer, 'read'),
       select: { id: true, defaultVersion: true },
       orderBy: { slug: 'asc' },
     });

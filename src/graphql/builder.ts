@@ -11,6 +11,7 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import type { GraphQLField } from 'graphql';
 import { isMaintainer, maintainsProject } from '../domain/access.ts';
+import { inOrganization, ownsOrganization } from '../domain/organizations.ts';
 import type PrismaTypes from '../generated/pothos-types.ts';
 import { getDatamodel } from '../generated/pothos-types.ts';
 import type { UploadedFile } from '../uploads/spool.ts';
@@ -90,9 +91,21 @@ export const builder = new SchemaBuilder<{
    * Every root field and every field that reads maintainers' data declares one (test/graphql/
    * auth-scopes.test.ts checks): `public` (anyone; what they see is filtered by domain/access.ts's
    * rules), `loggedIn`, `maintainerOf` (a project by id, on a field of a project already read) and
-   * `maintainerOfProject` (the project a write names by slug: 401, 404, 403 in Read the Docs' order).
+   * `maintainerOfProject` (the project a write names by slug: 401, 404, 403 in Read the Docs' order),
+   * `memberOfOrganization` (an organization by id, on a field of one already read; site admins too)
+   * and `ownerOfOrganization` (the organization a write names by slug: 401, 404, 403).
    */
-  AuthScopes: { public: boolean; loggedIn: boolean; siteAdmin: boolean; selfOrAdmin: number; self: number; maintainerOf: number; maintainerOfProject: string };
+  AuthScopes: {
+    public: boolean;
+    loggedIn: boolean;
+    siteAdmin: boolean;
+    selfOrAdmin: number;
+    self: number;
+    maintainerOf: number;
+    maintainerOfProject: string;
+    memberOfOrganization: number;
+    ownerOfOrganization: string;
+  };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
@@ -114,6 +127,8 @@ export const builder = new SchemaBuilder<{
       // Maintainers of the project with this id; others are refused before the resolver runs.
       maintainerOf: (projectId: number) => isMaintainer(ctx, projectId),
       maintainerOfProject: (slug: string) => maintainsProject(ctx, slug),
+      memberOfOrganization: (organizationId: number) => inOrganization(ctx, organizationId),
+      ownerOfOrganization: (slug: string) => ownsOrganization(ctx, slug),
     }),
     unauthorizedError: (_parent, ctx) => (ctx.viewer ? new ForbiddenError() : new UnauthenticatedError()),
   },

@@ -7,6 +7,7 @@ import './types/errors.ts';
 import './types/common.ts';
 import './types/user.ts';
 import './types/project.ts';
+import './types/organization.ts';
 import './types/version.ts';
 import './types/build.ts';
 import './types/subproject.ts';

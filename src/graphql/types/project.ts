@@ -1,6 +1,6 @@
 // Projects: the main unit. Root fields `projects` and `project`, and the import/update mutations.
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { canSeeProject, isMaintainer, visibleProjects } from '../../domain/access.ts';
+import { canSeeProject, isMaintainer, projectsWithAccess, visibleProjects } from '../../domain/access.ts';
 import { badgeToken } from '../../domain/badges.ts';
 import { LANGUAGES, languageName, PROGRAMMING_LANGUAGES, programmingLanguageName } from '../../domain/choices.ts';
 import { addMaintainer, addTranslation, removeMaintainer, removeTranslation } from '../../domain/maintainers.ts';
@@ -135,13 +135,16 @@ export const ProjectPage = pageOf<Prisma.ProjectGetPayload<object>>('ProjectPage
 
 export const ProjectFilter = builder.inputType('ProjectFilter', {
   fields: (t) => ({
-    mine: t.boolean({ description: 'Only projects the caller maintains (what REST v3 lists).' }),
+    mine: t.boolean({
+      description: 'Only projects the caller has access to: maintains, or reaches through an organization or its teams (what REST v3 lists).',
+    }),
     language: t.string(),
     programmingLanguage: t.string(),
     slug: t.string({ description: 'Substring of the slug, case-insensitive.' }),
     slugExact: t.string({ description: "The slug, exactly (the v2 API's `slug` filter)." }),
     name: t.string({ description: 'Substring of the name, case-insensitive.' }),
     tag: t.string({ description: 'Projects with this tag, as written.' }),
+    organization: t.string({ description: 'Projects of the organization with this slug.' }),
   }),
 });
 
@@ -169,13 +172,14 @@ builder.queryFields((t) => ({
       const where: Prisma.ProjectWhereInput = {
         AND: [
           visibleProjects(ctx.viewer),
-          f.mine ? { users: { some: { id: ctx.viewer?.id ?? -1 } } } : {},
+          f.mine ? (ctx.viewer ? projectsWithAccess(ctx.viewer, 'read') : { id: -1 }) : {},
           f.language ? { language: f.language } : {},
           f.programmingLanguage ? { programmingLanguage: f.programmingLanguage } : {},
           f.slug ? { slug: { contains: f.slug, mode: 'insensitive' } } : {},
           f.slugExact ? { slug: f.slugExact } : {},
           f.name ? { name: { contains: f.name, mode: 'insensitive' } } : {},
           f.tag ? { tags: { has: f.tag.trim() } } : {},
+          f.organization ? { organization: { slug: f.organization } } : {},
         ],
       };
       const { take, skip } = window(args, ctx);

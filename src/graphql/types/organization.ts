@@ -1,0 +1,394 @@
+// Organizations, their members, teams and invitations (docs/design/organizations.md). An
+// organization is read by its members and site admins; anyone who sees one of its projects sees its
+// name and slug (Read the Docs' RelatedOrganizationSerializer shows no more through a public project).
+// Owners change it.
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { hasReadAccess, isMaintainer, visibleProjects } from '../../domain/access.ts';
+import {
+  acceptInvitation,
+  addTeamMember,
+  createOrganization,
+  createTeam,
+  deleteOrganization,
+  deleteTeam,
+  inviteToOrganization,
+  removeMember,
+  removeTeamMember,
+  revokeInvitation,
+  setMemberRole,
+  setProjectOrganization,
+  updateOrganization,
+  updateTeam,
+  visibleOrganizations,
+} from '../../domain/organizations.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { OrganizationRole, TeamAccess } from '../../generated/prisma/enums.ts';
+import { builder } from '../builder.ts';
+import { pageComplexity, pageOf, rowQuery, window } from './common.ts';
+import { writeErrors } from './errors.ts';
+import { Project } from './project.ts';
+import { User } from './user.ts';
+
+export const OrganizationRoleEnum = builder.enumType(OrganizationRole, {
+  name: 'OrganizationRole',
+  description: 'owner: manages the organization and maintains all its projects; member: has what their teams give.',
+});
+export const TeamAccessEnum = builder.enumType(TeamAccess, {
+  name: 'TeamAccess',
+  description: "readonly: reads the team's projects' private docs and builds; admin: maintains them.",
+});
+
+const members = (org: { id: number }) => ({ memberOfOrganization: org.id });
+
+export const Organization = builder.prismaObject('Organization', {
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    slug: t.exposeString('slug'),
+    name: t.exposeString('name'),
+    description: t.exposeString('description', { authScopes: members }),
+    url: t.exposeString('url', { authScopes: members }),
+    email: t.exposeString('email', { authScopes: members }),
+    disabled: t.exposeBoolean('disabled', {
+      authScopes: members,
+      description: "Read the Docs' flag, kept for its API's shape: Lectern never disables an organization.",
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', authScopes: members }),
+    modifiedAt: t.expose('modifiedAt', { type: 'DateTime', authScopes: members }),
+    owners: t.prismaField({
+      type: [User],
+      authScopes: members,
+      description: 'Its owners, by username.',
+      select: (_args, _ctx, nested) => ({ members: { where: { role: 'owner' }, orderBy: { user: { username: 'asc' } }, select: { user: nested() } } }),
+      resolve: (_query, org) => org.members.map((m) => m.user),
+    }),
+    members: t.relation('members', {
+      authScopes: members,
+      description: 'Everyone in it, owners too, by username.',
+      query: { orderBy: { user: { username: 'asc' } } },
+    }),
+    teams: t.relation('teams', { authScopes: members, query: { orderBy: { slug: 'asc' } } }),
+    invitations: t.relation('invitations', {
+      authScopes: (org) => ({ ownerOfOrganization: org.slug }),
+      description: 'Invitations not yet taken, newest first (their links are not kept: only their hashes). Owners only.',
+      query: { where: { acceptedAt: null }, orderBy: { id: 'desc' } },
+    }),
+    projects: t.field({
+      type: ProjectsOfOrganization,
+      authScopes: members,
+      description: 'Its projects the caller can see, by slug.',
+      args: { limit: t.arg.int(), offset: t.arg.int() },
+      complexity: pageComplexity,
+      resolve: (org, args, ctx, info) => {
+        const where: Prisma.ProjectWhereInput = { AND: [{ organizationId: org.id }, visibleProjects(ctx.viewer)] };
+        const { take, skip } = window(args, ctx);
+        return {
+          nodes: ctx.prisma.project.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { slug: 'asc' }, take, skip }),
+          totalCount: () => ctx.prisma.project.count({ where }),
+        };
+      },
+    }),
+    viewerRole: t.field({
+      type: OrganizationRoleEnum,
+      nullable: true,
+      description: "The caller's role in it; null for a site admin who is not in it.",
+      select: { id: true },
+      resolve: async (org, _a, ctx) => {
+        if (!ctx.viewer) return null;
+        const m = await ctx.prisma.organizationMember.findUnique({
+          where: { organizationId_userId: { organizationId: org.id, userId: ctx.viewer.id } },
+          select: { role: true },
+        });
+        return m?.role ?? null;
+      },
+    }),
+  }),
+});
+
+const ProjectsOfOrganization = pageOf<Prisma.ProjectGetPayload<object>>('OrganizationProjectPage', Project);
+
+export const OrganizationMember = builder.prismaObject('OrganizationMember', {
+  fields: (t) => ({
+    user: t.relation('user'),
+    role: t.expose('role', { type: OrganizationRoleEnum }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    teams: t.prismaField({
+      type: ['Team'],
+      description: "The organization's teams the member is in, by slug.",
+      select: (_args, _ctx, nested) => ({ teams: { orderBy: { team: { slug: 'asc' } }, select: { team: nested() } } }),
+      resolve: (_query, m) => m.teams.map((t) => t.team),
+    }),
+  }),
+});
+
+export const Team = builder.prismaObject('Team', {
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    slug: t.exposeString('slug'),
+    name: t.exposeString('name'),
+    access: t.expose('access', { type: TeamAccessEnum }),
+    allProjects: t.exposeBoolean('allProjects', { description: 'Every project of the organization, present and future, instead of the chosen ones.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    modifiedAt: t.expose('modifiedAt', { type: 'DateTime' }),
+    organization: t.relation('organization'),
+    members: t.prismaField({
+      type: [User],
+      description: 'Its members, by username.',
+      select: (_args, _ctx, nested) => ({
+        members: { orderBy: { member: { user: { username: 'asc' } } }, select: { member: { select: { user: nested() } } } },
+      }),
+      resolve: (_query, team) => team.members.map((m) => m.member.user),
+    }),
+    projects: t.relation('projects', {
+      description:
+        'The projects granted to it by name, those the caller can see, by slug (with `allProjects`, every project of the organization is covered besides).',
+      query: (_args, ctx) => ({ where: visibleProjects(ctx.viewer), orderBy: { slug: 'asc' } }),
+    }),
+  }),
+});
+
+export const OrganizationInvitation = builder.prismaObject('OrganizationInvitation', {
+  description:
+    'A one-time link that makes its taker a member (or owner) of an organization; only its hash is kept, so the link is shown once, when it is made.',
+  fields: (t) => ({
+    id: t.exposeInt('id'),
+    email: t.exposeString('email', { description: 'Who it was sent to; empty when the link was to be copied by hand.' }),
+    role: t.expose('role', { type: OrganizationRoleEnum }),
+    team: t.relation('team', { nullable: true }),
+    createdBy: t.relation('createdBy', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+  }),
+});
+
+const CreatedInvitation = builder
+  .objectRef<{ invitation: Prisma.OrganizationInvitationGetPayload<object>; link: string; emailed: boolean }>('CreatedInvitation')
+  .implement({
+    fields: (t) => ({
+      invitation: t.field({ type: OrganizationInvitation, resolve: (c) => c.invitation }),
+      link: t.exposeString('link', { description: 'The link to send: shown this once.' }),
+      emailed: t.exposeBoolean('emailed', { description: 'Whether it went by email (the installation sends email and an address was given).' }),
+    }),
+  });
+
+builder.prismaObjectFields(Project, (t) => ({
+  organization: t.relation('organization', {
+    nullable: true,
+    description: 'The organization that owns it. Its name and slug are there for anyone who sees the project; the rest for its members.',
+  }),
+  viewerAccess: t.field({
+    type: TeamAccessEnum,
+    nullable: true,
+    description:
+      "The caller's access to it: admin (maintains it, as a maintainer, an owner of its organization or in an admin team), readonly (in a read-only team), or null.",
+    select: { id: true },
+    resolve: async (p, _a, ctx) => ((await isMaintainer(ctx, p.id)) ? 'admin' : (await hasReadAccess(ctx, p.id)) ? 'readonly' : null),
+  }),
+}));
+
+const OrganizationPage = pageOf<Prisma.OrganizationGetPayload<object>>('OrganizationPage', Organization);
+
+builder.queryFields((t) => ({
+  organizations: t.field({
+    authScopes: { public: true },
+    type: OrganizationPage,
+    description: "The caller's organizations (every one for a site admin), by slug; none for an anonymous caller.",
+    args: { limit: t.arg.int(), offset: t.arg.int() },
+    complexity: pageComplexity,
+    resolve: (_root, args, ctx, info) => {
+      const where = visibleOrganizations(ctx.viewer);
+      const { take, skip } = window(args, ctx);
+      return {
+        nodes: ctx.prisma.organization.findMany({ ...queryFromInfo({ context: ctx, info, path: ['nodes'] }), where, orderBy: { slug: 'asc' }, take, skip }),
+        totalCount: () => ctx.prisma.organization.count({ where }),
+      };
+    },
+  }),
+  organization: t.prismaField({
+    authScopes: { public: true },
+    type: Organization,
+    nullable: true,
+    description: 'One organization by slug; null when there is none the caller is in (site admins read every one).',
+    args: { slug: t.arg.string({ required: true }) },
+    resolve: (query, _root, args, ctx) =>
+      ctx.prisma.organization.findFirst({ ...query, where: { AND: [{ slug: args.slug }, visibleOrganizations(ctx.viewer)] } }),
+  }),
+}));
+
+const OrganizationInput = builder.inputType('OrganizationInput', {
+  fields: (t) => ({
+    name: t.string(),
+    slug: t.string({ description: 'Made from the name when not given; it cannot be changed later.' }),
+    description: t.string(),
+    url: t.string(),
+    email: t.string(),
+  }),
+});
+
+const TeamInput = builder.inputType('TeamInput', {
+  fields: (t) => ({
+    name: t.string(),
+    slug: t.string({ description: 'Made from the name when not given; it cannot be changed later.' }),
+    access: t.field({ type: TeamAccessEnum, description: 'readonly by default.' }),
+    allProjects: t.boolean(),
+    projects: t.stringList({ description: "The organization's projects (slugs) granted to the team, replacing those it had." }),
+  }),
+});
+
+const InvitationInput = builder.inputType('OrganizationInvitationInput', {
+  fields: (t) => ({
+    email: t.string({ description: 'Where the link goes by email, when the installation sends email.' }),
+    role: t.field({ type: OrganizationRoleEnum, description: 'member by default.' }),
+    team: t.string({ description: 'A team (slug) the taker joins.' }),
+  }),
+});
+
+const owner = (_root: unknown, args: { organization: string }) => ({ ownerOfOrganization: args.organization });
+
+builder.mutationFields((t) => ({
+  createOrganization: t.prismaField({
+    authScopes: { loggedIn: true },
+    type: Organization,
+    description: 'A new organization, owned by the caller.',
+    args: { input: t.arg({ type: OrganizationInput, required: true }) },
+    errors: writeErrors,
+    resolve: async (query, _root, args, ctx) => {
+      const org = await createOrganization(ctx, args.input);
+      return ctx.prisma.organization.findUniqueOrThrow({ ...rowQuery(query), where: { id: org.id } });
+    },
+  }),
+  updateOrganization: t.prismaField({
+    authScopes: owner,
+    type: Organization,
+    args: { organization: t.arg.string({ required: true }), input: t.arg({ type: OrganizationInput, required: true }) },
+    errors: writeErrors,
+    resolve: async (query, _root, args, ctx) => {
+      const org = await updateOrganization(ctx, args.organization, args.input);
+      return ctx.prisma.organization.findUniqueOrThrow({ ...rowQuery(query), where: { id: org.id } });
+    },
+  }),
+  deleteOrganization: t.prismaField({
+    authScopes: owner,
+    type: Organization,
+    description: 'Deletes an organization that owns no project. Answers with it as it was (its own fields).',
+    args: { organization: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: (_query, _root, args, ctx) => deleteOrganization(ctx, args.organization) as never,
+  }),
+  inviteToOrganization: t.field({
+    authScopes: owner,
+    type: CreatedInvitation,
+    description: 'A one-time link that lets its taker join (within a week); sent by email when the installation sends email and an address is given.',
+    args: { organization: t.arg.string({ required: true }), input: t.arg({ type: InvitationInput, required: true }) },
+    errors: writeErrors,
+    resolve: (_root, args, ctx) => inviteToOrganization(ctx, args.organization, args.input),
+  }),
+  revokeInvitation: t.boolean({
+    authScopes: owner,
+    args: { organization: t.arg.string({ required: true }), id: t.arg.int({ required: true }) },
+    errors: writeErrors,
+    resolve: async (_root, args, ctx) => {
+      await revokeInvitation(ctx, args.organization, args.id);
+      return true;
+    },
+  }),
+  acceptInvitation: t.prismaField({
+    authScopes: { loggedIn: true },
+    type: Organization,
+    description: "Joins the organization an invitation link's token is for: once, within its week.",
+    args: { token: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: async (query, _root, args, ctx) => {
+      const org = await acceptInvitation(ctx, args.token);
+      return ctx.prisma.organization.findUniqueOrThrow({ ...rowQuery(query), where: { id: org.id } });
+    },
+  }),
+  setOrganizationMemberRole: t.prismaField({
+    authScopes: owner,
+    type: OrganizationMember,
+    description: 'Makes a member an owner, or an owner a member; the last owner cannot step down.',
+    args: {
+      organization: t.arg.string({ required: true }),
+      username: t.arg.string({ required: true }),
+      role: t.arg({ type: OrganizationRoleEnum, required: true }),
+    },
+    errors: writeErrors,
+    resolve: async (query, _root, args, ctx) => {
+      const m = await setMemberRole(ctx, args.organization, args.username, args.role);
+      return ctx.prisma.organizationMember.findUniqueOrThrow({
+        ...rowQuery(query),
+        where: { organizationId_userId: { organizationId: m.organizationId, userId: m.userId } },
+      });
+    },
+  }),
+  removeOrganizationMember: t.boolean({
+    authScopes: { loggedIn: true },
+    description: 'Removes a member and their teams (owners), or the caller leaves. The last owner cannot leave.',
+    args: { organization: t.arg.string({ required: true }), username: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: async (_root, args, ctx) => {
+      await removeMember(ctx, args.organization, args.username);
+      return true;
+    },
+  }),
+  createTeam: t.prismaField({
+    authScopes: owner,
+    type: Team,
+    args: { organization: t.arg.string({ required: true }), input: t.arg({ type: TeamInput, required: true }) },
+    errors: writeErrors,
+    resolve: async (query, _root, args, ctx) => {
+      const team = await createTeam(ctx, args.organization, args.input);
+      return ctx.prisma.team.findUniqueOrThrow({ ...rowQuery(query), where: { id: team.id } });
+    },
+  }),
+  updateTeam: t.prismaField({
+    authScopes: owner,
+    type: Team,
+    args: { organization: t.arg.string({ required: true }), team: t.arg.string({ required: true }), input: t.arg({ type: TeamInput, required: true }) },
+    errors: writeErrors,
+    resolve: async (query, _root, args, ctx) => {
+      const team = await updateTeam(ctx, args.organization, args.team, args.input);
+      return ctx.prisma.team.findUniqueOrThrow({ ...rowQuery(query), where: { id: team.id } });
+    },
+  }),
+  deleteTeam: t.prismaField({
+    authScopes: owner,
+    type: Team,
+    description: 'Deletes a team; its members stay in the organization. Answers with it as it was (its own fields).',
+    args: { organization: t.arg.string({ required: true }), team: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: (_query, _root, args, ctx) => deleteTeam(ctx, args.organization, args.team) as never,
+  }),
+  addTeamMember: t.prismaField({
+    authScopes: owner,
+    type: Team,
+    description: 'Adds a member of the organization to one of its teams.',
+    args: { organization: t.arg.string({ required: true }), team: t.arg.string({ required: true }), username: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: async (query, _root, args, ctx) => {
+      const team = await addTeamMember(ctx, args.organization, args.team, args.username);
+      return ctx.prisma.team.findUniqueOrThrow({ ...rowQuery(query), where: { id: team.id } });
+    },
+  }),
+  removeTeamMember: t.prismaField({
+    authScopes: owner,
+    type: Team,
+    args: { organization: t.arg.string({ required: true }), team: t.arg.string({ required: true }), username: t.arg.string({ required: true }) },
+    errors: writeErrors,
+    resolve: async (query, _root, args, ctx) => {
+      const team = await removeTeamMember(ctx, args.organization, args.team, args.username);
+      return ctx.prisma.team.findUniqueOrThrow({ ...rowQuery(query), where: { id: team.id } });
+    },
+  }),
+  setProjectOrganization: t.prismaField({
+    authScopes: (_root, args) => ({ maintainerOfProject: args.project }),
+    type: Project,
+    description:
+      "Moves a project into an organization (the caller owns it), out of its organization (`organization: null`; the caller owns the one it leaves), or between two. Leaving drops the old organization's team grants of it.",
+    args: { project: t.arg.string({ required: true }), organization: t.arg.string() },
+    errors: writeErrors,
+    resolve: async (query, _root, args, ctx) => {
+      await setProjectOrganization(ctx, args.project, args.organization ?? null);
+      return ctx.prisma.project.findUniqueOrThrow({ ...rowQuery(query), where: { slug: args.project } });
+    },
+  }),
+}));
