@@ -73,13 +73,17 @@ export interface OrganizationInput {
   email?: string | null;
 }
 
+/** A slug given by hand: as the slug made from a name would be (lowercase letters, numbers, `-`). */
+function checkSlug(slug: string | null | undefined) {
+  const long = checkString(slug, { max: 255 });
+  if (long || !slug?.trim()) return long;
+  return projectSlug(slug) === slug ? undefined : 'Enter a valid "slug" consisting of lowercase letters, numbers, underscores or hyphens.';
+}
+
 function checkOrganization(input: OrganizationInput, creating: boolean): void {
   const c = new Collector();
   c.add('name', checkString(input.name, { max: 100, required: creating }));
-  c.add('slug', checkString(input.slug, { max: 255 }));
-  if (input.slug != null && input.slug.trim() && projectSlug(input.slug) !== input.slug) {
-    c.add('slug', 'Enter a valid "slug" consisting of lowercase letters, numbers, underscores or hyphens.');
-  }
+  c.add('slug', checkSlug(input.slug));
   c.add('description', checkString(input.description, { max: 10_000, allowBlank: true }));
   c.add('url', checkUrl(input.url));
   c.add('email', checkString(input.email, { max: 254, allowBlank: true }));
@@ -283,10 +287,7 @@ export interface TeamInput {
 function checkTeam(input: TeamInput, creating: boolean) {
   const c = new Collector();
   c.add('name', checkString(input.name, { max: 100, required: creating }));
-  c.add('slug', checkString(input.slug, { max: 255 }));
-  if (input.slug != null && input.slug.trim() && projectSlug(input.slug) !== input.slug) {
-    c.add('slug', 'Enter a valid "slug" consisting of lowercase letters, numbers, underscores or hyphens.');
-  }
+  c.add('slug', checkSlug(input.slug));
   c.add('access', checkChoice(input.access, ACCESS));
   if (input.projects && input.projects.length > TEAM_PROJECTS_LIMIT) c.add('projects', `Ensure this field has no more than ${TEAM_PROJECTS_LIMIT} elements.`);
   c.throwIfAny();

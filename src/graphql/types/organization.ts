@@ -330,6 +330,10 @@ builder.mutationFields((t) => ({
       return true;
     },
   }),
+}));
+
+// The teams of an organization: their owners' to change.
+builder.mutationFields((t) => ({
   createTeam: t.prismaField({
     authScopes: owner,
     type: Team,
