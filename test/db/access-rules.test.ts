@@ -1,7 +1,9 @@
 // The rules of src/domain/access.ts have two faces: a Prisma condition for lists (`where`) and a
 // check of one row (`allows`). Both must say the same thing for every caller and every row, or a
 // list would show what a lookup hides (or the reverse). Checked here on generated worlds of users,
-// projects, maintainers, versions, builds and subprojects, against the real database.
+// projects, maintainers, versions, builds and subprojects, organizations with owners, members and
+// teams (read-only or admin, with chosen or all projects), against the real database; and both
+// faces against the rule as docs/design/organizations.md words it, worked out here by hand.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRule, type Caller, offeredVersions, projectRule, readableVersionRule, subprojectRule, versionRule } from '../../src/domain/access.ts';
@@ -28,8 +30,25 @@ const world = fc.record({
       ),
       versionlessBuilds: fc.integer({ min: 0, max: 1 }),
       parent: fc.option(fc.nat(), { nil: null }),
+      organization: fc.option(fc.nat({ max: 1 }), { nil: null, freq: 3 }),
     }),
     { minLength: 1, maxLength: 5 },
+  ),
+  organizations: fc.array(
+    fc.record({
+      // Each user's place in it: not in it, a member, or an owner.
+      roles: fc.tuple(...[0, 1, 2].map(() => fc.constantFrom(null, 'member', 'member', 'owner'))),
+      teams: fc.array(
+        fc.record({
+          access: fc.constantFrom('readonly', 'admin'),
+          allProjects: fc.boolean(),
+          members: fc.subarray([0, 1, 2]),
+          projects: fc.subarray([0, 1, 2, 3, 4]),
+        }),
+        { maxLength: 3 },
+      ),
+    }),
+    { minLength: 1, maxLength: 2 },
   ),
 });
 type World = typeof world extends fc.Arbitrary<infer W> ? W : never;
@@ -46,16 +65,30 @@ async function load(w: World) {
   await db.build.deleteMany();
   await db.version.deleteMany();
   await db.project.deleteMany();
+  await db.organization.deleteMany();
   await db.user.deleteMany();
   const users = await db.user.createManyAndReturn({
     data: Array.from({ length: w.users }, (_, i) => ({ username: `u${i}` })),
     select: { id: true, username: true, isAdmin: true },
   });
-  const projects = [];
+  const orgs: { id: number }[] = [];
+  for (const [i, o] of w.organizations.entries()) {
+    const members = o.roles.flatMap((role, u) => (role && u < users.length ? [{ userId: users[u]!.id, role: role as never }] : []));
+    orgs.push(await db.organization.create({ data: { slug: `o${i}`, name: `o${i}`, members: { create: members } } }));
+  }
+  const projects: { id: number; organizationId: number | null }[] = [];
   for (const [i, p] of w.projects.entries()) {
     const maintainers = p.maintainers.filter((m) => m < users.length).map((m) => ({ id: users[m]!.id }));
+    const org = p.organization === null ? undefined : orgs[p.organization % orgs.length];
     const project = await db.project.create({
-      data: { name: `p${i}`, slug: `p${i}`, repositoryUrl: `https://x.org/p${i}`, privacyLevel: p.privacyLevel as never, users: { connect: maintainers } },
+      data: {
+        name: `p${i}`,
+        slug: `p${i}`,
+        repositoryUrl: `https://x.org/p${i}`,
+        privacyLevel: p.privacyLevel as never,
+        users: { connect: maintainers },
+        organizationId: org?.id ?? null,
+      },
     });
     projects.push(project);
     for (const [j, v] of p.versions.entries()) {
@@ -81,7 +114,45 @@ async function load(w: World) {
     const parent = p.parent === null ? null : projects[p.parent % projects.length]!;
     if (parent && parent.id !== projects[i]!.id) await db.subproject.create({ data: { parentId: parent.id, childId: projects[i]!.id, alias: `a${i}` } });
   }
+  // Teams hold the organization's members and are granted the organization's projects only, as
+  // domain/organizations.ts keeps them.
+  for (const [i, o] of w.organizations.entries()) {
+    for (const [j, team] of o.teams.entries()) {
+      const members = team.members.filter((u) => u < users.length && o.roles[u]);
+      const granted = team.projects.filter((k) => projects[k]?.organizationId === orgs[i]!.id);
+      await db.team.create({
+        data: {
+          organizationId: orgs[i]!.id,
+          slug: `t${j}`,
+          name: `t${j}`,
+          access: team.access as never,
+          allProjects: team.allProjects,
+          projects: { connect: granted.map((k) => ({ id: projects[k]!.id })) },
+          members: { create: members.map((u) => ({ userId: users[u]!.id })) },
+        },
+      });
+    }
+  }
   return users;
+}
+
+/**
+ * The projects a user has access to at a level, as docs/design/organizations.md words it: the
+ * project's maintainers; its organization's owners; members of its organization's teams of that
+ * level (admin; or any, to read) that are granted the project or all the organization's.
+ */
+function expectedAccess(w: World, u: number, level: 'read' | 'admin'): number[] {
+  const out: number[] = [];
+  for (const [k, p] of w.projects.entries()) {
+    const o = p.organization === null ? undefined : w.organizations[p.organization % w.organizations.length];
+    const granted = (team: World['organizations'][number]['teams'][number]) =>
+      team.members.includes(u) &&
+      o!.roles[u] !== null &&
+      (level === 'read' || team.access === 'admin') &&
+      (team.allProjects || team.projects.includes(k));
+    if (p.maintainers.includes(u) || (o && (o.roles[u] === 'owner' || o.teams.some(granted)))) out.push(k);
+  }
+  return out;
 }
 
 /** The ids `allows` lets through, awaiting where it answers with a promise. */
@@ -119,6 +190,17 @@ describe('each rule: the list condition and the one-row check agree', () => {
           );
           expect(await allowed(caller, relationships, subprojectRule.allows), `subprojects for ${who}`).toEqual(
             ids(await db.subproject.findMany({ where: subprojectRule.where(viewer) })),
+          );
+          // Both faces against the rule worked out by hand.
+          const u = viewer ? users.indexOf(viewer) : -1;
+          const reads = viewer ? expectedAccess(w, u, 'read') : [];
+          const byIndex = (ks: number[]) => ks.map((k) => projects.find((p) => p.slug === `p${k}`)!.id).sort((a, b) => a - b);
+          expect(ids(await db.project.findMany({ where: projectRule.where(viewer) })), `projects for ${who}, by hand`).toEqual(
+            byIndex(w.projects.flatMap((p, k) => (p.privacyLevel === 'public' || reads.includes(k) ? [k] : []))),
+          );
+          expect([...(await caller.readableProjectIds())].sort((a, b) => a - b), `read access of ${who}`).toEqual(byIndex(reads));
+          expect([...(await caller.maintainedProjectIds())].sort((a, b) => a - b), `admin access of ${who}`).toEqual(
+            byIndex(viewer ? expectedAccess(w, u, 'admin') : []),
           );
         }
         // Offered versions are what an anonymous reader can open (minus the hidden ones in menus),
