@@ -24,6 +24,7 @@ import {
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { OrganizationRole, TeamAccess } from '../../generated/prisma/enums.ts';
 import { builder } from '../builder.ts';
+import { ConflictError } from '../errors.ts';
 import { pageComplexity, pageOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
@@ -242,6 +243,9 @@ const InvitationInput = builder.inputType('OrganizationInvitationInput', {
   }),
 });
 
+/** Writes that keep an owner, or keep an organization that owns projects, answer ConflictError. */
+const withConflicts = { types: [...writeErrors.types, ConflictError] };
+
 const owner = (_root: unknown, args: { organization: string }) => ({ ownerOfOrganization: args.organization });
 
 builder.mutationFields((t) => ({
@@ -271,7 +275,7 @@ builder.mutationFields((t) => ({
     type: Organization,
     description: 'Deletes an organization that owns no project. Answers with it as it was (its own fields).',
     args: { organization: t.arg.string({ required: true }) },
-    errors: writeErrors,
+    errors: withConflicts,
     resolve: (_query, _root, args, ctx) => deleteOrganization(ctx, args.organization) as never,
   }),
   inviteToOrganization: t.field({
@@ -311,7 +315,7 @@ builder.mutationFields((t) => ({
       username: t.arg.string({ required: true }),
       role: t.arg({ type: OrganizationRoleEnum, required: true }),
     },
-    errors: writeErrors,
+    errors: withConflicts,
     resolve: async (query, _root, args, ctx) => {
       const m = await setMemberRole(ctx, args.organization, args.username, args.role);
       return ctx.prisma.organizationMember.findUniqueOrThrow({
@@ -324,7 +328,7 @@ builder.mutationFields((t) => ({
     authScopes: { loggedIn: true },
     description: 'Removes a member and their teams (owners), or the caller leaves. The last owner cannot leave.',
     args: { organization: t.arg.string({ required: true }), username: t.arg.string({ required: true }) },
-    errors: writeErrors,
+    errors: withConflicts,
     resolve: async (_root, args, ctx) => {
       await removeMember(ctx, args.organization, args.username);
       return true;
