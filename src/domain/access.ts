@@ -17,8 +17,11 @@ import { NotFoundError, UnauthenticatedError } from './errors.ts';
  * (domain/organizations.ts keeps them so).
  */
 export function projectsWithAccess(viewer: Viewer, level: 'read' | 'admin'): Prisma.ProjectWhereInput {
+  const limits = viewer.limits;
+  // A read-only token maintains nothing; a token limited to projects reaches those only (docs/design/tokens.md).
+  if (limits?.readOnly && level === 'admin') return { id: { in: [] } };
   const inTeam = { members: { some: { userId: viewer.id } }, ...(level === 'admin' ? { access: 'admin' as const } : {}) };
-  return {
+  const rule: Prisma.ProjectWhereInput = {
     OR: [
       { users: { some: { id: viewer.id } } },
       { organization: { members: { some: { userId: viewer.id, role: 'owner' } } } },
@@ -26,6 +29,7 @@ export function projectsWithAccess(viewer: Viewer, level: 'read' | 'admin'): Pri
       { organization: { teams: { some: { ...inTeam, allProjects: true } } } },
     ],
   };
+  return limits?.projectIds ? { AND: [rule, { id: { in: [...limits.projectIds] } }] } : rule;
 }
 const readBy = (viewer: Viewer) => projectsWithAccess(viewer, 'read');
 

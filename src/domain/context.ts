@@ -18,8 +18,18 @@ import { UnauthenticatedError } from './errors.ts';
 export interface Viewer {
   id: number;
   username: string;
-  /** A site admin: manages users. */
+  /** A site admin: manages users. False for a token limited to projects (docs/design/tokens.md). */
   isAdmin: boolean;
+  /** What the token the request came with may do, when it is limited (docs/design/tokens.md); absent for a session or a full token. */
+  limits?: TokenLimits;
+}
+
+/** A limited API token's limits. */
+export interface TokenLimits {
+  /** Every write is refused, and no project is more than read. */
+  readOnly: boolean;
+  /** The only projects it reaches (read or written); null: every project the user does. */
+  projectIds: readonly number[] | null;
 }
 
 /** The parts an app is built from, set once when it starts. */
@@ -139,18 +149,29 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
   if (scheme?.toLowerCase() !== 'token') return null;
   if (rest.length === 0) throw new UnauthenticatedError('Invalid token header. No credentials provided.');
   if (rest.length > 1) throw new UnauthenticatedError('Invalid token header. Token string should not contain spaces.');
-  // The token and its user in one statement (the token's row is found through the unique hash); a
-  // disabled user's tokens are refused at once.
-  const [hit] = await prisma.$queryRaw<(Viewer & { tokenId: number; lastUsedAt: Date | null })[]>`
-    SELECT u.id, u.username, u."isAdmin", t.id AS "tokenId", t."lastUsedAt" FROM "public"."ApiToken" t
+  // The token, its limits and its user in one statement (the token's row is found through the
+  // unique hash); a disabled user's tokens are refused at once.
+  const [hit] = await prisma.$queryRaw<
+    (Viewer & { tokenId: number; lastUsedAt: Date | null; expiresAt: Date | null; readOnly: boolean; projectScoped: boolean; projectIds: number[] | null })[]
+  >`
+    SELECT u.id, u.username, u."isAdmin", t.id AS "tokenId", t."lastUsedAt", t."expiresAt", t."readOnly", t."projectScoped",
+      CASE WHEN t."projectScoped" THEN ARRAY(SELECT p."projectId" FROM "public"."ApiTokenProject" p WHERE p."tokenId" = t.id) END AS "projectIds"
+    FROM "public"."ApiToken" t
     JOIN "public"."User" u ON u.id = t."userId" WHERE t."keyHash" = ${hashToken(rest[0]!)} AND u."disabledAt" IS NULL`;
   if (!hit) throw new UnauthenticatedError('Invalid token.');
-  // When the token was last used, to the minute: written at most once a minute, not on every request.
   const now = Date.now();
+  if (hit.expiresAt && new Date(hit.expiresAt).getTime() <= now) throw new UnauthenticatedError('This token has expired.');
+  // When the token was last used, to the minute: written at most once a minute, not on every request.
   if (!hit.lastUsedAt || now - new Date(hit.lastUsedAt).getTime() >= TOKEN_USE_RESOLUTION_MS) {
     await prisma.apiToken.updateMany({ where: { id: hit.tokenId }, data: { lastUsedAt: new Date(now) } });
   }
-  return { id: hit.id, username: hit.username, isAdmin: hit.isAdmin };
+  const viewer: Viewer = { id: hit.id, username: hit.username, isAdmin: hit.isAdmin };
+  if (hit.readOnly || hit.projectScoped) {
+    viewer.limits = { readOnly: hit.readOnly, projectIds: hit.projectScoped ? (hit.projectIds ?? []).map(Number) : null };
+    // A token limited to projects acts for the user on those projects only: no site admin's powers.
+    if (hit.projectScoped) viewer.isAdmin = false;
+  }
+  return viewer;
 }
 
 /** How precisely a token's `lastUsedAt` is kept. */

@@ -35,7 +35,8 @@ async function roleIn(ctx: Context, organizationId: number): Promise<Organizatio
 
 /** The organizations the viewer may read: theirs, or every one for a site admin. */
 export function visibleOrganizations(viewer: Viewer | null): Prisma.OrganizationWhereInput {
-  if (!viewer) return { id: -1 };
+  // A token limited to projects reaches no organization (docs/design/tokens.md).
+  if (!viewer || viewer.limits?.projectIds) return { id: -1 };
   return viewer.isAdmin ? {} : { members: { some: { userId: viewer.id } } };
 }
 
@@ -46,7 +47,7 @@ export function visibleOrganizations(viewer: Viewer | null): Prisma.Organization
 export async function organizationToRead(ctx: Context, slug: string): Promise<Organization> {
   const viewer = signedIn(ctx);
   const org = await ctx.prisma.organization.findUnique({ where: { slug } });
-  if (!org || (!viewer.isAdmin && !(await roleIn(ctx, org.id)))) throw new NotFoundError('Organization');
+  if (!org || viewer.limits?.projectIds || (!viewer.isAdmin && !(await roleIn(ctx, org.id)))) throw new NotFoundError('Organization');
   return org;
 }
 
@@ -62,6 +63,7 @@ export async function ownsOrganization(ctx: Context, slug: string): Promise<bool
 
 /** Whether the caller is in the organization (GraphQL's `memberOfOrganization`: its teams, members and projects). */
 export async function inOrganization(ctx: Context, organizationId: number): Promise<boolean> {
+  if (ctx.viewer?.limits?.projectIds) return false;
   return ctx.viewer?.isAdmin === true || (await roleIn(ctx, organizationId)) !== null;
 }
 
@@ -394,6 +396,7 @@ export async function removeTeamMember(ctx: Context, orgSlug: string, teamSlug: 
  */
 export async function setProjectOrganization(ctx: Context, projectSlug_: string, organization: string | null) {
   const viewer = signedIn(ctx);
+  if (viewer.limits?.projectIds) throw new ForbiddenError('A token limited to projects cannot move them between organizations.');
   const project = await ctx.prisma.project.findUniqueOrThrow({ where: { slug: projectSlug_ }, select: { id: true, organizationId: true } });
   const owner = async (id: number) =>
     viewer.isAdmin || (await ctx.prisma.organizationMember.count({ where: { organizationId: id, userId: viewer.id, role: 'owner' } })) > 0;

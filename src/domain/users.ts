@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/database.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { hashToken, newTokenKey } from '../secrets.ts';
+import { projectsWithAccess } from './access.ts';
 import { actAs, type Context, type Viewer } from './context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ThrottledError, UnauthenticatedError, ValidationError } from './errors.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
@@ -100,10 +101,46 @@ export async function createToken(db: PrismaClient, userId: number, name = ''): 
   return key;
 }
 
+/** What a new token may do (docs/design/tokens.md): by default, all its user may, for ever. */
+export interface TokenOptions {
+  expiresAt?: Date | null;
+  readOnly?: boolean | null;
+  /** Limited to these projects (slugs), which the user must have access to; null: not limited. */
+  projects?: readonly string[] | null;
+}
+
+/** How far ahead a token may expire, and how many projects it may be limited to. */
+const TOKEN_MAX_LIFETIME_MS = 10 * 366 * 24 * 60 * 60 * 1000;
+const TOKEN_PROJECTS_LIMIT = 100;
+
+/** The ids of the projects a token is limited to, each one the user has access to; or the fields' errors. */
+async function tokenProjects(db: PrismaClient, viewer: Viewer, options: TokenOptions): Promise<number[] | null> {
+  const c = new Collector();
+  const expires = options.expiresAt?.getTime();
+  if (expires !== undefined && (Number.isNaN(expires) || expires <= Date.now())) c.add('expiresAt', 'The expiry must be in the future.');
+  else if (expires !== undefined && expires > Date.now() + TOKEN_MAX_LIFETIME_MS) c.add('expiresAt', 'The expiry must be within ten years.');
+  const slugs = options.projects ? [...new Set(options.projects)] : null;
+  if (slugs && slugs.length === 0) c.add('projects', 'Name at least one project, or leave the token unlimited.');
+  if (slugs && slugs.length > TOKEN_PROJECTS_LIMIT) c.add('projects', `Ensure this field has no more than ${TOKEN_PROJECTS_LIMIT} elements.`);
+  c.throwIfAny();
+  if (!slugs) return null;
+  const found = await db.project.findMany({ where: { AND: [{ slug: { in: slugs } }, projectsWithAccess(viewer, 'read')] }, select: { id: true, slug: true } });
+  const missing = slugs.filter((s) => !found.some((p) => p.slug === s));
+  if (missing.length) throw ValidationError.field('projects', `You have no project ${missing.map((s) => `"${s}"`).join(', ')}.`);
+  return found.map((p) => p.id);
+}
+
 /** A new token of the caller's, with its row (read with `query`, the client's selection) and its key. */
-export async function createOwnToken<Q extends object>(db: PrismaClient, viewer: Viewer, name: string, query: Q) {
+export async function createOwnToken<Q extends object>(db: PrismaClient, viewer: Viewer, name: string, query: Q, options: TokenOptions = {}) {
   const { key, data } = newToken(viewer.id, name);
-  return { token: await db.apiToken.create({ ...query, data }), key };
+  const projectIds = await tokenProjects(db, viewer, options);
+  const limited = {
+    expiresAt: options.expiresAt ?? null,
+    readOnly: options.readOnly ?? false,
+    projectScoped: projectIds !== null,
+    projects: { create: (projectIds ?? []).map((projectId) => ({ projectId })) },
+  };
+  return { token: await db.apiToken.create({ ...query, data: { ...data, ...limited } }), key };
 }
 
 /** Revokes one of the caller's tokens: requests made with it are refused from now on. */

@@ -1,7 +1,8 @@
 // The schema: the type files register themselves on the builder; this file only gathers them.
 import { type GraphQLFieldResolver, type GraphQLObjectType, lexicographicSortSchema, printSchema } from 'graphql';
 import { builder } from './builder.ts';
-import { QueryTooCostlyError } from './errors.ts';
+import type { Context } from './context.ts';
+import { ForbiddenError, QueryTooCostlyError } from './errors.ts';
 import './types/scalars.ts';
 import './types/errors.ts';
 import './types/common.ts';
@@ -62,6 +63,27 @@ function refuseOnce(root: GraphQLObjectType | null | undefined): void {
 }
 refuseOnce(schema.getQueryType());
 refuseOnce(schema.getMutationType());
+
+/** What a read-only token is told when it tries to write. */
+export const READ_ONLY_TOKEN = 'This token is read-only: make the change with a token that may write.';
+
+/**
+ * A read-only token writes nothing (docs/design/tokens.md): every mutation it sends is refused
+ * before its resolver runs, whatever the mutation's own scope would allow. Checked here, on the
+ * root, so a mutation added later is covered without a word of its own. (Its projects are at most
+ * read besides: domain/access.ts gives it no admin access.)
+ */
+function refuseReadOnlyTokens(root: GraphQLObjectType | null | undefined): void {
+  for (const field of Object.values(root?.getFields() ?? {})) {
+    const resolve = field.resolve as GraphQLFieldResolver<unknown, Context> | undefined;
+    if (!resolve) continue;
+    field.resolve = (source, args, ctx, info) => {
+      if (ctx.viewer?.limits?.readOnly) throw new ForbiddenError(READ_ONLY_TOKEN);
+      return resolve(source, args, ctx, info);
+    };
+  }
+}
+refuseReadOnlyTokens(schema.getMutationType());
 
 /** The SDL committed as schema.graphql. */
 export const printedSchema = () => `${printSchema(lexicographicSortSchema(schema))}\n`;

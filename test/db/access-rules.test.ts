@@ -50,6 +50,10 @@ const world = fc.record({
     }),
     { minLength: 1, maxLength: 2 },
   ),
+  // Limited API tokens of the users (docs/design/tokens.md): read-only, limited to projects, or both.
+  tokens: fc.array(fc.record({ user: fc.nat({ max: 2 }), readOnly: fc.boolean(), projects: fc.option(fc.subarray([0, 1, 2, 3, 4]), { nil: null }) }), {
+    maxLength: 3,
+  }),
 });
 type World = typeof world extends fc.Arbitrary<infer W> ? W : never;
 
@@ -146,10 +150,7 @@ function expectedAccess(w: World, u: number, level: 'read' | 'admin'): number[] 
   for (const [k, p] of w.projects.entries()) {
     const o = p.organization === null ? undefined : w.organizations[p.organization % w.organizations.length];
     const granted = (team: World['organizations'][number]['teams'][number]) =>
-      team.members.includes(u) &&
-      o!.roles[u] !== null &&
-      (level === 'read' || team.access === 'admin') &&
-      (team.allProjects || team.projects.includes(k));
+      team.members.includes(u) && o!.roles[u] !== null && (level === 'read' || team.access === 'admin') && (team.allProjects || team.projects.includes(k));
     if (p.maintainers.includes(u) || (o && (o.roles[u] === 'owner' || o.teams.some(granted)))) out.push(k);
   }
   return out;
@@ -173,9 +174,17 @@ describe('each rule: the list condition and the one-row check agree', () => {
         const versions = await db.version.findMany({ include: { project: true } });
         const builds = await db.build.findMany({ include: { project: true, version: true } });
         const relationships = await db.subproject.findMany({ include: { child: true } });
-        for (const viewer of [null, ...users]) {
+        // A token limited to projects names them by id; one whose projects are all gone names none.
+        const limited = w.tokens.flatMap((k) => {
+          const user = users[k.user];
+          if (!user) return [];
+          const projectIds = k.projects?.flatMap((i) => projects.find((p) => p.slug === `p${i}`)?.id ?? []) ?? null;
+          return [{ ...user, limits: { readOnly: k.readOnly, projectIds }, token: k }];
+        });
+        for (const viewer of [null, ...users, ...limited]) {
           const caller = contextFor(t.services, viewer);
-          const who = viewer?.username ?? 'anonymous';
+          const token = viewer && 'token' in viewer ? (viewer.token as World['tokens'][number]) : null;
+          const who = `${viewer?.username ?? 'anonymous'}${token ? ` with a token ${JSON.stringify(token)}` : ''}`;
           expect(await allowed(caller, projects, projectRule.allows), `projects for ${who}`).toEqual(
             ids(await db.project.findMany({ where: projectRule.where(viewer) })),
           );
@@ -192,16 +201,22 @@ describe('each rule: the list condition and the one-row check agree', () => {
             ids(await db.subproject.findMany({ where: subprojectRule.where(viewer) })),
           );
           // Both faces against the rule worked out by hand.
-          const u = viewer ? users.indexOf(viewer) : -1;
-          const reads = viewer ? expectedAccess(w, u, 'read') : [];
+          const u = viewer ? users.findIndex((x) => x.id === viewer.id) : -1;
+          // A limited token: its user's access, within its projects; a read-only one maintains nothing.
+          const within = (ks: number[]) => (token?.projects ? ks.filter((k) => token.projects!.includes(k) && k < w.projects.length) : ks);
+          const reads = viewer ? within(expectedAccess(w, u, 'read')) : [];
           const byIndex = (ks: number[]) => ks.map((k) => projects.find((p) => p.slug === `p${k}`)!.id).sort((a, b) => a - b);
           expect(ids(await db.project.findMany({ where: projectRule.where(viewer) })), `projects for ${who}, by hand`).toEqual(
             byIndex(w.projects.flatMap((p, k) => (p.privacyLevel === 'public' || reads.includes(k) ? [k] : []))),
           );
-          expect([...(await caller.readableProjectIds())].sort((a, b) => a - b), `read access of ${who}`).toEqual(byIndex(reads));
-          expect([...(await caller.maintainedProjectIds())].sort((a, b) => a - b), `admin access of ${who}`).toEqual(
-            byIndex(viewer ? expectedAccess(w, u, 'admin') : []),
-          );
+          expect(
+            [...(await caller.readableProjectIds())].sort((a, b) => a - b),
+            `read access of ${who}`,
+          ).toEqual(byIndex(reads));
+          expect(
+            [...(await caller.maintainedProjectIds())].sort((a, b) => a - b),
+            `admin access of ${who}`,
+          ).toEqual(byIndex(viewer && !token?.readOnly ? within(expectedAccess(w, u, 'admin')) : []));
         }
         // Offered versions are what an anonymous reader can open (minus the hidden ones in menus),
         // pull requests' previews aside: they are opened by their own URL, never offered.

@@ -63,6 +63,15 @@ export const ApiToken = builder.prismaObject('ApiToken', {
     prefix: t.exposeString('keyPrefix', { description: 'The first characters of the key.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'When a request last used it, to the minute; null if none has.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'When it stops working; null: never.' }),
+    readOnly: t.exposeBoolean('readOnly', { description: 'Reads only: every write made with it is refused.' }),
+    projects: t.field({
+      type: ['String'],
+      nullable: true,
+      description: 'The only projects (slugs) it reaches; null when it is not limited to projects (empty when they were all deleted).',
+      select: { projectScoped: true, projects: { select: { project: { select: { slug: true } } }, orderBy: { project: { slug: 'asc' } } } },
+      resolve: (tok) => (tok.projectScoped ? tok.projects.map((p) => p.project.slug) : null),
+    }),
   }),
 });
 
@@ -200,9 +209,14 @@ builder.mutationFields((t) => ({
     authScopes: { loggedIn: true },
     type: NewApiTokenRef,
     description: 'Makes an API token for the caller; the answer holds its key, shown this once.',
-    args: { name: t.arg.string({ required: true }) },
+    args: {
+      name: t.arg.string({ required: true }),
+      expiresAt: t.arg({ type: 'DateTime', description: 'When it stops working; never, when not given.' }),
+      readOnly: t.arg.boolean({ description: 'Reads only: every write made with it is refused.' }),
+      projects: t.arg.stringList({ description: 'The only projects (slugs) it reaches, which the caller has access to; it reads and changes nothing else.' }),
+    },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => createOwnToken(ctx.prisma, ctx.viewer!, args.name, {}),
+    resolve: (_root, args, ctx) => createOwnToken(ctx.prisma, ctx.viewer!, args.name, {}, args),
   }),
   revokeToken: t.prismaField({
     authScopes: { loggedIn: true },
