@@ -540,6 +540,8 @@ class RestAdapter {
       // A nested list under a project the caller cannot see is an empty page (docs/design/read-the-docs.md §2.2),
       // except on a maintainers' route, where the project's lookup is part of the permission check.
       if (checks.needsMaintainer && resultPath[0] === 'project' && !dig(result.data, ['project'])) throw routeError(notFound('Project'));
+      // Under an organization the caller is not in, as the organization itself: nothing of it is told (docs/design/rest-api.md "Organizations").
+      if (resultPath[0] === 'organization' && !dig(result.data, ['organization'])) throw routeError(notFound('Organization'));
       if (route.envelope === 'page') return { status: 200, body: { count: 0, next: null, previous: null, results: [] } };
       throw routeError(notFound(route.notFound));
     }

@@ -151,6 +151,27 @@ function samePage(body: Node, page: Node, map: (n: Node) => Node) {
   for (const [i, r] of (body.results as Node[]).entries()) expect(r).toMatchObject(map(page.nodes[i]));
 }
 
+// An organization and a team, in the REST names (Read the Docs' OrganizationSerializer and TeamSerializer).
+const ORGANIZATION = 'slug name description url email disabled createdAt modifiedAt owners { username }';
+const organization = (o: Node) => ({
+  slug: o.slug,
+  name: o.name,
+  description: o.description,
+  url: o.url,
+  email: o.email,
+  disabled: o.disabled,
+  created: drf(o.createdAt),
+  modified: drf(o.modifiedAt),
+  owners: o.owners,
+  _links: {
+    _self: `${API}/organizations/${o.slug}/`,
+    projects: `${API}/organizations/${o.slug}/projects/`,
+    notifications: `${API}/organizations/${o.slug}/notifications/`,
+  },
+});
+const TEAM = 'slug name access createdAt modifiedAt members { username }';
+const team = (x: Node) => ({ slug: x.slug, name: x.name, access: x.access, created: drf(x.createdAt), modified: drf(x.modifiedAt), members: x.members });
+
 const route = (name: string) => {
   const r = v3Routes.find((x) => x.name === name);
   if (!r) throw new Error(`no route ${name}`);
@@ -307,6 +328,36 @@ const checks: Record<string, (caller: Caller) => Promise<void>> = {
     const q = `{ project(slug: "project") { environmentVariable(id: 2) { ${VARIABLE} } } }`;
     if (caller !== 'me') return bothRefuse(q, '/projects/project/environmentvariables/2/', caller);
     expect(await rest('/projects/project/environmentvariables/2/', caller)).toEqual(variable((await data(q, caller)).project.environmentVariable));
+  },
+  // `me` owns the world's organization; `other` is not in it: GraphQL says null, REST 404.
+  'organizations-list': async (caller) => {
+    const d = await data(`{ organizations(limit: 100) { totalCount nodes { ${ORGANIZATION} } } }`, caller);
+    samePage(await rest('/organizations/', caller), d.organizations, organization);
+  },
+  'organizations-detail': async (caller) => {
+    const d = await data(`{ organization(slug: "organization") { ${ORGANIZATION} } }`, caller);
+    if (!d.organization) {
+      expect((await send(t, 'GET', '/organizations/organization/', caller)).status).toBe(404);
+      return;
+    }
+    expect(await rest('/organizations/organization/', caller)).toEqual(organization(d.organization));
+  },
+  'organizations-projects-list': async (caller) => {
+    const d = await data(`{ organization(slug: "organization") { projects(limit: 100) { totalCount nodes { ${PROJECT} } } } }`, caller);
+    if (!d.organization) {
+      expect((await send(t, 'GET', '/organizations/organization/projects/', caller)).status).toBe(404);
+      return;
+    }
+    samePage(await rest('/organizations/organization/projects/', caller), d.organization.projects, project);
+  },
+  'organizations-teams-list': async (caller) => {
+    const d = await data(`{ organization(slug: "organization") { teams { ${TEAM} } } }`, caller);
+    if (!d.organization) {
+      expect((await send(t, 'GET', '/organizations/organization/teams/', caller)).status).toBe(404);
+      return;
+    }
+    const body = await rest('/organizations/organization/teams/?expand=members', caller);
+    expect(body).toEqual({ count: d.organization.teams.length, next: null, previous: null, results: d.organization.teams.map(team) });
   },
 };
 

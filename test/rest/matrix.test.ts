@@ -17,6 +17,7 @@ function record(label: string, res: { text: string; headers: Record<string, unkn
   seen.push({ label, text: res.text ?? '', headers: JSON.stringify(res.headers) });
 }
 
+// (A 404 in this table is an organization's: `other` is in none.)
 const DETAIL: Record<number, string> = {
   403: 'You do not have permission to perform this action.',
 };
@@ -30,9 +31,11 @@ const DETAIL: Record<number, string> = {
  */
 /**
  * `anonymous`: what a caller without a token gets from a public route (otherwise 401); `declared`:
- * the route's success status where this world cannot produce it (no docs are built in it).
+ * the route's success status where this world cannot produce it (no docs are built in it);
+ * `otherSeesNone`: `other`'s 200 is an empty page (the organization routes: `me` owns the world's
+ * organization, `other` is not in it, and an organization shows to its members only).
  */
-const EXPECTED: Record<string, { other: number; maintainer: number; anonymous?: number; declared?: number }> = {
+const EXPECTED: Record<string, { other: number; maintainer: number; anonymous?: number; declared?: number; otherSeesNone?: true }> = {
   'projects-list': { other: 200, maintainer: 200 },
   'projects-create': { other: 201, maintainer: 201 },
   'projects-detail': { other: 200, maintainer: 200 },
@@ -65,6 +68,12 @@ const EXPECTED: Record<string, { other: number; maintainer: number; anonymous?: 
   'projects-environmentvariables-create': { other: 403, maintainer: 201 },
   'projects-environmentvariables-detail': { other: 403, maintainer: 200 },
   'projects-environmentvariables-delete': { other: 403, maintainer: 204 },
+  'organizations-list': { other: 200, maintainer: 200, otherSeesNone: true },
+  'organizations-detail': { other: 404, maintainer: 200 },
+  // A nested list under an organization the caller cannot see is an empty page, as under a project.
+  'organizations-projects-list': { other: 404, maintainer: 200 },
+  // Not a page in GraphQL: the route answers the organization's 404 itself.
+  'organizations-teams-list': { other: 404, maintainer: 200 },
   // Public, as Read the Docs' embed API: without a `url` everyone gets its 400; a bad token still 401.
   embed: { anonymous: 400, other: 400, maintainer: 400, declared: 200 },
   // Public, as Read the Docs' search API: without `q` everyone gets its 400; a bad token still 401.
@@ -74,10 +83,19 @@ const EXPECTED: Record<string, { other: number; maintainer: number; anonymous?: 
 function expected(route: Route, caller: Caller): { status: number; detail?: string } {
   const row = EXPECTED[route.name];
   if (!row) throw new Error(`${route.name} has no expected statuses in this test's EXPECTED table: add them by hand`);
+  // The maintainer's limited tokens, by docs/design/tokens.md: a read-only one reads what the
+  // maintainer reads but maintainers' settings, and writes nothing; one limited to another project
+  // (`new-project`) is an outsider here, who cannot even import a project.
+  if (caller === 'readOnly') {
+    if (route.method !== 'GET') return { status: 403 };
+    return requiresMaintainer(schema, route) ? { status: 403, detail: DETAIL[403] } : { status: row.maintainer };
+  }
+  if (caller === 'elsewhere') return route.name === 'projects-create' ? { status: 403 } : expected(route, 'other');
   if (caller === 'anonymous')
     return row.anonymous !== undefined ? { status: row.anonymous } : { status: 401, detail: 'Authentication credentials were not provided.' };
   if (caller === 'invalid') return { status: 401, detail: 'Invalid token.' };
   const status = caller === 'other' ? row.other : row.maintainer;
+  if (status === 404) return { status, detail: 'No Organization matches the given query.' };
   return status === 403 ? { status, detail: DETAIL[403] } : { status };
 }
 
@@ -110,7 +128,8 @@ async function check(t: TestApp, route: Route, caller: Caller) {
   expect(isSorted(res.body), 'keys sorted at every level').toBe(true);
   if (route.envelope === 'page') {
     expect(Object.keys(res.body)).toEqual(['count', 'next', 'previous', 'results']);
-    expect(res.body.count).toBeGreaterThan(0);
+    if ((caller === 'other' || caller === 'elsewhere') && EXPECTED[route.name]!.otherSeesNone) expect(res.body.count).toBe(0);
+    else expect(res.body.count).toBeGreaterThan(0);
     expect(res.body.results.length).toBe(Math.min(res.body.count, 10));
   } else {
     expect(res.body).toBeTypeOf('object');
@@ -163,6 +182,7 @@ describe('the routes under test', () => {
 describe.each([
   ['without a token, with a bad token, and as a user who maintains nothing here', ['anonymous', 'invalid', 'other'] as Caller[]],
   ['as the maintainer', ['me'] as Caller[]],
+  ["with the maintainer's limited tokens: read-only, and limited to another project", ['readOnly', 'elsewhere'] as Caller[]],
 ])('every route %s', (_title, callers) => {
   let t: TestApp;
   let before: unknown;

@@ -68,7 +68,19 @@ describe('the OpenAPI document', () => {
       for (const [at, s] of propertySchemas(schema, name)) if (!s.type && !s.$ref && !s.oneOf) empty.push(at);
     }
     expect(Object.keys(doc.components.schemas).sort()).toEqual(
-      ['Build', 'ChildProject', 'EnvironmentVariable', 'Error', 'Project', 'Redirect', 'RedirectWritten', 'Subproject', 'Version'].sort(),
+      [
+        'Build',
+        'ChildProject',
+        'EnvironmentVariable',
+        'Error',
+        'Organization',
+        'Project',
+        'Redirect',
+        'RedirectWritten',
+        'Subproject',
+        'Team',
+        'Version',
+      ].sort(),
     );
     expect(empty).toEqual([]);
   });

@@ -5,10 +5,10 @@
 import type supertest from 'supertest';
 import type { Route } from '../../src/rest/route.ts';
 import { v3Routes } from '../../src/rest/v3/routes.ts';
-import { Cipher } from '../../src/secrets.ts';
+import { Cipher, hashToken } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { tarGz } from '../helpers/archives.ts';
-import { makeWorld } from './world.ts';
+import { CREATED, MODIFIED, makeWorld } from './world.ts';
 
 export const cipher = new Cipher(TEST_SECRET_KEY);
 
@@ -19,13 +19,16 @@ export const POSTED_SECRET = 'P0sted-S3cr3t-VALUE-qrs';
 /** Id of the variable holding SECRET. */
 export const SECRET_VARIABLE_ID = 2;
 
-export type Caller = 'anonymous' | 'invalid' | 'other' | 'me';
+/** `readOnly` and `elsewhere`: `me`'s read-only token, and `me`'s token limited to `new-project` (docs/design/tokens.md). */
+export type Caller = 'anonymous' | 'invalid' | 'other' | 'me' | 'readOnly' | 'elsewhere';
 export const CALLERS: Caller[] = ['anonymous', 'invalid', 'other', 'me'];
 export const AUTHORIZATION: Record<Caller, string | undefined> = {
   anonymous: undefined,
   invalid: 'Token 0123456789abcdef-not-a-token',
   other: 'Token other',
   me: 'Token me',
+  readOnly: 'Token me-read-only',
+  elsewhere: 'Token me-elsewhere',
 };
 
 /** Path parameters taken from the world. */
@@ -36,6 +39,7 @@ export const WORLD_PARAMS: Record<string, string> = {
   alias: 'subproject',
   redirect: '1',
   environmentvariable: '1',
+  organization: 'organization',
 };
 
 /** Routes whose default parameters would not find anything in the world. */
@@ -99,7 +103,9 @@ export function send(t: TestApp, method: string, path: string, caller: Caller | 
 
 /**
  * The RTD world, a second secret variable, a project `me` may make a subproject (`new-project`)
- * and a Spanish translation of `project` (`project-es`), both maintained by `me`.
+ * and a Spanish translation of `project` (`project-es`), both maintained by `me`, and the
+ * organization `organization`, which `me` owns (`other` is not in it), with `new-project` and
+ * one read-only team, `team`, of which `me` is the member.
  */
 export async function worldApp(env: Parameters<typeof testApp>[0] = {}): Promise<TestApp> {
   const t = await testApp(env);
@@ -126,7 +132,23 @@ export async function worldApp(env: Parameters<typeof testApp>[0] = {}): Promise
   for (const table of ['Project', 'EnvironmentVariable']) {
     await db.$executeRawUnsafe(`SELECT setval(pg_get_serial_sequence('"${table}"', 'id'), (SELECT MAX(id) FROM "${table}"))`);
   }
+  await makeOrganization(db);
+  await db.apiToken.create({ data: { userId: 1, keyHash: hashToken('me-read-only'), keyPrefix: 'me-read-', readOnly: true } });
+  await db.apiToken.create({
+    data: { userId: 1, keyHash: hashToken('me-elsewhere'), keyPrefix: 'me-elsew', projectScoped: true, projects: { create: { projectId: 4 } } },
+  });
   return t;
+}
+
+/** The organization of the world: owned by `me` (testuser), holding `new-project`, with one team. */
+async function makeOrganization(db: TestApp['db']['prisma']): Promise<void> {
+  const times = { createdAt: CREATED, modifiedAt: MODIFIED };
+  const org = await db.organization.create({
+    data: { slug: 'organization', name: 'organization', ...times, members: { create: { userId: 1, role: 'owner' } } },
+  });
+  await db.project.update({ where: { slug: 'new-project' }, data: { organizationId: org.id } });
+  const team = await db.team.create({ data: { organizationId: org.id, slug: 'team', name: 'team', ...times } });
+  await db.teamMember.create({ data: { teamId: team.id, organizationId: org.id, userId: 1 } });
 }
 
 /** Row counts of every table a REST write could touch. */

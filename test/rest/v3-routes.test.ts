@@ -381,7 +381,7 @@ describe('GET /projects/{project}/', () => {
     golden(await get('/projects/project/?expand=active_versions,permissions'), 200, 'projects-detail-expand-active_versions-permissions');
   });
 
-  it('expand=organization is null (no organizations)', async () => {
+  it('expand=organization is null for a project in no organization', async () => {
     const res = await get('/projects/project/?expand=organization');
     expect(res.status).toBe(200);
     expect(res.body.organization).toBeNull();

@@ -87,8 +87,8 @@ describe('a resource selected whole under @include', () => {
     expect(names).toContain('active_versions__f_slug');
     expect(names).toContain('active_versions__x_last_build');
     expect(names).toContain('active_versions__last_build__x_config');
-    // `organization` needs no GraphQL field: no variable, and nothing selected for it.
-    expect(names).not.toContain('x_organization');
+    // `organization` reads the project's organization only when expanded.
+    expect(names).toContain('x_organization');
   });
 });
 

@@ -45,6 +45,17 @@ const PROJECT_LINKS = [
   'sync_versions',
 ];
 
+/** A list of users as Read the Docs' UserSerializer writes each: `{username}`. */
+const usernames = (n: Node[]) => n.map((u) => ({ username: u.username }));
+const usersSchema: JsonSchema = { type: 'array', items: object({ username: { type: 'string' } }) };
+
+/** An organization's `_links` (Read the Docs' OrganizationLinksSerializer); like a project's, its notifications have no route here. */
+const organizationLinks = (env: RestEnv, slug: string) => {
+  const o = `${env.api}/organizations/${slug}`;
+  return { _self: `${o}/`, projects: `${o}/projects/`, notifications: `${o}/notifications/` };
+};
+const ORGANIZATION_LINKS = ['_self', 'projects', 'notifications'];
+
 const related = (graphqlField: string) =>
   field(
     `${graphqlField} { slug }`,
@@ -168,10 +179,7 @@ const projectFields: Resource['fields'] = {
     links(['documentation', 'home', 'builds', 'versions'], ['downloads']),
   ),
   tags: plain('tags'),
-  users: field('users { username }', (n) => (n.users as Node[]).map((u) => ({ username: u.username })), {
-    type: 'array',
-    items: object({ username: { type: 'string' } }),
-  }),
+  users: field('users { username }', (n) => usernames(n.users), usersSchema),
   privacy_level: plain('privacyLevel'),
   external_builds_privacy_level: plain('externalBuildsPrivacyLevel'),
   versioning_scheme: plain('versioningScheme'),
@@ -189,7 +197,13 @@ const projectExpandable: Resource['expandable'] = {
     schema: { type: 'object', additionalProperties: { $ref: '#/components/schemas/Version' }, description: 'The active versions, by slug.' },
   },
   permissions: { select: () => 'viewerIsMaintainer', value: (n) => ({ admin: n.viewerIsMaintainer }), schema: object({ admin: { type: 'boolean' } }) },
-  organization: { select: () => '', value: () => null, schema: { type: 'null', description: 'Lectern has no organizations.' } },
+  // Read the Docs' RelatedOrganizationSerializer: the slug and links only, which anyone who sees the
+  // project may read (the rest is its members', on /organizations/).
+  organization: {
+    select: () => 'organization { slug }',
+    value: (n, env) => (n.organization ? { slug: n.organization.slug, _links: organizationLinks(env, n.organization.slug) } : null),
+    schema: orNull(object({ slug: { type: 'string', description: 'An organization slug.' }, _links: links(ORGANIZATION_LINKS) })),
+  },
 };
 
 export const Project: Resource = { name: 'Project', graphqlType: 'Project', fields: projectFields, expandable: projectExpandable };
@@ -268,5 +282,42 @@ export const EnvironmentVariable: Resource = {
   },
 };
 
-/** Resources other resources point to (`$ref`) that no route answers with directly: components of the OpenAPI document. */
-export const v3Referenced: Resource[] = [ChildProject, Build, Version];
+/** Read the Docs' OrganizationSerializer. */
+export const Organization: Resource = {
+  name: 'Organization',
+  graphqlType: 'Organization',
+  fields: {
+    name: plain('name'),
+    description: plain('description'),
+    url: plain('url'),
+    slug: plain('slug'),
+    email: plain('email'),
+    owners: field('owners { username }', (n) => usernames(n.owners), usersSchema),
+    created: dateTime('createdAt'),
+    modified: dateTime('modifiedAt'),
+    disabled: plain('disabled'),
+    _links: field('slug', (n, env) => organizationLinks(env, n.slug), links(ORGANIZATION_LINKS)),
+  },
+};
+
+/** Read the Docs' TeamSerializer: its members (`{username}` each) with `expand=members`. */
+export const Team: Resource = {
+  name: 'Team',
+  graphqlType: 'Team',
+  fields: {
+    name: plain('name'),
+    slug: plain('slug'),
+    created: dateTime('createdAt'),
+    modified: dateTime('modifiedAt'),
+    access: plain('access'),
+  },
+  expandable: {
+    members: { select: () => 'members { username }', value: (n) => usernames(n.members), schema: usersSchema },
+  },
+};
+
+/**
+ * Components of the OpenAPI document that no route names as its resource: those other resources
+ * point to (`$ref`), and a team, which the teams route answers inside a page of its own making.
+ */
+export const v3Referenced: Resource[] = [ChildProject, Build, Version, Team];

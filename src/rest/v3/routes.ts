@@ -9,14 +9,18 @@ import { type Node, selection, serialize } from '../resource.ts';
 import type { Route } from '../route.ts';
 import { oneString } from '../router.ts';
 import { parseSearchQuery, SEARCH_SELECTION, searchPage, searchPageBody } from '../search.ts';
-import { Build, EnvironmentVariable, Project, Redirect, RedirectWritten, Subproject, Version } from './resources.ts';
+import { Build, EnvironmentVariable, Organization, Project, Redirect, RedirectWritten, Subproject, Team, Version } from './resources.ts';
 
 const projectFilters = {
   language: { field: 'language', type: 'string', choices: LANGUAGES },
   programming_language: { field: 'programmingLanguage', type: 'string', choices: PROGRAMMING_LANGUAGES },
   name: { field: 'name', type: 'string' },
   slug: { field: 'slug', type: 'string' },
+  organization: { field: 'organization', type: 'string' },
 } as const;
+
+/** A team's members are read along with it: its route selects every team whole (below). */
+const TEAM_SELECTION = selection(Team, { fields: null, omit: [], expand: ['members'] });
 
 const EMBED_V3_ARGS = ['url', 'doctool', 'doctoolversion', 'maincontent'] as const;
 
@@ -413,6 +417,59 @@ export const v3Routes: Route[] = [
     field: 'Mutation.deleteEnvironmentVariable',
     args: { deleteEnvironmentVariable: { id: '$environmentvariable' } },
     select: 'id',
+  },
+  {
+    name: 'organizations-list',
+    method: 'GET',
+    path: '/organizations/',
+    summary: "The caller's organizations",
+    status: 200,
+    envelope: 'page',
+    resource: Organization,
+    field: 'Query.organizations',
+  },
+  {
+    name: 'organizations-detail',
+    method: 'GET',
+    path: '/organizations/{organization}/',
+    summary: 'An organization the caller is in',
+    status: 200,
+    envelope: 'object',
+    resource: Organization,
+    field: 'Query.organization',
+    args: { organization: { slug: '$organization' } },
+    notFound: 'Organization',
+  },
+  {
+    name: 'organizations-projects-list',
+    method: 'GET',
+    path: '/organizations/{organization}/projects/',
+    summary: "An organization's projects the caller can see",
+    status: 200,
+    envelope: 'page',
+    resource: Project,
+    // Read the Docs': the organization is already known.
+    permitExpand: [],
+    field: 'Query.organization.projects',
+    args: { organization: { slug: '$organization' } },
+  },
+  {
+    name: 'organizations-teams-list',
+    method: 'GET',
+    path: '/organizations/{organization}/teams/',
+    summary: "An organization's teams (`expand=members`), every one in one page",
+    status: 200,
+    envelope: 'object',
+    field: 'Query.organization.teams',
+    args: { organization: { slug: '$organization' } },
+    notFound: 'Organization',
+    // GraphQL's `teams` is a list, not a page (an organization has at most 200): Read the Docs'
+    // page envelope around all of them, so a client that follows `next` stops at once.
+    select: TEAM_SELECTION,
+    respond: (teams, env, flex) => ({
+      status: 200,
+      body: { count: teams.length, next: null, previous: null, results: (teams as unknown as Node[]).map((n) => serialize(Team, n, env, flex)) },
+    }),
   },
   {
     name: 'embed',
