@@ -363,7 +363,11 @@ function graphqlServer(services: Services, sessions: ReturnType<typeof sessionCo
     schema,
     graphqlEndpoint: '/graphql',
     // A browser's session counts on /graphql itself only (the REST adapter's operations come without `res`).
-    context: ({ request, req, res }) => createContext(services, request.headers.get('authorization'), res ? sessions(req, res) : undefined),
+    context: ({ request, req, res }) =>
+      createContext(services, request.headers.get('authorization'), res ? sessions(req, res) : undefined, {
+        ip: req.ip ?? '',
+        userAgent: request.headers.get('user-agent') ?? '',
+      }),
     maskedErrors: { maskError, isDev: false },
     // Off here: yoga's own CORS answers any Origin with itself and credentials. corsFor() below
     // answers the origins LECTERN_CORS_ORIGINS names, for /graphql and /api/v3 alike.

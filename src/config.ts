@@ -117,6 +117,8 @@ const schema = z.object({
   LECTERN_DB_STATEMENT_TIMEOUT_MS: intFrom(10_000, 0, 3_600_000),
   /** Days page views and searches are kept for the projects' analytics (docs/design/analytics.md); 0 keeps none. */
   LECTERN_ANALYTICS_RETENTION_DAYS: intFrom(90, 0, 3650),
+  /** Days the audit log keeps its entries (docs/design/audit.md). */
+  LECTERN_AUDIT_RETENTION_DAYS: intFrom(90, 1, 3650),
   /** The SMTP server email goes through (docs/design/email.md); unset: Lectern sends no email. */
   LECTERN_SMTP_HOST: z
     .string()
@@ -192,6 +194,8 @@ export interface Config {
   email: EmailSettings | null;
   /** Days analytics are kept; 0: none are counted. */
   analyticsRetentionDays: number;
+  /** Days the audit log keeps its entries, and revoked tokens' hashes (LECTERN_AUDIT_RETENTION_DAYS). */
+  auditRetentionDays: number;
 }
 
 /** LECTERN_SMTP_*: the SMTP server and the sender (docs/design/email.md). */
@@ -348,6 +352,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     previewRetentionDays: e.LECTERN_PREVIEW_RETENTION_DAYS,
     dbStatementTimeoutMs: e.LECTERN_DB_STATEMENT_TIMEOUT_MS,
     analyticsRetentionDays: e.LECTERN_ANALYTICS_RETENTION_DAYS,
+    auditRetentionDays: e.LECTERN_AUDIT_RETENTION_DAYS,
     email: email && typeof email !== 'string' ? { ...email, port: e.LECTERN_SMTP_PORT, security: e.LECTERN_SMTP_SECURITY } : null,
   };
 }

@@ -13,6 +13,7 @@ import type { Logger } from '../log.ts';
 import { type Cipher, hashToken } from '../secrets.ts';
 import type { Storage } from '../storage/index.ts';
 import { projectsWithAccess } from './access.ts';
+import { recordAudit } from './audit.ts';
 import { UnauthenticatedError } from './errors.ts';
 
 export interface Viewer {
@@ -83,9 +84,17 @@ export interface SessionHandle {
   end(): Promise<void>;
 }
 
+/** Where a request came from, for the audit log (docs/design/audit.md): the address express trusts, and the browser's name. */
+export interface Client {
+  ip: string;
+  userAgent: string;
+}
+
 export type Context = Readonly<
   Services & {
     viewer: Viewer | null;
+    /** Where the request came from; null for work not started by a request (a build, the command line). */
+    client: Client | null;
     /** Signing in and out, for requests that can (the HTTP layer's /graphql); null elsewhere. */
     session: SessionHandle | null;
     /** Ids of the projects the viewer maintains (domain/access.ts: admin access), read once per request. */
@@ -101,7 +110,7 @@ export type Context = Readonly<
 >;
 
 /** The context of a caller already identified (a viewer, or null for anonymous). */
-export function contextFor(services: Services, viewer: Viewer | null, session: SessionHandle | null = null): Context {
+export function contextFor(services: Services, viewer: Viewer | null, session: SessionHandle | null = null, client: Client | null = null): Context {
   // Per access level, for the viewer they were read for (actAs changes the viewer mid-request).
   const known = new Map<'read' | 'admin', { for: Viewer | null; ids: Promise<ReadonlySet<number>> }>();
   const idsWith = (level: 'read' | 'admin') => {
@@ -123,6 +132,7 @@ export function contextFor(services: Services, viewer: Viewer | null, session: S
     ...services,
     viewer,
     session,
+    client,
     maintainedProjectIds: () => idsWith('admin'),
     readableProjectIds: () => idsWith('read'),
     projectBySlug: (slug) => {
@@ -143,7 +153,11 @@ export function actAs(ctx: Context, viewer: Viewer): void {
 }
 
 /** Resolves the Authorization header to a viewer; throws UnauthenticatedError for a bad token. */
-export async function authenticate(prisma: PrismaClient, authorization: string | null | undefined): Promise<Viewer | null> {
+export async function authenticate(
+  prisma: PrismaClient,
+  authorization: string | null | undefined,
+  audit?: { retentionDays: number; client: Client | null },
+): Promise<Viewer | null> {
   if (!authorization) return null;
   const [scheme, ...rest] = authorization.trim().split(/\s+/);
   if (scheme?.toLowerCase() !== 'token') return null;
@@ -152,19 +166,40 @@ export async function authenticate(prisma: PrismaClient, authorization: string |
   // The token, its limits and its user in one statement (the token's row is found through the
   // unique hash); a disabled user's tokens are refused at once.
   const [hit] = await prisma.$queryRaw<
-    (Viewer & { tokenId: number; lastUsedAt: Date | null; expiresAt: Date | null; readOnly: boolean; projectScoped: boolean; projectIds: number[] | null })[]
+    (Viewer & {
+      tokenId: number;
+      keyPrefix: string;
+      lastUsedAt: Date | null;
+      expiresAt: Date | null;
+      revokedAt: Date | null;
+      readOnly: boolean;
+      projectScoped: boolean;
+      projectIds: number[] | null;
+    })[]
   >`
-    SELECT u.id, u.username, u."isAdmin", t.id AS "tokenId", t."lastUsedAt", t."expiresAt", t."readOnly", t."projectScoped",
+    SELECT u.id, u.username, u."isAdmin", t.id AS "tokenId", t."keyPrefix", t."lastUsedAt", t."expiresAt", t."revokedAt", t."readOnly", t."projectScoped",
       CASE WHEN t."projectScoped" THEN ARRAY(SELECT p."projectId" FROM "public"."ApiTokenProject" p WHERE p."tokenId" = t.id) END AS "projectIds"
     FROM "public"."ApiToken" t
     JOIN "public"."User" u ON u.id = t."userId" WHERE t."keyHash" = ${hashToken(rest[0]!)} AND u."disabledAt" IS NULL`;
   if (!hit) throw new UnauthenticatedError('Invalid token.');
   const now = Date.now();
-  if (hit.expiresAt && new Date(hit.expiresAt).getTime() <= now) throw new UnauthenticatedError('This token has expired.');
-  // When the token was last used, to the minute: written at most once a minute, not on every request.
+  const refused = hit.revokedAt ? 'revoked' : hit.expiresAt && new Date(hit.expiresAt).getTime() <= now ? 'expired' : null;
+  // When the token was last used, to the minute: written at most once a minute, not on every
+  // request; so is the audit log's entry for a revoked or expired token's use (docs/design/audit.md).
   if (!hit.lastUsedAt || now - new Date(hit.lastUsedAt).getTime() >= TOKEN_USE_RESOLUTION_MS) {
     await prisma.apiToken.updateMany({ where: { id: hit.tokenId }, data: { lastUsedAt: new Date(now) } });
+    if (refused && audit) {
+      const user = { id: hit.id, username: hit.username };
+      await recordAudit(
+        prisma,
+        audit.retentionDays,
+        { action: 'token-refused', user, method: 'token', data: { prefix: hit.keyPrefix, reason: refused } },
+        audit.client,
+      );
+    }
   }
+  if (refused === 'revoked') throw new UnauthenticatedError('Invalid token.');
+  if (refused === 'expired') throw new UnauthenticatedError('This token has expired.');
   const viewer: Viewer = { id: hit.id, username: hit.username, isAdmin: hit.isAdmin };
   if (hit.readOnly || hit.projectScoped) {
     viewer.limits = { readOnly: hit.readOnly, projectIds: hit.projectScoped ? (hit.projectIds ?? []).map(Number) : null };
@@ -182,9 +217,11 @@ export async function createContext(
   services: Services,
   authorization: string | null | undefined,
   session?: { handle: SessionHandle; viewer: () => Promise<Viewer | null> },
+  client: Client | null = null,
 ): Promise<Context> {
-  const viewer = authorization || !session ? await authenticate(services.prisma, authorization) : await session.viewer();
-  return contextFor(services, viewer, session?.handle ?? null);
+  const audit = { retentionDays: services.config.auditRetentionDays, client };
+  const viewer = authorization || !session ? await authenticate(services.prisma, authorization, audit) : await session.viewer();
+  return contextFor(services, viewer, session?.handle ?? null, client);
 }
 
 export const anonymousContext = (services: Services): Context => contextFor(services, null);

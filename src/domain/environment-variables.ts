@@ -3,6 +3,7 @@
 // build's shell must be able to export them.
 import type { EnvironmentVariable, Prisma } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
+import { audit } from './audit.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
 import { Collector, checkString, notBlank, required } from './validate.ts';
@@ -106,6 +107,8 @@ export async function createEnvironmentVariable(
     if ((total._sum.valueSize ?? 0) + size > PROJECT_TOTAL_MAX) {
       throw ValidationError.field('nonFieldErrors', 'The total size of all environment variables in the project cannot exceed 256 KB.');
     }
+    // Its name only: the value is a secret.
+    await audit(ctx, { action: 'variable-added', project, data: { name, public: input.public ?? false } }, tx);
     return tx.environmentVariable.create({
       ...query,
       data: {
@@ -130,8 +133,10 @@ export async function deleteEnvironmentVariable(ctx: Context, projectSlug: strin
   const where = { id, projectId: project.id };
   return ctx.prisma.$transaction(async (tx) => {
     const shown = await tx.environmentVariable.findFirst({ ...query, where });
+    const name = await tx.environmentVariable.findFirst({ where, select: { name: true } });
     // Gone already, or removed by a concurrent delete between the read and here.
-    if (!shown || (await tx.environmentVariable.deleteMany({ where })).count === 0) throw new NotFoundError('EnvironmentVariable');
+    if (!shown || !name || (await tx.environmentVariable.deleteMany({ where })).count === 0) throw new NotFoundError('EnvironmentVariable');
+    await audit(ctx, { action: 'variable-removed', project, data: { name: name.name } }, tx);
     return shown;
   });
 }

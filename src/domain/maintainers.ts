@@ -4,6 +4,7 @@
 // projects and users named are checked here, under a lock on the project rows they read.
 import type { Prisma } from '../generated/prisma/client.ts';
 import { projectToChange } from './access.ts';
+import { audit } from './audit.ts';
 import type { Context } from './context.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
 
@@ -23,7 +24,11 @@ export async function addMaintainer(ctx: Context, slug: string, username: string
   const project = await projectToChange(ctx, slug);
   const user = await ctx.prisma.user.findUnique({ where: { username }, select: { id: true, disabledAt: true } });
   if (!user || user.disabledAt) throw ValidationError.field('username', `No user named "${username}".`);
-  return ctx.prisma.project.update({ ...query, where: { id: project.id }, data: { users: { connect: { id: user.id } } } });
+  return ctx.prisma.$transaction(async (tx) => {
+    const updated = await tx.project.update({ ...query, where: { id: project.id }, data: { users: { connect: { id: user.id } } } });
+    await audit(ctx, { action: 'maintainer-added', project, data: { maintainer: username } }, tx);
+    return updated;
+  });
 }
 
 /** Removes a maintainer; the last one stays (a project nobody maintains could not be changed again). */
@@ -35,6 +40,7 @@ export async function removeMaintainer(ctx: Context, slug: string, username: str
     const leaving = maintainers.find((m) => m.username === username);
     if (!leaving) throw new NotFoundError('User');
     if (maintainers.length === 1) throw new ConflictError('A project keeps at least one maintainer: add another before removing this one.');
+    await audit(ctx, { action: 'maintainer-removed', project, data: { maintainer: username } }, tx);
     return tx.project.update({ ...query, where: { id: project.id }, data: { users: { disconnect: { id: leaving.id } } } });
   });
 }

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { type Organization, type OrganizationRole, Prisma, type Team, type TeamAccess } from '../generated/prisma/client.ts';
 import { hashToken } from '../secrets.ts';
 import { signedIn } from './access.ts';
+import { audit } from './audit.ts';
 import type { Context, Viewer } from './context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors.ts';
 import { projectSlug } from './slug.ts';
@@ -103,15 +104,19 @@ export async function createOrganization(ctx: Context, input: OrganizationInput)
   const slug = input.slug?.trim() || projectSlug(name);
   if (!slug) throw ValidationError.field('name', `Invalid organization name "${name}": no slug generated.`);
   try {
-    return await ctx.prisma.organization.create({
-      data: {
-        name,
-        slug,
-        description: input.description ?? '',
-        url: input.url ?? '',
-        email: input.email ?? '',
-        members: { create: { userId: viewer.id, role: 'owner' } },
-      },
+    return await ctx.prisma.$transaction(async (tx) => {
+      const org = await tx.organization.create({
+        data: {
+          name,
+          slug,
+          description: input.description ?? '',
+          url: input.url ?? '',
+          email: input.email ?? '',
+          members: { create: { userId: viewer.id, role: 'owner' } },
+        },
+      });
+      await audit(ctx, { action: 'organization-created', organization: org }, tx);
+      return org;
     });
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') throw slugTaken(slug);
@@ -128,7 +133,11 @@ export async function updateOrganization(ctx: Context, slug: string, input: Orga
   if (input.description != null) data.description = input.description;
   if (input.url != null) data.url = input.url;
   if (input.email != null) data.email = input.email;
-  return ctx.prisma.organization.update({ where: { slug }, data });
+  return ctx.prisma.$transaction(async (tx) => {
+    const org = await tx.organization.update({ where: { slug }, data });
+    await audit(ctx, { action: 'organization-changed', organization: org, data: { fields: Object.keys(data) } }, tx);
+    return org;
+  });
 }
 
 /** Deletes an organization that owns no project (they are moved out or deleted first: deleting it never deletes docs). */
@@ -138,12 +147,16 @@ export async function deleteOrganization(ctx: Context, slug: string): Promise<Or
     throw new ConflictError(`The organization owns ${org._count.projects} project(s): move them out of it or delete them first.`);
   }
   const { _count, ...row } = org;
-  await ctx.prisma.organization.delete({ where: { id: org.id } });
+  await ctx.prisma.$transaction(async (tx) => {
+    await tx.organization.delete({ where: { id: org.id } });
+    await audit(ctx, { action: 'organization-deleted', organization: row }, tx);
+  });
   return row;
 }
 
-const orgId = async (ctx: Context | Tx, slug: string) =>
-  ((ctx as Context).prisma ?? (ctx as Tx)).organization.findUniqueOrThrow({ where: { slug }, select: { id: true } }).then((o) => o.id);
+const orgId = async (ctx: Context, slug: string) => (await ctx.prisma.organization.findUniqueOrThrow({ where: { slug }, select: { id: true } })).id;
+/** The organization an entry of the audit log names. */
+const named = (id: number, slug: string) => ({ id, slug });
 
 /** The member by username, or a validation error naming the field. */
 async function memberOf(tx: Tx, organizationId: number, username: string, field = 'username') {
@@ -169,6 +182,7 @@ export async function setMemberRole(ctx: Context, slug: string, username: string
       data: { role: role as OrganizationRole },
     });
     await keepAnOwner(tx, organizationId);
+    await audit(ctx, { action: 'member-role-changed', organization: named(organizationId, slug), data: { member: username, role } }, tx);
     return row;
   });
 }
@@ -186,6 +200,7 @@ export async function removeMember(ctx: Context, slug: string, username: string)
     const m = await memberOf(tx, organizationId, username);
     await tx.organizationMember.delete({ where: { organizationId_userId: { organizationId, userId: m.userId } } });
     await keepAnOwner(tx, organizationId);
+    await audit(ctx, { action: 'member-removed', organization: named(organizationId, slug), data: { member: username, left: self } }, tx);
   });
 }
 
@@ -226,6 +241,11 @@ export async function inviteToOrganization(ctx: Context, slug: string, input: In
       expiresAt: new Date(Date.now() + INVITATION_VALID_MS),
     },
   });
+  await audit(ctx, {
+    action: 'invitation-created',
+    organization: org,
+    data: { invitation: invitation.id, email: invitation.email, role: invitation.role, team: input.team ?? null },
+  });
   const link = `${ctx.config.publicUrl}/invitations/accept?token=${token}`;
   const mail = ctx.mail;
   if (mail && invitation.email) {
@@ -248,6 +268,7 @@ export async function revokeInvitation(ctx: Context, slug: string, id: number): 
   const organizationId = await orgId(ctx, slug);
   const gone = await ctx.prisma.organizationInvitation.deleteMany({ where: { id, organizationId, acceptedAt: null } });
   if (gone.count !== 1) throw new NotFoundError('Invitation');
+  await audit(ctx, { action: 'invitation-revoked', organization: named(organizationId, slug), data: { invitation: id } });
 }
 
 /**
@@ -273,6 +294,8 @@ export async function acceptInvitation(ctx: Context, token: string): Promise<Org
         update: {},
       });
     }
+    const data = { member: viewer.username, invitation: inv.id, role: inv.role, team: inv.teamId };
+    await audit(ctx, { action: 'member-added', organization: inv.organization, data }, tx);
   });
   return inv.organization;
 }
@@ -315,8 +338,8 @@ export async function createTeam(ctx: Context, orgSlug: string, input: TeamInput
     throw ValidationError.field('nonFieldErrors', `An organization has at most ${TEAM_LIMIT} teams.`);
   }
   try {
-    return await ctx.prisma.$transaction(async (tx) =>
-      tx.team.create({
+    return await ctx.prisma.$transaction(async (tx) => {
+      const team = await tx.team.create({
         data: {
           organizationId,
           name,
@@ -325,8 +348,11 @@ export async function createTeam(ctx: Context, orgSlug: string, input: TeamInput
           allProjects: input.allProjects ?? false,
           projects: { connect: await teamProjects(tx, organizationId, input.projects ?? []) },
         },
-      }),
-    );
+      });
+      const data = { team: slug, access: team.access, allProjects: team.allProjects, projects: [...(input.projects ?? [])] };
+      await audit(ctx, { action: 'team-created', organization: named(organizationId, orgSlug), data }, tx);
+      return team;
+    });
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002')
       throw ValidationError.field('slug', `A team with slug "${slug}" already exists.`);
@@ -352,6 +378,8 @@ export async function updateTeam(ctx: Context, orgSlug: string, teamSlug: string
     if (input.access != null) data.access = input.access as TeamAccess;
     if (input.allProjects != null) data.allProjects = input.allProjects;
     if (input.projects != null) data.projects = { set: await teamProjects(tx, organizationId, input.projects) };
+    const changes = { team: teamSlug, fields: Object.keys(data), access: input.access ?? null, projects: input.projects ? [...input.projects] : null };
+    await audit(ctx, { action: 'team-changed', organization: named(organizationId, orgSlug), data: changes }, tx);
     return tx.team.update({ where: { id: team.id }, data });
   });
 }
@@ -359,7 +387,10 @@ export async function updateTeam(ctx: Context, orgSlug: string, teamSlug: string
 export async function deleteTeam(ctx: Context, orgSlug: string, teamSlug: string): Promise<Team> {
   const organizationId = await orgId(ctx, orgSlug);
   const team = await teamOf(ctx.prisma, organizationId, teamSlug);
-  await ctx.prisma.team.delete({ where: { id: team.id } });
+  await ctx.prisma.$transaction(async (tx) => {
+    await tx.team.delete({ where: { id: team.id } });
+    await audit(ctx, { action: 'team-deleted', organization: named(organizationId, orgSlug), data: { team: teamSlug } }, tx);
+  });
   return team;
 }
 
@@ -374,6 +405,7 @@ export async function addTeamMember(ctx: Context, orgSlug: string, teamSlug: str
       create: { teamId: team.id, organizationId, userId: m.userId },
       update: {},
     });
+    await audit(ctx, { action: 'team-member-added', organization: named(organizationId, orgSlug), data: { team: teamSlug, member: username } }, tx);
     return team;
   });
 }
@@ -384,6 +416,7 @@ export async function removeTeamMember(ctx: Context, orgSlug: string, teamSlug: 
     const team = await teamOf(tx, organizationId, teamSlug);
     const m = await memberOf(tx, organizationId, username);
     await tx.teamMember.deleteMany({ where: { teamId: team.id, userId: m.userId } });
+    await audit(ctx, { action: 'team-member-removed', organization: named(organizationId, orgSlug), data: { team: teamSlug, member: username } }, tx);
     return team;
   });
 }
@@ -397,12 +430,15 @@ export async function removeTeamMember(ctx: Context, orgSlug: string, teamSlug: 
 export async function setProjectOrganization(ctx: Context, projectSlug_: string, organization: string | null) {
   const viewer = signedIn(ctx);
   if (viewer.limits?.projectIds) throw new ForbiddenError('A token limited to projects cannot move them between organizations.');
-  const project = await ctx.prisma.project.findUniqueOrThrow({ where: { slug: projectSlug_ }, select: { id: true, organizationId: true } });
+  const project = await ctx.prisma.project.findUniqueOrThrow({
+    where: { slug: projectSlug_ },
+    select: { id: true, slug: true, organizationId: true, organization: { select: { slug: true } } },
+  });
   const owner = async (id: number) =>
     viewer.isAdmin || (await ctx.prisma.organizationMember.count({ where: { organizationId: id, userId: viewer.id, role: 'owner' } })) > 0;
   let target: number | null = null;
   if (organization) {
-    const org = await ctx.prisma.organization.findUnique({ where: { slug: organization }, select: { id: true } });
+    const org = await ctx.prisma.organization.findUnique({ where: { slug: organization }, select: { id: true, slug: true } });
     if (!org || !(await inOrganization(ctx, org.id))) throw ValidationError.field('organization', `You are in no organization "${organization}".`);
     if (!(await owner(org.id))) throw ValidationError.field('organization', `Only an owner of "${organization}" can move projects into it.`);
     target = org.id;
@@ -413,5 +449,16 @@ export async function setProjectOrganization(ctx: Context, projectSlug_: string,
   }
   await ctx.prisma.$transaction(async (tx) => {
     await tx.project.update({ where: { id: project.id }, data: { organizationId: target, teams: { set: [] } } });
+    // One entry in each organization's log: the one it left and the one it joined.
+    const data = { from: project.organization?.slug ?? null, to: organization ?? null };
+    if (project.organizationId !== null) {
+      await audit(
+        ctx,
+        { action: 'project-moved', organization: named(project.organizationId, data.from!), project: { id: project.id, slug: project.slug }, data },
+        tx,
+      );
+    }
+    if (target !== null)
+      await audit(ctx, { action: 'project-moved', organization: named(target, organization!), project: { id: project.id, slug: project.slug }, data }, tx);
   });
 }

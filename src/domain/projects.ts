@@ -2,6 +2,7 @@
 // An import creates the machine-managed `latest` version and queues its first build.
 import { Prisma, type Project } from '../generated/prisma/client.ts';
 import { projectToChange, signedIn } from './access.ts';
+import { audit } from './audit.ts';
 import { announceBuild, queueBuild } from './builds.ts';
 import { LANGUAGES, PROGRAMMING_LANGUAGES } from './choices.ts';
 import type { Context } from './context.ts';
@@ -216,6 +217,8 @@ export async function updateProject(ctx: Context, slug: string, input: UpdatePro
   return ctx.prisma
     .$transaction(async (tx) => {
       const updated = await tx.project.update({ ...query, where: { id: project.id }, data });
+      // Which settings changed, never their values (an analytics code, a repository URL with a password in it).
+      await audit(ctx, { action: 'project-settings-changed', project, data: { fields: Object.keys(data) } }, tx);
       // A machine `latest` follows the default branch (docs/design/read-the-docs.md §4.2).
       if (input.defaultBranch !== undefined) {
         await tx.version.updateMany({

@@ -6,6 +6,7 @@ import type { PrismaClient } from '../db/database.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { hashToken, newTokenKey } from '../secrets.ts';
 import { projectsWithAccess } from './access.ts';
+import { audit } from './audit.ts';
 import { actAs, type Context, type Viewer } from './context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ThrottledError, UnauthenticatedError, ValidationError } from './errors.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
@@ -131,7 +132,9 @@ async function tokenProjects(db: PrismaClient, viewer: Viewer, options: TokenOpt
 }
 
 /** A new token of the caller's, with its row (read with `query`, the client's selection) and its key. */
-export async function createOwnToken<Q extends object>(db: PrismaClient, viewer: Viewer, name: string, query: Q, options: TokenOptions = {}) {
+export async function createOwnToken<Q extends object>(ctx: Context, name: string, query: Q, options: TokenOptions = {}) {
+  const viewer = ctx.viewer!;
+  const db = ctx.prisma;
   const { key, data } = newToken(viewer.id, name);
   const projectIds = await tokenProjects(db, viewer, options);
   const limited = {
@@ -140,15 +143,31 @@ export async function createOwnToken<Q extends object>(db: PrismaClient, viewer:
     projectScoped: projectIds !== null,
     projects: { create: (projectIds ?? []).map((projectId) => ({ projectId })) },
   };
-  return { token: await db.apiToken.create({ ...query, data: { ...data, ...limited } }), key };
+  const token = await db.apiToken.create({ ...query, data: { ...data, ...limited } });
+  await audit(ctx, {
+    action: 'token-created',
+    data: {
+      prefix: data.keyPrefix,
+      name: data.name,
+      readOnly: limited.readOnly,
+      projects: options.projects ? [...options.projects] : null,
+      expiresAt: options.expiresAt?.toISOString() ?? null,
+    },
+  });
+  return { token, key };
 }
 
-/** Revokes one of the caller's tokens: requests made with it are refused from now on. */
-export async function revokeToken<Q extends object>(db: PrismaClient, viewer: Viewer, id: number, query: Q) {
-  return db.$transaction(async (tx) => {
-    const token = await tx.apiToken.findFirst({ ...query, where: { id, userId: viewer.id } });
+/**
+ * Revokes one of the caller's tokens: requests made with it are refused from now on. Its hash is
+ * kept, marked revoked, so that a later use is recorded in the audit log (docs/design/audit.md).
+ */
+export async function revokeToken<Q extends object>(ctx: Context, id: number, query: Q) {
+  const viewer = ctx.viewer!;
+  return ctx.prisma.$transaction(async (tx) => {
+    const token = await tx.apiToken.findFirst({ ...query, where: { id, userId: viewer.id, revokedAt: null } });
     if (!token) throw new NotFoundError('ApiToken');
-    await tx.apiToken.delete({ where: { id } });
+    const row = await tx.apiToken.update({ where: { id }, data: { revokedAt: new Date() }, select: { keyPrefix: true, name: true } });
+    await audit(ctx, { action: 'token-revoked', data: { prefix: row.keyPrefix, name: row.name } }, tx);
     return token;
   });
 }
@@ -248,11 +267,16 @@ export async function signIn<Q extends object>(ctx: Context, username: string, p
   const user = await ctx.prisma.user.findUnique({ where: { username }, select: { id: true, passwordHash: true, disabledAt: true } });
   // The password is checked whether or not there is such a user, so both take the same time.
   const ok = await verifyPassword(user?.passwordHash, password);
-  if (!user || !ok || user.disabledAt) throw new UnauthenticatedError(SIGN_IN_REFUSED);
+  if (!user || !ok || user.disabledAt) {
+    const reason = !user ? 'no such user' : user.disabledAt ? 'disabled' : 'wrong password';
+    await audit(ctx, { action: 'sign-in-failed', user: { id: user?.id ?? null, username }, method: 'password', data: { reason } });
+    throw new UnauthenticatedError(SIGN_IN_REFUSED);
+  }
   // Only failures count against the account and the client (docs/design/sessions.md).
   await attempt.succeeded();
   await session.start(user.id);
   const row = await ctx.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: { id: true, username: true, isAdmin: true } });
+  await audit(ctx, { action: 'sign-in', user: { id: row.id, username: row.username }, method: 'password' });
   actAs(ctx, row);
   return ctx.prisma.user.findUniqueOrThrow({ ...query, where: { id: user.id } });
 }

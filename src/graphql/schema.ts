@@ -9,6 +9,7 @@ import './types/common.ts';
 import './types/user.ts';
 import './types/project.ts';
 import './types/organization.ts';
+import './types/audit.ts';
 import './types/version.ts';
 import './types/build.ts';
 import './types/subproject.ts';

@@ -27,6 +27,8 @@ export class AuthenticationFailed extends Error {
 export async function session(yoga: Yoga, req: express.Request, opts: { anonymous?: boolean } = {}): Promise<Session> {
   const headers = new Headers();
   if (req.headers.authorization && !opts.anonymous) headers.set('authorization', req.headers.authorization);
+  // Where the call came from, for the audit log (docs/design/audit.md).
+  if (req.headers['user-agent']) headers.set('user-agent', req.headers['user-agent']);
   const request = new Request(`http://lectern.internal${req.originalUrl}`, { method: 'POST', headers });
   const enveloped = yoga.getEnveloped({ request, req } as never);
   let context: Context;

@@ -6,6 +6,7 @@
 // (./grants.ts, docs/design/grants.md); README "Serving docs" and "Pull-request previews".
 import compression from 'compression';
 import type { Request, RequestHandler, Response } from 'express';
+import { audit } from '../domain/audit.ts';
 import { languageName } from '../domain/choices.ts';
 import { anonymousContext, contextFor, createContext, type Services } from '../domain/context.ts';
 import { UnauthenticatedError } from '../domain/errors.ts';
@@ -299,7 +300,10 @@ class DocsServer {
       if (site.grant !== undefined) return await this.grantReader(req, res, site.grant, plainPath, root);
       // Anonymous readers (no Authorization header) cost no lookup at all.
       const authorization = req.headers.authorization;
-      if (authorization) return { reader: new Reader(await createContext(this.services, authorization)) };
+      if (authorization) {
+        const client = { ip: req.ip ?? '', userAgent: req.headers['user-agent'] ?? '' };
+        return { reader: new Reader(await createContext(this.services, authorization, undefined, client)) };
+      }
       if (this.domain) return await this.cookieGrantReader(req, res, plainPath);
       const cookie = isNavigation(req) ? sessionIdOf(req, this.config.publicUrl) : undefined;
       const who = cookie ? await signedIn(this.services.prisma, { cookie }, this.config.sessionIdleSeconds) : null;
@@ -685,7 +689,13 @@ class DocsServer {
       cacheControl: isPrivate ? 'private, no-cache' : 'public, max-age=3600',
       downloadName: `${project.slug}-${version.slug}.${FORMATS[format]}`,
     });
-    if (!sent) notFound(s.res, s.private);
+    if (!sent) return notFound(s.res, s.private);
+    // A private download made with an API token is in the audit log (docs/design/audit.md): it is how docs leave the company.
+    if (isPrivate && s.req.headers.authorization && s.reader.ctx.viewer) {
+      const entry = { action: 'private-download', project, method: 'token', data: { version: version.slug, format } } as const;
+      // The file is sent already: a log that cannot be written is reported, not answered.
+      await audit(s.reader.ctx, entry).catch((e: unknown) => this.services.log.error({ err: (e as Error).message }, 'the audit log could not be written'));
+    }
   }
 
   async versionsJson(s: Scope, language: string): Promise<void> {

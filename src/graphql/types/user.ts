@@ -2,6 +2,7 @@
 // user's account (email, admin, disabled, password set) is theirs and site admins' to read, their
 // API tokens theirs alone. `viewer` is the caller; site admins list and manage users.
 import { queryFromInfo } from '@pothos/plugin-prisma';
+import { audit } from '../../domain/audit.ts';
 import { passwordResetAvailable, requestPasswordReset, resetPassword } from '../../domain/password-reset.ts';
 import {
   changePassword,
@@ -50,7 +51,7 @@ export const User = builder.prismaObject('User', {
     tokens: t.relation('tokens', {
       authScopes: (u) => ({ self: u.id }),
       description: "The user's API tokens, newest first. The user only; a token's key is shown once, when it is made.",
-      query: { orderBy: { id: 'desc' } },
+      query: { where: { revokedAt: null }, orderBy: { id: 'desc' } },
     }),
   }),
 });
@@ -201,6 +202,7 @@ builder.mutationFields((t) => ({
     authScopes: { public: true },
     description: "Ends the caller's session, in every process; the answer clears its cookie. True whether or not there was one.",
     resolve: async (_root, _args, ctx) => {
+      if (ctx.viewer && ctx.session?.id) await audit(ctx, { action: 'sign-out', method: 'session' });
       await ctx.session?.end();
       return true;
     },
@@ -216,7 +218,7 @@ builder.mutationFields((t) => ({
       projects: t.arg.stringList({ description: 'The only projects (slugs) it reaches, which the caller has access to; it reads and changes nothing else.' }),
     },
     errors: writeErrors,
-    resolve: (_root, args, ctx) => createOwnToken(ctx.prisma, ctx.viewer!, args.name, {}, args),
+    resolve: (_root, args, ctx) => createOwnToken(ctx, args.name, {}, args),
   }),
   revokeToken: t.prismaField({
     authScopes: { loggedIn: true },
@@ -224,7 +226,7 @@ builder.mutationFields((t) => ({
     description: "Revokes one of the caller's tokens: requests made with it are refused from now on. Answers with the token as it was.",
     args: { id: t.arg.int({ required: true }) },
     errors: writeErrors,
-    resolve: (query, _root, args, ctx) => revokeToken(ctx.prisma, ctx.viewer!, args.id, rowQuery(query)),
+    resolve: (query, _root, args, ctx) => revokeToken(ctx, args.id, rowQuery(query)),
   }),
   updateAccount: t.prismaField({
     authScopes: { loggedIn: true },
