@@ -12,7 +12,8 @@ export const DASHBOARD_DIR = path.resolve(import.meta.dirname, '../dist/web');
 const FAVICON = path.resolve(import.meta.dirname, 'web/favicon.svg');
 
 /** The app's routes (src/web/main.tsx); anything else is not the dashboard's. */
-const ROUTES = /^\/(?:|sign-in|setup|forgot-password|reset-password|import|account|admin|projects\/[^/]+(?:\/[^/]+){0,2})\/?$/;
+const ROUTES =
+  /^\/(?:|sign-in|setup|forgot-password|reset-password|import|account|admin|organizations(?:\/[^/]+){0,2}|invitations\/accept|projects\/[^/]+(?:\/[^/]+){0,2})\/?$/;
 
 const HEADERS = {
   'Content-Security-Policy':

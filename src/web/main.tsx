@@ -10,6 +10,7 @@ import { graphql } from './graphql.ts';
 import { AccountPage, AdminPage } from './pages/account.tsx';
 import { ForgotPasswordPage, ResetPasswordPage, SetupPage, SignInPage } from './pages/auth.tsx';
 import { BuildPage } from './pages/build.tsx';
+import { AcceptInvitationPage, OrganizationPage, OrganizationsPage } from './pages/organizations.tsx';
 import { ProjectPage } from './pages/project.tsx';
 import { ImportPage, ProjectsPage } from './pages/projects.tsx';
 import { Failure, Loading } from './ui.tsx';
@@ -19,7 +20,7 @@ import './style.css';
 const SignOut = graphql(`mutation SignOut { signOut }`);
 
 /** Routes whose page's own operation reads the viewer (`viewer { id username isAdmin } setupNeeded`). */
-const PAGE_QUERIES = /^\/(?:$|\?|projects\/|account|admin)/;
+const PAGE_QUERIES = /^\/(?:$|\?|projects\/|organizations|account|admin)/;
 
 function Shell() {
   const [location, navigate] = useLocation();
@@ -48,6 +49,7 @@ function Shell() {
         {viewer && (
           <nav aria-label="Main">
             <Link href="/">Projects</Link>
+            <Link href="/organizations">Organizations</Link>
             <Link href="/account">Account</Link>
             {viewer.isAdmin && <Link href="/admin">Users</Link>}
             <button
@@ -74,6 +76,9 @@ function Shell() {
           <Route path="/import" component={ImportPage} />
           <Route path="/projects/:slug/builds/:id">{(p) => <BuildPage slug={p.slug} id={Number(p.id)} />}</Route>
           <Route path="/projects/:slug/:tab?">{(p) => <ProjectPage slug={p.slug} tab={p.tab ?? 'versions'} />}</Route>
+          <Route path="/organizations" component={OrganizationsPage} />
+          <Route path="/organizations/:slug/:tab?">{(p) => <OrganizationPage slug={p.slug} tab={p.tab ?? 'projects'} />}</Route>
+          <Route path="/invitations/accept" component={AcceptInvitationPage} />
           <Route path="/account" component={AccountPage} />
           <Route path="/admin" component={AdminPage} />
           <Route>

@@ -1,6 +1,6 @@
 // Small pieces every page uses: progress, errors, forms and a mutation's typed outcome.
 import { createContext, type ReactNode, useContext, useEffect, useId, useState } from 'react';
-import { type AnyVariables, type CombinedError, type DocumentInput, type UseQueryArgs, useClient, useQuery } from 'urql';
+import { type AnyVariables, type CombinedError, type DocumentInput, type RequestPolicy, type UseQueryArgs, useClient, useQuery } from 'urql';
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -181,6 +181,55 @@ export function Field(props: {
         </small>
       )}
     </div>
+  );
+}
+
+/** A labelled text area (a description, a template): as Field, several lines. */
+export function TextArea(props: { label: string; name: string; field?: string; defaultValue?: string; rows?: number; hint?: ReactNode }) {
+  const id = useId();
+  const error = useFieldProblem([props.field ?? props.name]);
+  const described = [props.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return (
+    <div className="field">
+      <label htmlFor={id}>{props.label}</label>
+      <textarea
+        id={id}
+        name={props.name}
+        rows={props.rows ?? 3}
+        defaultValue={props.defaultValue}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={described || undefined}
+      />
+      {props.hint && <small id={`${id}-hint`}>{props.hint}</small>}
+      {error && (
+        <small className="error" id={`${id}-error`}>
+          {error}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/** Copies `text` to the clipboard, saying whether it went (a browser may refuse: then the text is there to select by hand). */
+export function CopyButton({ text, children }: { text: string; children: ReactNode }) {
+  const [outcome, setOutcome] = useState('');
+  return (
+    <span className="act">
+      <button
+        type="button"
+        onClick={async () => {
+          try {
+            await navigator.clipboard.writeText(text);
+            setOutcome('Copied.');
+          } catch {
+            setOutcome('The browser refused to copy: select the text and copy it.');
+          }
+        }}
+      >
+        {children}
+      </button>
+      <span aria-live="polite">{outcome}</span>
+    </span>
   );
 }
 
@@ -402,9 +451,10 @@ export function StateBadge(props: { state: string; success: boolean | null | und
  * A page or tab that reads `query` and changes what it shows: its data, the client for its
  * mutations, the last mutation's problem, `reload()` (from the network, after a change the cache
  * cannot place, such as a new row), and `pending(what)`: what to show while there is no data yet.
+ * `requestPolicy` 'cache-and-network' shows what is cached at once and asks again (rows another tab changed).
  */
-export function useEditor<Data, Variables extends AnyVariables>(query: DocumentInput<Data, Variables>, variables: Variables) {
-  const [{ data, fetching, error }, refetch] = useQuery<Data, Variables>({ query, variables } as UseQueryArgs<Variables, Data>);
+export function useEditor<Data, Variables extends AnyVariables>(query: DocumentInput<Data, Variables>, variables: Variables, requestPolicy?: RequestPolicy) {
+  const [{ data, fetching, error }, refetch] = useQuery<Data, Variables>({ query, variables, requestPolicy } as UseQueryArgs<Variables, Data>);
   const client = useClient();
   const [problem, setProblem] = useState<Problem | null>(null);
   return {

@@ -1,6 +1,8 @@
 // A project: its versions (the page's one operation: the project with its versions and their last
 // builds), builds, settings, redirects, automation rules, analytics, environment variables, integrations, notifications, maintainers,
-// subprojects and translations, each a tab with a URL of its own.
+// subprojects and translations, each a tab with a URL of its own. The page says which organization
+// owns the project and what the reader may do with it (docs/design/organizations.md): a reader who
+// does not maintain it (a read-only team's member) is offered only the tabs they can read.
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import { Link, useLocation } from 'wouter';
@@ -46,11 +48,15 @@ const TABS = [
   ['related', 'Subprojects and translations'],
 ] as const;
 
+/** Tabs whose data the API gives maintainers only: not offered to other readers. */
+const MAINTAINERS_ONLY: ReadonlySet<string> = new Set(['settings', 'redirects', 'automation', 'analytics', 'variables', 'integrations', 'notifications']);
+
 const ProjectQuery = graphql(`
   query ProjectPage($slug: String!) {
     viewer { id username isAdmin } setupNeeded
     project(slug: $slug) {
-      id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion viewerIsMaintainer
+      id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion viewerIsMaintainer viewerAccess
+      organization { id slug name }
       documentationUrl versionSwitcher addonsEnabled hotkeysEnabled docDiffEnabled emailNotifications docsSearch showVersionWarning singleVersion analyticsCode analyticsDisabled
       externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
       language { code name }
@@ -74,6 +80,7 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
   const project = data?.project;
   if (!project) return <NotFound what={`There is no project "${slug}" that you can see.`} />;
   const known = TABS.some(([t]) => t === tab);
+  const tabs = project.viewerIsMaintainer ? TABS : TABS.filter(([t]) => !MAINTAINERS_ONLY.has(t));
   return (
     <section>
       <div className="title-row">
@@ -85,20 +92,58 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
       <p className="muted">
         {project.repository.url} · {project.language.name} · {project.privacyLevel}
       </p>
+      <ProjectAccess project={project} />
       <nav className="tabs" aria-label="Project">
-        {TABS.map(([t, label]) => (
+        {tabs.map(([t, label]) => (
           <Link key={t} href={`/projects/${slug}/${t}`} aria-current={t === tab ? 'page' : undefined}>
             {label}
           </Link>
         ))}
       </nav>
       {!known && <NotFound what={`The project has no "${tab}" page.`} />}
+      {!project.viewerIsMaintainer && MAINTAINERS_ONLY.has(tab) ? <MaintainersOnly tab={tab} /> : <ProjectTab project={project} tab={tab} />}
+    </section>
+  );
+}
+
+/** What a reader who does not maintain the project reads on a tab for maintainers (a bookmark, a link): why there is nothing. */
+function MaintainersOnly({ tab }: { tab: string }) {
+  const label = TABS.find(([t]) => t === tab)?.[1].toLowerCase() ?? tab;
+  return <p>Only the project's maintainers see and change its {label}.</p>;
+}
+
+/** The organization that owns the project, and the reader's access to it, in words. */
+function ProjectAccess({ project }: { project: ProjectData }) {
+  const org = project.organization;
+  if (!org && !project.viewerAccess) return null;
+  return (
+    <p>
+      {org && (
+        <>
+          In the organization <Link href={`/organizations/${org.slug}`}>{org.name}</Link>.{' '}
+        </>
+      )}
+      {project.viewerAccess === 'admin' && 'You maintain this project.'}
+      {project.viewerAccess === 'readonly' && (
+        <>
+          <span className="badge">read-only</span> Read-only access through a team: you read its docs, versions and builds, and change nothing.
+        </>
+      )}
+    </p>
+  );
+}
+
+function ProjectTab({ project, tab }: { project: ProjectData; tab: string }) {
+  const slug = project.slug;
+  return (
+    <>
       {tab === 'versions' && <Versions project={project} />}
       {tab === 'builds' && (
         <Builds
           slug={slug}
           versions={sortVersions(project.versions.nodes.filter((v) => v.active)).map((v) => v.slug)}
           defaultVersion={project.defaultVersion}
+          maintainer={project.viewerIsMaintainer}
         />
       )}
       {tab === 'settings' && <Settings project={project} />}
@@ -110,7 +155,7 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
       {tab === 'notifications' && <Webhooks slug={slug} />}
       {tab === 'maintainers' && <Maintainers slug={slug} />}
       {tab === 'related' && <Related slug={slug} />}
-    </section>
+    </>
   );
 }
 
@@ -328,14 +373,14 @@ const BuildsQuery = graphql(`
   }
 `);
 
-function Builds({ slug, versions, defaultVersion }: { slug: string; versions: string[]; defaultVersion: string }) {
+function Builds({ slug, versions, defaultVersion, maintainer }: { slug: string; versions: string[]; defaultVersion: string; maintainer: boolean }) {
   const [{ data, fetching, error }] = useQuery({ query: BuildsQuery, variables: { slug }, requestPolicy: 'cache-and-network' });
   const client = useClient();
   const [, navigate] = useLocation();
   const builds = data?.project?.builds;
   return (
     <>
-      {versions.length > 0 && (
+      {maintainer && versions.length > 0 && (
         <ActionForm
           className="inline"
           label="Build"
@@ -568,6 +613,7 @@ function Settings({ project }: { project: ProjectData }) {
         />
       </ActionForm>
       <BadgeSnippets project={project} />
+      <ProjectOrganization project={project} />
       <section className="danger-zone">
         <h2>Delete the project</h2>
         <p>Its versions, builds, redirects, variables and integrations go, and its built docs are deleted from storage. This cannot be undone.</p>
@@ -587,6 +633,73 @@ function Settings({ project }: { project: ProjectData }) {
         </ActionForm>
       </section>
     </>
+  );
+}
+
+const MyOrganizations = graphql(`
+  query MyOrganizations { organizations(limit: 100) { nodes { id slug name viewerRole } } }
+`);
+const SetProjectOrganization = graphql(`
+  mutation SetProjectOrganization($project: String!, $organization: String) {
+    setProjectOrganization(project: $project, organization: $organization) {
+      __typename
+      ... on MutationSetProjectOrganizationSuccess { data { id viewerAccess viewerIsMaintainer organization { id slug name } } }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+/**
+ * Moving the project into one of the organizations the reader owns, or out of its own: moving in
+ * needs an owner of the organization, moving out an owner of the one it leaves
+ * (docs/design/organizations.md), so only those choices are offered.
+ */
+function ProjectOrganization({ project }: { project: ProjectData }) {
+  const [{ data }] = useQuery({ query: MyOrganizations, requestPolicy: 'cache-and-network' });
+  const client = useClient();
+  const current = project.organization;
+  const owned = data?.organizations.nodes.filter((o) => o.viewerRole === 'owner');
+  const ownsCurrent = !current || owned?.some((o) => o.id === current.id);
+  return (
+    <section>
+      <h2>Organization</h2>
+      <p>
+        {current ? (
+          <>
+            It belongs to <Link href={`/organizations/${current.slug}`}>{current.name}</Link>: its owners maintain it, and its teams may read or maintain it.
+          </>
+        ) : (
+          'It belongs to no organization: its maintainers alone read its private docs and change it.'
+        )}
+      </p>
+      {!owned ? (
+        <Loading what="your organizations" />
+      ) : !ownsCurrent ? (
+        <p>Only an owner of {current?.name} moves it out of the organization.</p>
+      ) : owned.length === 0 ? (
+        <p>
+          You own no organization: <Link href="/organizations">create one</Link> to move the project into it.
+        </p>
+      ) : (
+        <ActionForm
+          className="inline"
+          label="Move"
+          done="Moved."
+          act={async (f) => {
+            const r = await client.mutation(SetProjectOrganization, { project: project.slug, organization: f.organization || null }).toPromise();
+            return problemOf(r.data?.setProjectOrganization, r.error);
+          }}
+        >
+          <Select
+            label="Organization"
+            name="organization"
+            options={[{ value: '', label: 'None' }, ...owned.map((o) => ({ value: o.slug, label: o.name }))]}
+            defaultValue={current?.slug ?? ''}
+          />
+        </ActionForm>
+      )}
+    </section>
   );
 }
 

@@ -148,7 +148,11 @@ export const ChoicesQuery = graphql(`
 
 export const PRIVACY = [
   { value: 'public', label: 'Public', help: 'Anyone can read the docs, signed in or not.' },
-  { value: 'private', label: 'Private', help: "Only the project's maintainers, signed in, can read the docs." },
+  {
+    value: 'private',
+    label: 'Private',
+    help: 'Only people signed in with access read the docs: its maintainers and, in an organization, its owners and the teams given the project.',
+  },
 ];
 
 /** A list of `{code, name}` choices as a select's options, `current` kept first if it is no longer offered. */
