@@ -33,6 +33,7 @@ import { ServedGeneration } from './serve/cache.ts';
 import { FastPath, type TrustProxy } from './serve/fast.ts';
 import { docsDomainOf, docsHostLabel } from './serve/paths.ts';
 import { serveRouter } from './serve/router.ts';
+import { ssoRouter } from './sso/oidc.ts';
 import { openStorage, type Storage } from './storage/index.ts';
 import { parseRate, Throttle } from './throttle.ts';
 import { graphqlMultipart } from './uploads/multipart.ts';
@@ -332,6 +333,9 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   app.use('/api/v2/webhook', webhookRouter({ maxBodyBytes: config.maxBodyBytes, services }));
 
   mountRest(app, yoga, config, db, log);
+
+  // Single sign-on with OpenID Connect (docs/design/sso.md).
+  app.use(ssoRouter({ services, session: (req, res) => sessions(req, res).handle }));
 
   app.use('/api', (_req, res) => {
     res.status(404).json({ detail: 'Not found.' });

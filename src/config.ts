@@ -136,6 +136,17 @@ const schema = z.object({
     .optional(),
   /** A PEM file of the certificate authorities the SMTP server's certificate is checked against (an internal CA); the system's by default. */
   LECTERN_SMTP_CA_FILE: z.string().optional(),
+  /** An OpenID Connect provider to sign in with (docs/design/sso.md): its issuer URL; with the client id and secret below. */
+  LECTERN_OIDC_ISSUER: z.string().optional(),
+  LECTERN_OIDC_CLIENT_ID: z.string().max(255).optional(),
+  LECTERN_OIDC_CLIENT_SECRET: z.string().max(2000).optional(),
+  /** What the sign-in page's button says: `Sign in with <name>`. */
+  LECTERN_OIDC_NAME: z.string().max(100).default('single sign-on'),
+  LECTERN_OIDC_SCOPES: z.string().max(255).default('openid email profile'),
+  /** The ID token's claim listing the person's groups, which teams' SSO groups follow; unset: none. */
+  LECTERN_OIDC_GROUPS_CLAIM: z.string().max(100).default(''),
+  /** Whether a person with no account gets one at their first sign-in. */
+  LECTERN_OIDC_ALLOW_SIGN_UP: z.enum(['true', 'false']).default('true'),
 });
 
 function list(v: string): string[] {
@@ -196,6 +207,8 @@ export interface Config {
   analyticsRetentionDays: number;
   /** Days the audit log keeps its entries, and revoked tokens' hashes (LECTERN_AUDIT_RETENTION_DAYS). */
   auditRetentionDays: number;
+  /** The identity provider of the LECTERN_OIDC_* settings (docs/design/sso.md), or null. */
+  oidc: OidcSettings | null;
 }
 
 /** LECTERN_SMTP_*: the SMTP server and the sender (docs/design/email.md). */
@@ -304,6 +317,16 @@ export class ConfigError extends Error {
 }
 
 /** Reads the settings; throws a ConfigError that names every invalid variable. */
+export interface OidcSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  name: string;
+  scopes: string;
+  groupsClaim: string;
+  allowSignUp: boolean;
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const known = Object.fromEntries(Object.keys(schema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]));
   const parsed = schema.safeParse(known);
@@ -316,9 +339,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const localIssue = typeof local === 'string' ? [{ path: ['LECTERN_BUILD_LOCAL_REPOSITORIES'], message: local }] : [];
   const email = emailSettings(known);
   const emailIssue = typeof email === 'string' ? [{ path: ['LECTERN_SMTP_HOST'], message: email }] : [];
-  if (!parsed.success || xAccelIssue.length || localIssue.length || emailIssue.length) {
+  const oidcIssue = oidcProblem(known);
+  const oidcIssues = oidcIssue ? [{ path: ['LECTERN_OIDC_ISSUER'], message: oidcIssue }] : [];
+  if (!parsed.success || xAccelIssue.length || localIssue.length || emailIssue.length || oidcIssues.length) {
     // Name the variable and the rule, never the value: it may be a secret.
-    const issues = [...(parsed.success ? [] : parsed.error.issues), ...xAccelIssue, ...localIssue, ...emailIssue];
+    const issues = [...(parsed.success ? [] : parsed.error.issues), ...xAccelIssue, ...localIssue, ...emailIssue, ...oidcIssues];
     const lines = issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
@@ -354,6 +379,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     analyticsRetentionDays: e.LECTERN_ANALYTICS_RETENTION_DAYS,
     auditRetentionDays: e.LECTERN_AUDIT_RETENTION_DAYS,
     email: email && typeof email !== 'string' ? { ...email, port: e.LECTERN_SMTP_PORT, security: e.LECTERN_SMTP_SECURITY } : null,
+    oidc: e.LECTERN_OIDC_ISSUER
+      ? {
+          issuer: e.LECTERN_OIDC_ISSUER,
+          clientId: e.LECTERN_OIDC_CLIENT_ID!,
+          clientSecret: e.LECTERN_OIDC_CLIENT_SECRET!,
+          name: e.LECTERN_OIDC_NAME,
+          scopes: e.LECTERN_OIDC_SCOPES,
+          groupsClaim: e.LECTERN_OIDC_GROUPS_CLAIM,
+          allowSignUp: e.LECTERN_OIDC_ALLOW_SIGN_UP === 'true',
+        }
+      : null,
   };
 }
 
@@ -361,6 +397,27 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * The SMTP settings when LECTERN_SMTP_HOST is set (null when not), or what is wrong with them: a
  * sender is needed, a user and a password go together, and the CA file must be readable.
  */
+/** Why an OpenID issuer URL is refused: https only, or http on this machine (a provider run beside Lectern, or in a test). */
+export function issuerProblem(issuer: string | null | undefined): string | undefined {
+  if (!issuer) return undefined;
+  let u: URL;
+  try {
+    u = new URL(issuer);
+  } catch {
+    return 'Enter a valid URL.';
+  }
+  if (u.protocol === 'https:' && u.hostname) return undefined;
+  if (u.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) return undefined;
+  return 'The issuer must be an https URL (http only for a provider on this machine).';
+}
+
+/** What is wrong with the LECTERN_OIDC_* settings, or undefined. */
+function oidcProblem(known: Record<string, string | undefined>): string | undefined {
+  if (!known.LECTERN_OIDC_ISSUER) return known.LECTERN_OIDC_CLIENT_ID ? 'LECTERN_OIDC_CLIENT_ID is set without LECTERN_OIDC_ISSUER' : undefined;
+  if (!known.LECTERN_OIDC_CLIENT_ID || !known.LECTERN_OIDC_CLIENT_SECRET) return 'needs LECTERN_OIDC_CLIENT_ID and LECTERN_OIDC_CLIENT_SECRET';
+  return issuerProblem(known.LECTERN_OIDC_ISSUER);
+}
+
 function emailSettings(known: Record<string, string | undefined>): Omit<EmailSettings, 'port' | 'security'> | string | null {
   const host = known.LECTERN_SMTP_HOST;
   if (!host) return null;

@@ -75,7 +75,8 @@ export type ModelName =
   | 'AutomationRule'
   | 'Organization'
   | 'Team'
-  | 'Invitation';
+  | 'Invitation'
+  | 'IdentityProvider';
 
 export class NotFoundError extends LecternError {
   readonly model: ModelName;

@@ -74,6 +74,7 @@ export interface OrganizationInput {
   description?: string | null;
   url?: string | null;
   email?: string | null;
+  ssoOnly?: boolean | null;
 }
 
 /** A slug given by hand: as the slug made from a name would be (lowercase letters, numbers, `-`). */
@@ -112,6 +113,7 @@ export async function createOrganization(ctx: Context, input: OrganizationInput)
           description: input.description ?? '',
           url: input.url ?? '',
           email: input.email ?? '',
+          ssoOnly: input.ssoOnly ?? false,
           members: { create: { userId: viewer.id, role: 'owner' } },
         },
       });
@@ -133,6 +135,7 @@ export async function updateOrganization(ctx: Context, slug: string, input: Orga
   if (input.description != null) data.description = input.description;
   if (input.url != null) data.url = input.url;
   if (input.email != null) data.email = input.email;
+  if (input.ssoOnly != null) data.ssoOnly = input.ssoOnly;
   return ctx.prisma.$transaction(async (tx) => {
     const org = await tx.organization.update({ where: { slug }, data });
     await audit(ctx, { action: 'organization-changed', organization: org, data: { fields: Object.keys(data) } }, tx);
@@ -271,6 +274,16 @@ export async function revokeInvitation(ctx: Context, slug: string, id: number): 
   await audit(ctx, { action: 'invitation-revoked', organization: named(organizationId, slug), data: { invitation: id } });
 }
 
+/** What an invitation offers, for its link's page; null when it is used, expired or wrong. */
+export async function previewInvitation(ctx: Context, token: string) {
+  const inv = await ctx.prisma.organizationInvitation.findUnique({
+    where: { tokenHash: hashToken(token) },
+    select: { role: true, expiresAt: true, acceptedAt: true, organization: { select: { slug: true, name: true } }, team: { select: { name: true } } },
+  });
+  if (!inv || inv.acceptedAt || inv.expiresAt.getTime() <= Date.now()) return null;
+  return { organization: inv.organization, role: inv.role, team: inv.team?.name ?? null, expiresAt: inv.expiresAt };
+}
+
 /**
  * Takes an invitation: the signed-in caller joins its organization (an owner when it says so; a
  * member already keeps a higher role) and its team. Once, within its week.
@@ -307,6 +320,7 @@ export interface TeamInput {
   allProjects?: boolean | null;
   /** The projects (slugs) the team is granted, replacing those it had; the organization's own only. */
   projects?: readonly string[] | null;
+  ssoGroup?: string | null;
 }
 
 function checkTeam(input: TeamInput, creating: boolean) {
@@ -314,6 +328,7 @@ function checkTeam(input: TeamInput, creating: boolean) {
   c.add('name', checkString(input.name, { max: 100, required: creating }));
   c.add('slug', checkSlug(input.slug));
   c.add('access', checkChoice(input.access, ACCESS));
+  c.add('ssoGroup', checkString(input.ssoGroup, { max: 255, allowBlank: true }));
   if (input.projects && input.projects.length > TEAM_PROJECTS_LIMIT) c.add('projects', `Ensure this field has no more than ${TEAM_PROJECTS_LIMIT} elements.`);
   c.throwIfAny();
 }
@@ -346,6 +361,7 @@ export async function createTeam(ctx: Context, orgSlug: string, input: TeamInput
           slug,
           access: (input.access as TeamAccess | null) ?? 'readonly',
           allProjects: input.allProjects ?? false,
+          ssoGroup: input.ssoGroup?.trim() ?? '',
           projects: { connect: await teamProjects(tx, organizationId, input.projects ?? []) },
         },
       });
@@ -377,6 +393,7 @@ export async function updateTeam(ctx: Context, orgSlug: string, teamSlug: string
     if (input.name != null) data.name = input.name.trim();
     if (input.access != null) data.access = input.access as TeamAccess;
     if (input.allProjects != null) data.allProjects = input.allProjects;
+    if (input.ssoGroup != null) data.ssoGroup = input.ssoGroup.trim();
     if (input.projects != null) data.projects = { set: await teamProjects(tx, organizationId, input.projects) };
     const changes = { team: teamSlug, fields: Object.keys(data), access: input.access ?? null, projects: input.projects ? [...input.projects] : null };
     await audit(ctx, { action: 'team-changed', organization: named(organizationId, orgSlug), data: changes }, tx);

@@ -11,6 +11,7 @@ import { actAs, type Context, type Viewer } from './context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ThrottledError, UnauthenticatedError, ValidationError } from './errors.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { endOtherSessions } from './sessions.ts';
+import { passwordRefusedFor } from './sso.ts';
 import { Collector, checkString } from './validate.ts';
 
 const USERNAME = /^[\w.@+-]+$/;
@@ -264,13 +265,19 @@ export async function signIn<Q extends object>(ctx: Context, username: string, p
   if (session.unavailable) throw new ForbiddenError(session.unavailable);
   const attempt = await session.admit(username.toLowerCase());
   if (attempt.wait > 0) throw new ThrottledError(attempt.wait);
-  const user = await ctx.prisma.user.findUnique({ where: { username }, select: { id: true, passwordHash: true, disabledAt: true } });
+  const user = await ctx.prisma.user.findUnique({ where: { username }, select: { id: true, passwordHash: true, disabledAt: true, isAdmin: true } });
   // The password is checked whether or not there is such a user, so both take the same time.
   const ok = await verifyPassword(user?.passwordHash, password);
   if (!user || !ok || user.disabledAt) {
     const reason = !user ? 'no such user' : user.disabledAt ? 'disabled' : 'wrong password';
     await audit(ctx, { action: 'sign-in-failed', user: { id: user?.id ?? null, username }, method: 'password', data: { reason } });
     throw new UnauthenticatedError(SIGN_IN_REFUSED);
+  }
+  // An organization that signs in with SSO only refuses its members' passwords (docs/design/sso.md).
+  const ssoOnly = await passwordRefusedFor(ctx, { id: user.id, isAdmin: user.isAdmin });
+  if (ssoOnly) {
+    await audit(ctx, { action: 'sign-in-failed', user: { id: user.id, username }, method: 'password', data: { reason: 'single sign-on only' } });
+    throw new ForbiddenError(ssoOnly);
   }
   // Only failures count against the account and the client (docs/design/sessions.md).
   await attempt.succeeded();

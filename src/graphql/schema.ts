@@ -10,6 +10,7 @@ import './types/user.ts';
 import './types/project.ts';
 import './types/organization.ts';
 import './types/audit.ts';
+import './types/sso.ts';
 import './types/version.ts';
 import './types/build.ts';
 import './types/subproject.ts';

@@ -15,7 +15,7 @@ const src = path.resolve(import.meta.dirname, '../../src');
  */
 const LAYERS: { name: string; nodes: string[] }[] = [
   { name: 'entry points and composition', nodes: ['bin', 'cli', 'control', 'commands', 'app'] },
-  { name: 'HTTP adapters', nodes: ['rest', 'serve', 'webhooks', 'badges', 'dashboard', 'graphiql'] },
+  { name: 'HTTP adapters', nodes: ['rest', 'serve', 'webhooks', 'badges', 'sso', 'dashboard', 'graphiql'] },
   { name: 'GraphQL', nodes: ['graphql'] },
   { name: 'features over the domain', nodes: ['uploads', 'embed', 'builds', 'analytics'] },
   { name: 'domain', nodes: ['domain'] },

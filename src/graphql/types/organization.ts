@@ -12,6 +12,7 @@ import {
   deleteOrganization,
   deleteTeam,
   inviteToOrganization,
+  previewInvitation,
   removeMember,
   removeTeamMember,
   revokeInvitation,
@@ -52,6 +53,10 @@ export const Organization = builder.prismaObject('Organization', {
     disabled: t.exposeBoolean('disabled', {
       authScopes: members,
       description: "Read the Docs' flag, kept for its API's shape: Lectern never disables an organization.",
+    }),
+    ssoOnly: t.exposeBoolean('ssoOnly', {
+      authScopes: members,
+      description: 'Members sign in with single sign-on only: password sign-in is refused to them (site admins excepted).',
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', authScopes: members }),
     modifiedAt: t.expose('modifiedAt', { type: 'DateTime', authScopes: members }),
@@ -128,6 +133,10 @@ export const Team = builder.prismaObject('Team', {
     name: t.exposeString('name'),
     access: t.expose('access', { type: TeamAccessEnum }),
     allProjects: t.exposeBoolean('allProjects', { description: 'Every project of the organization, present and future, instead of the chosen ones.' }),
+    ssoGroup: t.exposeString('ssoGroup', {
+      description:
+        "A group of the identity provider's groups claim: people are put in the team, or taken out, as it lists them at each sign-in; empty: by hand.",
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     modifiedAt: t.expose('modifiedAt', { type: 'DateTime' }),
     organization: t.relation('organization'),
@@ -188,7 +197,29 @@ builder.prismaObjectFields(Project, (t) => ({
 
 const OrganizationPage = pageOf<Prisma.OrganizationGetPayload<object>>('OrganizationPage', Organization);
 
+const InvitationPreview = builder
+  .objectRef<{ organization: { slug: string; name: string }; role: string; team: string | null; expiresAt: Date }>('InvitationPreview')
+  .implement({
+    description: 'What an invitation link offers, shown before it is taken.',
+    fields: (t) => ({
+      organizationSlug: t.string({ resolve: (i) => i.organization.slug }),
+      organizationName: t.string({ resolve: (i) => i.organization.name }),
+      role: t.field({ type: OrganizationRoleEnum, resolve: (i) => i.role as never }),
+      team: t.exposeString('team', { nullable: true, description: 'The team (its name) the taker joins, if any.' }),
+      expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+    }),
+  });
+
 builder.queryFields((t) => ({
+  invitation: t.field({
+    authScopes: { loggedIn: true },
+    type: InvitationPreview,
+    nullable: true,
+    description:
+      "What the invitation link with this token offers; null when it is used, expired or wrong. Whoever holds the link may read it: it is the link's own content.",
+    args: { token: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => previewInvitation(ctx, args.token),
+  }),
   organizations: t.field({
     authScopes: { public: true },
     type: OrganizationPage,
@@ -222,6 +253,7 @@ const OrganizationInput = builder.inputType('OrganizationInput', {
     description: t.string(),
     url: t.string(),
     email: t.string(),
+    ssoOnly: t.boolean({ description: 'Members sign in with single sign-on only (site admins excepted).' }),
   }),
 });
 
@@ -232,6 +264,7 @@ const TeamInput = builder.inputType('TeamInput', {
     access: t.field({ type: TeamAccessEnum, description: 'readonly by default.' }),
     allProjects: t.boolean(),
     projects: t.stringList({ description: "The organization's projects (slugs) granted to the team, replacing those it had." }),
+    ssoGroup: t.string({ description: "A group of the identity provider's groups claim that the team's members follow; empty: by hand." }),
   }),
 });
 
@@ -276,7 +309,12 @@ builder.mutationFields((t) => ({
     description: 'Deletes an organization that owns no project. Answers with it as it was (its own fields).',
     args: { organization: t.arg.string({ required: true }) },
     errors: withConflicts,
-    resolve: (_query, _root, args, ctx) => deleteOrganization(ctx, args.organization) as never,
+    // The answer is read (with the client's selection) before the row goes.
+    resolve: async (query, _root, args, ctx) => {
+      const row = await ctx.prisma.organization.findUniqueOrThrow({ ...rowQuery(query), where: { slug: args.organization } });
+      await deleteOrganization(ctx, args.organization);
+      return row;
+    },
   }),
   inviteToOrganization: t.field({
     authScopes: owner,
@@ -364,7 +402,12 @@ builder.mutationFields((t) => ({
     description: 'Deletes a team; its members stay in the organization. Answers with it as it was (its own fields).',
     args: { organization: t.arg.string({ required: true }), team: t.arg.string({ required: true }) },
     errors: writeErrors,
-    resolve: (_query, _root, args, ctx) => deleteTeam(ctx, args.organization, args.team) as never,
+    resolve: async (query, _root, args, ctx) => {
+      const org = await ctx.prisma.organization.findUniqueOrThrow({ where: { slug: args.organization }, select: { id: true } });
+      const row = await ctx.prisma.team.findUnique({ ...rowQuery(query), where: { organizationId_slug: { organizationId: org.id, slug: args.team } } });
+      await deleteTeam(ctx, args.organization, args.team);
+      return row!;
+    },
   }),
   addTeamMember: t.prismaField({
     authScopes: owner,
