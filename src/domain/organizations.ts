@@ -97,10 +97,26 @@ function checkOrganization(input: OrganizationInput, creating: boolean): void {
 
 const slugTaken = (slug: string) => ValidationError.field('slug', `An organization with slug "${slug}" already exists.`);
 
+/**
+ * Single sign-on policy is the installation's, as its identity providers are: only a site admin
+ * makes an organization SSO-only (an owner could otherwise lock members without an SSO identity out
+ * of their accounts) or ties a team to a provider's group (which pulls people into an
+ * organization). docs/design/sso.md.
+ */
+async function checkSsoPolicy(ctx: Context, input: { ssoOnly?: boolean | null; ssoGroup?: string | null }): Promise<void> {
+  const asks = input.ssoOnly === true || (input.ssoGroup != null && input.ssoGroup.trim() !== '');
+  if (!asks) return;
+  if (!ctx.viewer?.isAdmin) throw new ForbiddenError('Only a site admin sets single sign-on rules (SSO-only organizations, teams that follow a group).');
+  if (input.ssoOnly && (await ctx.prisma.identityProvider.count({ where: { enabled: true } })) === 0) {
+    throw ValidationError.field('ssoOnly', 'No identity provider is enabled: members could not sign in at all.');
+  }
+}
+
 /** A new organization, owned by its creator. */
 export async function createOrganization(ctx: Context, input: OrganizationInput): Promise<Organization> {
   const viewer = signedIn(ctx);
   checkOrganization(input, true);
+  await checkSsoPolicy(ctx, input);
   const name = input.name!.trim();
   const slug = input.slug?.trim() || projectSlug(name);
   if (!slug) throw ValidationError.field('name', `Invalid organization name "${name}": no slug generated.`);
@@ -130,6 +146,7 @@ export async function createOrganization(ctx: Context, input: OrganizationInput)
 export async function updateOrganization(ctx: Context, slug: string, input: OrganizationInput): Promise<Organization> {
   checkOrganization(input, false);
   if (input.slug != null && input.slug !== slug) throw ValidationError.field('slug', 'The slug of an organization cannot be changed.');
+  await checkSsoPolicy(ctx, input);
   const data: Prisma.OrganizationUpdateInput = {};
   if (input.name != null) data.name = input.name.trim();
   if (input.description != null) data.description = input.description;
@@ -345,6 +362,7 @@ async function teamProjects(tx: Tx, organizationId: number, slugs: readonly stri
 /** A new team of the organization (owners). */
 export async function createTeam(ctx: Context, orgSlug: string, input: TeamInput): Promise<Team> {
   checkTeam(input, true);
+  await checkSsoPolicy(ctx, input);
   const organizationId = await orgId(ctx, orgSlug);
   const name = input.name!.trim();
   const slug = input.slug?.trim() || projectSlug(name);
@@ -386,6 +404,7 @@ async function teamOf(tx: Tx | Context['prisma'], organizationId: number, slug: 
 export async function updateTeam(ctx: Context, orgSlug: string, teamSlug: string, input: TeamInput): Promise<Team> {
   checkTeam(input, false);
   if (input.slug != null && input.slug !== teamSlug) throw ValidationError.field('slug', 'The slug of a team cannot be changed.');
+  await checkSsoPolicy(ctx, input);
   const organizationId = await orgId(ctx, orgSlug);
   return ctx.prisma.$transaction(async (tx) => {
     const team = await teamOf(tx, organizationId, teamSlug);

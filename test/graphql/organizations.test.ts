@@ -309,6 +309,16 @@ describe('teams give access to private projects', () => {
   });
 });
 
+describe('single sign-on rules', () => {
+  it("are a site admin's to set: an owner cannot make the organization SSO-only or tie a team to a group", async () => {
+    // (The refusal's words say who may: "Only a site admin sets single sign-on rules …".)
+    expect(await write('updateOrganization(organization: "acme", input: $input)', { input: { ssoOnly: true } }, owner)).toEqual({ errors: ['FORBIDDEN'] });
+    expect(await team(owner, 'updateTeam', 'acme', { ssoGroup: 'everyone' }, 'readers')).toEqual({ errors: ['FORBIDDEN'] });
+    const org = await t.db.prisma.organization.findUniqueOrThrow({ where: { slug: 'acme' }, include: { teams: true } });
+    expect([org.ssoOnly, ...org.teams.map((x) => x.ssoGroup)]).toEqual([false, '', '']);
+  });
+});
+
 describe('members leaving', () => {
   it('the last owner cannot step down or leave; a member removed loses their teams and their access at once', async () => {
     const role = (who: string, r: string, token = owner) =>
