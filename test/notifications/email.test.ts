@@ -305,6 +305,26 @@ describe('password reset by email', () => {
   });
 });
 
+describe('invitations to an organization by email', () => {
+  it('sends the one-time link to the address given, which the invited person takes', async () => {
+    const owner = await t.user('inviting-owner');
+    await t.gql(`mutation { createOrganization(input: { name: "Mailco" }) { __typename } }`, {}, owner);
+    const res = await t.gql(
+      `mutation { inviteToOrganization(organization: "mailco", input: { email: "dana@example.com" }) { ... on MutationInviteToOrganizationSuccess { data { link emailed } } } }`,
+      {},
+      owner,
+    );
+    expect(res.data.inviteToOrganization.data.emailed).toBe(true);
+    const mail = await until('the invitation email', () => mails.find((m) => m.subject === 'Join Mailco on Lectern'));
+    expect(mail.to).toBe('dana@example.com');
+    expect(mail.text).toContain(res.data.inviteToOrganization.data.link);
+    const dana = await t.user('dana');
+    const token = new URL(res.data.inviteToOrganization.data.link).searchParams.get('token');
+    const joined = await t.gql(`mutation($t: String!) { acceptInvitation(token: $t) { __typename } }`, { t: token }, dana);
+    expect(joined.data.acceptInvitation.__typename).toBe('MutationAcceptInvitationSuccess');
+  });
+});
+
 describe('password reset in the dashboard', () => {
   it('takes a person from "Forgot your password?" at phone width to signing in with the new one', async () => {
     if (!existsSync(path.join(DASHBOARD_DIR, 'index.html'))) throw new Error('the dashboard is not built: run `npm run web:build` (npm test runs it first)');
