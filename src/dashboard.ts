@@ -13,7 +13,7 @@ const FAVICON = path.resolve(import.meta.dirname, 'web/favicon.svg');
 
 /** The app's routes (src/web/main.tsx); anything else is not the dashboard's. */
 const ROUTES =
-  /^\/(?:|sign-in|setup|forgot-password|reset-password|import|account|admin|organizations(?:\/[^/]+){0,2}|invitations\/accept|projects\/[^/]+(?:\/[^/]+){0,2})\/?$/;
+  /^\/(?:|sign-in|setup|forgot-password|reset-password|import|account|admin(?:\/sso|\/audit)?|organizations(?:\/[^/]+){0,2}|invitations\/accept|projects\/[^/]+(?:\/[^/]+){0,2})\/?$/;
 
 const HEADERS = {
   'Content-Security-Policy':

@@ -8,6 +8,7 @@ import { Link, Redirect, Route, Switch, useLocation } from 'wouter';
 import { makeClient, signInUrl } from './client.ts';
 import { graphql } from './graphql.ts';
 import { AccountPage, AdminPage } from './pages/account.tsx';
+import { AdminAuditPage, AdminSsoPage } from './pages/admin.tsx';
 import { ForgotPasswordPage, ResetPasswordPage, SetupPage, SignInPage } from './pages/auth.tsx';
 import { BuildPage } from './pages/build.tsx';
 import { AcceptInvitationPage, OrganizationPage, OrganizationsPage } from './pages/organizations.tsx';
@@ -51,7 +52,7 @@ function Shell() {
             <Link href="/">Projects</Link>
             <Link href="/organizations">Organizations</Link>
             <Link href="/account">Account</Link>
-            {viewer.isAdmin && <Link href="/admin">Users</Link>}
+            {viewer.isAdmin && <Link href="/admin">Administration</Link>}
             <button
               type="button"
               className="link"
@@ -81,6 +82,8 @@ function Shell() {
           <Route path="/invitations/accept" component={AcceptInvitationPage} />
           <Route path="/account" component={AccountPage} />
           <Route path="/admin" component={AdminPage} />
+          <Route path="/admin/sso" component={AdminSsoPage} />
+          <Route path="/admin/audit" component={AdminAuditPage} />
           <Route>
             <h1>Not found</h1>
             <p>

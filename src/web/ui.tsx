@@ -99,6 +99,16 @@ const FIELD_LABELS: Record<string, string> = {
   confirm: 'Confirmation',
   privacyLevel: 'Privacy',
   versioningScheme: 'Versions and translations',
+  ssoOnly: 'Members sign in with single sign-on only',
+  ssoGroup: 'SSO group',
+  issuer: 'Issuer URL',
+  clientId: 'Client ID',
+  clientSecret: 'Client secret',
+  scopes: 'Scopes',
+  groupsClaim: 'Groups claim',
+  slug: 'Slug',
+  expiresAt: 'Expires',
+  projects: 'Projects',
 };
 
 /** A field's label for a message: the form's own word for it, never the API's path. */

@@ -1,7 +1,10 @@
-// The reader's account (API tokens, password) and, for site admins, the users.
+// The reader's account (API tokens with their limits, docs/design/tokens.md; password) and, for
+// site admins, the users.
 import { useState } from 'react';
-import { useClient, useQuery } from 'urql';
-import { graphql } from '../graphql.ts';
+import { type Client, useClient, useQuery } from 'urql';
+import { Link, Redirect } from 'wouter';
+import { signInUrl } from '../client.ts';
+import { graphql, type ResultOf } from '../graphql.ts';
 import {
   ActButton,
   ActionForm,
@@ -19,15 +22,20 @@ import {
   usePendingChanges,
 } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
+import { AdminLayout } from './admin.tsx';
 
 const Tokens = graphql(`
-  query Tokens { viewer { id username isAdmin email emailNotifications tokens { id name prefix createdAt lastUsedAt } } setupNeeded }
+  query Tokens {
+    viewer { id username isAdmin email emailNotifications tokens { id name prefix createdAt lastUsedAt expiresAt readOnly projects } }
+    setupNeeded
+    projects(filter: { mine: true }, limit: 200) { totalCount nodes { id slug name } }
+  }
 `);
 const CreateToken = graphql(`
-  mutation CreateToken($name: String!) {
-    createToken(name: $name) {
+  mutation CreateToken($name: String!, $expiresAt: DateTime, $readOnly: Boolean, $projects: [String!]) {
+    createToken(name: $name, expiresAt: $expiresAt, readOnly: $readOnly, projects: $projects) {
       __typename
-      ... on MutationCreateTokenSuccess { data { key token { id name prefix createdAt lastUsedAt } } }
+      ... on MutationCreateTokenSuccess { data { key token { id name prefix createdAt lastUsedAt expiresAt readOnly projects } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -66,7 +74,9 @@ export function AccountPage() {
   const { data, client, problem, setProblem, reload, pending } = useEditor(Tokens, {});
   const [key, setKey] = useState<string | null>(null);
   if (!data) return pending('your account');
-  const tokens = data?.viewer?.tokens ?? [];
+  // Signed out, the query answers no viewer (and no error): off to sign in, and back here.
+  if (!data.viewer) return <Redirect to={signInUrl()} replace />;
+  const tokens = data.viewer.tokens;
   return (
     <section>
       <h1>Your account</h1>
@@ -82,71 +92,16 @@ export function AccountPage() {
       )}
       <ProblemText problem={problem} />
       {tokens.length === 0 && <p>No tokens.</p>}
-      {tokens.length > 0 && (
-        <table className="list cards-on-phone">
-          <caption className="visually-hidden">API tokens</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Starts with</th>
-              <th scope="col">Made</th>
-              <th scope="col">Last used</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {tokens.map((t) => (
-              <tr key={t.id}>
-                <th scope="row" className="row-head">
-                  {t.name || '(unnamed)'}
-                </th>
-                <td data-label="Starts with">
-                  <code>{t.prefix}…</code>
-                </td>
-                <td data-label="Made">
-                  <Time iso={t.createdAt} />
-                </td>
-                <td data-label="Last used">
-                  <Time iso={t.lastUsedAt} empty="never" />
-                </td>
-                <td>
-                  <ActButton
-                    danger
-                    act={async () => {
-                      const r = await client.mutation(RevokeToken, { id: t.id }).toPromise();
-                      return problemOf(r.data?.revokeToken, r.error);
-                    }}
-                    report={setProblem}
-                    done={reload}
-                  >
-                    Revoke {t.name || t.prefix}
-                  </ActButton>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <ActionForm
-        className="inline"
-        label="Create token"
+      {tokens.length > 0 && <TokenList tokens={tokens} client={client} report={setProblem} reload={reload} />}
+      <TokenForm
+        projects={data.projects}
+        client={client}
         onTry={() => setProblem(null)}
-        reset
-        act={async (f) => {
-          const r = await client.mutation(CreateToken, { name: f.name ?? '' }).toPromise();
-          const a = r.data?.createToken;
-          const p = problemOf(a, r.error);
-          if (!p && a?.__typename === 'MutationCreateTokenSuccess') {
-            setKey(a.data.key);
-            reload();
-          }
-          return p;
+        made={(k) => {
+          setKey(k);
+          reload();
         }}
-      >
-        <Field label="Token name" name="name" required />
-      </ActionForm>
+      />
       <h2>Email</h2>
       <ActionForm
         label="Save email settings"
@@ -183,6 +138,134 @@ export function AccountPage() {
   );
 }
 
+type Token = NonNullable<ResultOf<typeof Tokens>['viewer']>['tokens'][number];
+
+/** What a token reaches (docs/design/tokens.md): null is every project its user reaches; an empty list, none (they were deleted). */
+function TokenReach({ token }: { token: Token }) {
+  return (
+    <>
+      {token.readOnly && <span className="badge">read-only</span>}{' '}
+      {token.projects === null || token.projects === undefined
+        ? 'All your projects'
+        : token.projects.length === 0
+          ? 'No project (those it was limited to were deleted)'
+          : token.projects.map((p, i) => (
+              <span key={p}>
+                {i > 0 && ', '}
+                <Link href={`/projects/${p}`}>{p}</Link>
+              </span>
+            ))}
+    </>
+  );
+}
+
+function TokenList(props: { tokens: readonly Token[]; client: Client; report: (p: Problem | null) => void; reload: () => void }) {
+  return (
+    <table className="list cards-on-phone">
+      <caption className="visually-hidden">API tokens</caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Starts with</th>
+          <th scope="col">Made</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Expires</th>
+          <th scope="col">Reaches</th>
+          <th scope="col">
+            <span className="visually-hidden">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.tokens.map((t) => (
+          <tr key={t.id}>
+            <th scope="row" className="row-head">
+              {t.name || '(unnamed)'}
+            </th>
+            <td data-label="Starts with">
+              <code>{t.prefix}…</code>
+            </td>
+            <td data-label="Made">
+              <Time iso={t.createdAt} />
+            </td>
+            <td data-label="Last used">
+              <Time iso={t.lastUsedAt} empty="never" />
+            </td>
+            <td data-label="Expires">
+              <Time iso={t.expiresAt} empty="never" />
+              {t.expiresAt && new Date(t.expiresAt).getTime() < Date.now() && <span className="badge">expired</span>}
+            </td>
+            <td data-label="Reaches">
+              <TokenReach token={t} />
+            </td>
+            <td>
+              <ActButton
+                danger
+                act={async () => {
+                  const r = await props.client.mutation(RevokeToken, { id: t.id }).toPromise();
+                  return problemOf(r.data?.revokeToken, r.error);
+                }}
+                report={props.report}
+                done={props.reload}
+              >
+                Revoke {t.name || t.prefix}
+              </ActButton>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The end of the local day `date` (YYYY-MM-DD) names, as the API's DateTime: a token works through its last day. */
+const endOfDay = (date: string) => new Date(`${date}T23:59:59.999`).toISOString();
+
+/** Makes a token: its name, and optionally an expiry, read-only, and the projects it is limited to (docs/design/tokens.md). */
+function TokenForm(props: { projects: ResultOf<typeof Tokens>['projects']; client: Client; onTry: () => void; made: (key: string) => void }) {
+  const mine = props.projects.nodes;
+  return (
+    <ActionForm
+      label="Create token"
+      onTry={props.onTry}
+      reset
+      act={async (f) => {
+        const chosen = mine.filter((p) => check(f, `project:${p.slug}`)).map((p) => p.slug);
+        const variables = {
+          name: f.name ?? '',
+          expiresAt: f.expiresAt ? endOfDay(f.expiresAt) : null,
+          readOnly: check(f, 'readOnly'),
+          projects: chosen.length ? chosen : null,
+        };
+        const r = await props.client.mutation(CreateToken, variables).toPromise();
+        const a = r.data?.createToken;
+        const p = problemOf(a, r.error);
+        if (!p && a?.__typename === 'MutationCreateTokenSuccess') props.made(a.data.key);
+        return p;
+      }}
+    >
+      <h3>New token</h3>
+      <Field label="Token name" name="name" required />
+      <Field label="Expires (optional)" name="expiresAt" type="date" hint="It works until the end of that day. Empty: it never expires." />
+      <Check label="Read-only" name="readOnly" checked={false} hint="Every write made with it is refused." />
+      {mine.length > 0 && (
+        <fieldset className="choices">
+          <legend>Projects (optional)</legend>
+          <p className="muted">It reaches only the projects ticked. None ticked: every project you can reach, and your account.</p>
+          {mine.map((p) => (
+            <Check key={p.id} label={p.name} name={`project:${p.slug}`} checked={false} />
+          ))}
+          {props.projects.totalCount > mine.length && (
+            <p className="muted">
+              The first {mine.length} of {props.projects.totalCount} projects.
+            </p>
+          )}
+        </fieldset>
+      )}
+    </ActionForm>
+  );
+}
+
 const Users = graphql(`
   query Users($search: String) { viewer { id username isAdmin } setupNeeded users(search: $search, limit: 200) { totalCount nodes { id username email isAdmin disabled createdAt } } }
 `);
@@ -213,15 +296,15 @@ export function AdminPage() {
   const client = useClient();
   const [problem, setProblem] = useState<Problem | null>(null);
   const toggles = usePendingChanges<boolean>(setProblem);
-  if (viewer && !viewer.isAdmin) return <p>Only site administrators see the users.</p>;
+  if (viewer && !viewer.isAdmin) return <AdminLayout here="/admin">{null}</AdminLayout>;
   const change = (username: string, field: 'isAdmin' | 'disabled', value: boolean) =>
     toggles.change(`${username} ${field}`, value, async () => {
       const r = await client.mutation(ChangeUser, { username, input: { [field]: value } }).toPromise();
       return problemOf(r.data?.changeUser, r.error);
     });
   return (
-    <section>
-      <h1>Users</h1>
+    <AdminLayout here="/admin">
+      <h2>Users</h2>
       <search>
         <form
           className="filters"
@@ -314,6 +397,6 @@ export function AdminPage() {
           <label htmlFor="f-isAdmin">Site administrator</label>
         </div>
       </ActionForm>
-    </section>
+    </AdminLayout>
   );
 }

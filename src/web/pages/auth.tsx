@@ -18,6 +18,10 @@ const SignIn = graphql(`
   }
 `);
 
+const SignInOptions = graphql(`
+  query SignInOptions { signInOptions { slug name loginUrl } }
+`);
+
 const ResetAvailable = graphql(`
   query PasswordResetAvailable { passwordResetAvailable }
 `);
@@ -79,7 +83,32 @@ export function SignInPage() {
         <Field label="Password" name="password" type="password" required autoComplete="current-password" />
       </ActionForm>
       <ForgotLink />
+      <SingleSignOn next={nextOf(search)} />
     </section>
+  );
+}
+
+/**
+ * A "Sign in with <name>" link for each identity provider (docs/design/sso.md): a plain link, since
+ * the provider's page is reached by a full redirect, carrying the same `next` as the password form.
+ */
+function SingleSignOn({ next }: { next: string }) {
+  const [{ data }] = useQuery({ query: SignInOptions });
+  const options = data?.signInOptions ?? [];
+  if (options.length === 0) return null;
+  return (
+    <nav className="sso" aria-label="Single sign-on">
+      <p className="muted">Or, with your organization's account:</p>
+      <ul>
+        {options.map((o) => (
+          <li key={o.slug}>
+            <a className="button" href={`${o.loginUrl}?next=${encodeURIComponent(next)}`}>
+              Sign in with {o.name}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
   );
 }
 

@@ -1,17 +1,20 @@
 // An organization's teams (docs/design/organizations.md): each gives its members one access level,
 // read-only or admin, to chosen projects of the organization or to all of them, present and future.
-// Owners make, change and delete teams and choose their members; members read them.
+// Owners make, change and delete teams and choose their members; members read them. A team with an
+// SSO group follows the identity provider's groups claim at each sign-in; a site admin sets it
+// (docs/design/sso.md).
 import { useId } from 'react';
 import type { Client } from 'urql';
 import { Link } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ActButton, ActionForm, Check, check, Field, type Problem, ProblemText, problemOf, Select, useEditor } from '../ui.tsx';
+import { useViewer } from '../viewer.ts';
 
 const TeamsQuery = graphql(`
   query OrganizationTeams($slug: String!) {
     organization(slug: $slug) {
       id
-      teams { id slug name access allProjects projects { id slug name } members { id username } }
+      teams { id slug name access allProjects ssoGroup projects { id slug name } members { id username } }
       members { user { id username } }
       projects(limit: 500) { totalCount nodes { id slug name } }
     }
@@ -31,7 +34,7 @@ const UpdateTeam = graphql(`
   mutation UpdateTeam($organization: String!, $team: String!, $input: TeamInput!) {
     updateTeam(organization: $organization, team: $team, input: $input) {
       __typename
-      ... on MutationUpdateTeamSuccess { data { id slug name access allProjects projects { id slug name } } }
+      ... on MutationUpdateTeamSuccess { data { id slug name access allProjects ssoGroup projects { id slug name } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -120,6 +123,11 @@ function TeamCard(props: { slug: string; team: Team; org: Data | null; client: C
               ))}
       </p>
       <p>Members: {team.members.length ? team.members.map((m) => m.username).join(', ') : 'none yet'}</p>
+      {team.ssoGroup && (
+        <p>
+          SSO group: <code>{team.ssoGroup}</code> (members follow it at each sign-in)
+        </p>
+      )}
       {org && (
         <div className="actions">
           <ActButton
@@ -151,6 +159,8 @@ function TeamCard(props: { slug: string; team: Team; org: Data | null; client: C
  * replaces a team's projects: those granted but beyond the list shown are kept).
  */
 function teamInput(f: Record<string, string>, org: Data, team?: Team) {
+  // A site admin's alone (docs/design/sso.md): sent only by one, and only when it changed.
+  const ssoGroup = f.ssoGroup === undefined || f.ssoGroup.trim() === (team?.ssoGroup ?? '') ? {} : { ssoGroup: f.ssoGroup.trim() };
   const all = f.scope === 'all';
   const listed = org.projects.nodes;
   const unlisted = (team?.projects ?? []).filter((p) => !listed.some((n) => n.id === p.id)).map((p) => p.slug);
@@ -158,6 +168,7 @@ function teamInput(f: Record<string, string>, org: Data, team?: Team) {
     name: f.name ?? '',
     access: f.access as Access,
     allProjects: all,
+    ...ssoGroup,
     projects: all ? [] : [...listed.filter((p) => check(f, `project:${p.slug}`)).map((p) => p.slug), ...unlisted],
   };
 }
@@ -184,6 +195,7 @@ async function syncMembers(client: Client, slug: string, team: string, org: Data
 /** Makes a team (without `team`) or changes one: name, access, projects and members. */
 function TeamForm(props: { slug: string; org: Data; team?: Team; client: Client; done: () => void }) {
   const { slug, org, team, client } = props;
+  const admin = useViewer()?.isAdmin === true;
   return (
     <ActionForm
       label={team ? 'Save team' : 'Create team'}
@@ -210,6 +222,16 @@ function TeamForm(props: { slug: string; org: Data; team?: Team; client: Client;
     >
       <Field label="Name" name="name" defaultValue={team?.name} required />
       <Select label="Access" name="access" options={ACCESS} defaultValue={team?.access ?? 'readonly'} />
+      {admin ? (
+        <Field
+          label="SSO group (optional)"
+          name="ssoGroup"
+          defaultValue={team?.ssoGroup}
+          hint="People whose sign-in lists this group join the team; others are taken out."
+        />
+      ) : (
+        team?.ssoGroup && <p className="muted">Its SSO group is set by a site administrator.</p>
+      )}
       <ProjectChoice org={org} team={team} />
       <fieldset className="choices">
         <legend>Members</legend>

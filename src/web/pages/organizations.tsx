@@ -1,13 +1,14 @@
 // Organizations (docs/design/organizations.md): the reader's organizations and a form to make one;
-// an organization's page, whose tabs are its projects, members, teams, invitations and settings
+// an organization's page, whose tabs are its projects, members, teams, invitations, settings and audit log
 // (owners change them, members read them: no form is shown to someone whose request would be
 // refused); and the page an invitation link opens.
 import { useState } from 'react';
-import { useClient, useQuery } from 'urql';
+import { type Client, useClient, useQuery } from 'urql';
 import { Link, useLocation, useSearch } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
-import { ActionForm, Failure, Field, Loading, NotFound, problemOf, TextArea, Time } from '../ui.tsx';
+import { ActionForm, Check, check, Failure, Field, Loading, NotFound, problemOf, TextArea, Time } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
+import { AuditLog } from './audit.tsx';
 import { Invitations, Members } from './organization-members.tsx';
 import { Teams } from './organization-teams.tsx';
 
@@ -107,12 +108,16 @@ const TABS = [
   ['teams', 'Teams'],
   ['invitations', 'Invitations'],
   ['settings', 'Settings'],
+  ['audit', 'Audit log'],
 ] as const;
+
+/** The tabs only owners see: the API answers invitations and the audit log to owners only. */
+const OWNERS_ONLY: readonly string[] = ['invitations', 'audit'];
 
 const OrganizationQuery = graphql(`
   query OrganizationPage($slug: String!) {
     viewer { id username isAdmin } setupNeeded
-    organization(slug: $slug) { id slug name description url email createdAt viewerRole owners { id username } }
+    organization(slug: $slug) { id slug name description url email ssoOnly createdAt viewerRole owners { id username } }
   }
 `);
 
@@ -125,8 +130,7 @@ export function OrganizationPage({ slug, tab }: { slug: string; tab: string }) {
   const org = data?.organization;
   if (!org) return <NotFound what={`There is no organization "${slug}" that you are in.`} />;
   const owner = org.viewerRole === 'owner';
-  // Invitations are their owners' alone (the API answers them to owners only).
-  const tabs = TABS.filter(([t]) => owner || t !== 'invitations');
+  const tabs = TABS.filter(([t]) => owner || !OWNERS_ONLY.includes(t));
   const known = TABS.some(([t]) => t === tab);
   /** After a change of the caller's own role: the page's forms follow what they may now do. */
   const refresh = () => refetch({ requestPolicy: 'network-only' });
@@ -150,7 +154,18 @@ export function OrganizationPage({ slug, tab }: { slug: string; tab: string }) {
       {tab === 'teams' && <Teams slug={slug} owner={owner} />}
       {tab === 'invitations' && (owner ? <Invitations slug={slug} /> : <p>Only the organization's owners invite people.</p>)}
       {tab === 'settings' && <OrganizationSettings org={org} />}
+      {tab === 'audit' && (owner ? <OrganizationAudit slug={slug} /> : <p>Only the organization's owners read its audit log.</p>)}
     </section>
+  );
+}
+
+/** The organization's log (docs/design/audit.md): its own entries, and its members' sign-ins and tokens. */
+function OrganizationAudit({ slug }: { slug: string }) {
+  return (
+    <>
+      <p>What happened in the organization, newest first: its members, teams, invitations and projects, and its members' sign-ins and tokens.</p>
+      <AuditLog organization={slug} />
+    </>
   );
 }
 
@@ -235,7 +250,7 @@ const UpdateOrganization = graphql(`
   mutation UpdateOrganization($organization: String!, $input: OrganizationInput!) {
     updateOrganization(organization: $organization, input: $input) {
       __typename
-      ... on MutationUpdateOrganizationSuccess { data { id slug name description url email } }
+      ... on MutationUpdateOrganizationSuccess { data { id slug name description url email ssoOnly } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -244,6 +259,8 @@ const UpdateOrganization = graphql(`
 
 function OrganizationSettings({ org }: { org: Organization }) {
   const client = useClient();
+  // SSO rules are a site admin's, who must own the organization too (docs/design/sso.md).
+  const admin = useViewer()?.isAdmin === true;
   if (org.viewerRole !== 'owner') return <OrganizationFacts org={org} />;
   return (
     <>
@@ -251,7 +268,9 @@ function OrganizationSettings({ org }: { org: Organization }) {
         label="Save settings"
         done="Saved."
         act={async (f) => {
-          const input = { name: f.name ?? '', description: f.description ?? '', url: f.url ?? '', email: f.email ?? '' };
+          // SSO-only is sent only when changed: kept on, it is asked again and needs an enabled provider.
+          const ssoOnly = admin && check(f, 'ssoOnly') !== org.ssoOnly ? { ssoOnly: check(f, 'ssoOnly') } : {};
+          const input = { name: f.name ?? '', description: f.description ?? '', url: f.url ?? '', email: f.email ?? '', ...ssoOnly };
           const r = await client.mutation(UpdateOrganization, { organization: org.slug, input }).toPromise();
           return problemOf(r.data?.updateOrganization, r.error);
         }}
@@ -260,6 +279,19 @@ function OrganizationSettings({ org }: { org: Organization }) {
         <TextArea label="Description" name="description" defaultValue={org.description} />
         <Field label="URL" name="url" type="url" defaultValue={org.url} hint="The organization's own site." />
         <Field label="Email" name="email" type="email" defaultValue={org.email} hint="Where people reach the organization." />
+        {admin ? (
+          <Check
+            label="Members sign in with single sign-on only"
+            name="ssoOnly"
+            checked={org.ssoOnly}
+            hint="Their passwords are refused (site administrators' are not); API tokens keep working. It needs an enabled identity provider."
+          />
+        ) : (
+          <p className="muted">
+            {org.ssoOnly ? 'Members sign in with single sign-on only.' : 'Members sign in with a password or single sign-on.'} Only a site administrator changes
+            this.
+          </p>
+        )}
       </ActionForm>
       <p className="muted">
         Its slug, <code>{org.slug}</code>, stays as it was made.
@@ -284,6 +316,8 @@ function OrganizationFacts({ org }: { org: Organization }) {
         <dd>{org.url ? <a href={org.url}>{org.url}</a> : '—'}</dd>
         <dt>Email</dt>
         <dd>{org.email || '—'}</dd>
+        <dt>Sign-in</dt>
+        <dd>{org.ssoOnly ? 'Single sign-on only' : 'Password or single sign-on'}</dd>
         <dt>Created</dt>
         <dd>
           <Time iso={org.createdAt} />
@@ -357,38 +391,69 @@ const AcceptInvitation = graphql(`
   }
 `);
 
+const InvitationQuery = graphql(`
+  query InvitationPreview($token: String!) { invitation(token: $token) { organizationName organizationSlug role team expiresAt } }
+`);
+
 /**
  * The page an invitation link opens (`/invitations/accept?token=…`). A signed-out reader is sent to
- * sign in and back by the shell (main.tsx); signed in, one button joins. The link admits whoever
- * opens it, once (docs/design/organizations.md), so joining is a click, never a page load.
+ * sign in and back by the shell (main.tsx); signed in, the page says what the link offers, and one
+ * button joins. The link admits whoever opens it, once (docs/design/organizations.md), so joining is
+ * a click, never a page load; a link used, expired or wrong offers nothing to click.
  */
 export function AcceptInvitationPage() {
   const token = new URLSearchParams(useSearch()).get('token') ?? '';
   const viewer = useViewer();
   const client = useClient();
+  const [{ data, fetching, error }] = useQuery({ query: InvitationQuery, variables: { token }, pause: !token, requestPolicy: 'network-only' });
   if (!token) return <NotFound what="This invitation link has no token: open the whole link you were sent, or ask the organization's owner for a new one." />;
+  if (error && !data) return <Failure error={error} />;
+  if (fetching || !data) return <Loading what="the invitation" />;
+  const offer = data.invitation;
   return (
     <section className="narrow">
       <h1>Join an organization</h1>
-      <p>
-        This invitation link makes you a member of an organization{viewer ? <>, as {viewer.username}</> : null}. It works once, within a week of being made.
-      </p>
-      <ActionForm
-        label="Join the organization"
-        act={async () => {
-          const r = await client.mutation(AcceptInvitation, { token }).toPromise();
-          const a = r.data?.acceptInvitation;
-          const p = problemOf(a, r.error);
-          // A used, expired or wrong link: the reason is the message (there is no field to fix).
-          if (p?.fields.token) return { message: p.fields.token, fields: {} };
-          // Joining changes what every page may show (projects, docs): the app starts afresh there.
-          if (!p && a?.__typename === 'MutationAcceptInvitationSuccess') window.location.assign(`/organizations/${a.data.slug}`);
-          return p;
-        }}
-      />
+      {!offer ? (
+        <p className="error" role="alert">
+          This invitation is used, expired or wrong. Ask the organization's owner for a new link.
+        </p>
+      ) : (
+        <>
+          <p>
+            This invitation link makes you{viewer ? <> ({viewer.username})</> : null} {offer.role === 'owner' ? 'an owner' : 'a member'} of{' '}
+            <strong>{offer.organizationName}</strong>
+            {offer.team ? (
+              <>
+                , in its team <strong>{offer.team}</strong>
+              </>
+            ) : null}
+            . It works once, until{' '}
+            <time dateTime={offer.expiresAt}>{new Date(offer.expiresAt).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}</time>.
+          </p>
+          <JoinButton token={token} client={client} />
+        </>
+      )}
       <p>
         <Link href="/organizations">Your organizations</Link>
       </p>
     </section>
+  );
+}
+
+function JoinButton({ token, client }: { token: string; client: Client }) {
+  return (
+    <ActionForm
+      label="Join the organization"
+      act={async () => {
+        const r = await client.mutation(AcceptInvitation, { token }).toPromise();
+        const a = r.data?.acceptInvitation;
+        const p = problemOf(a, r.error);
+        // A used, expired or wrong link: the reason is the message (there is no field to fix).
+        if (p?.fields.token) return { message: p.fields.token, fields: {} };
+        // Joining changes what every page may show (projects, docs): the app starts afresh there.
+        if (!p && a?.__typename === 'MutationAcceptInvitationSuccess') window.location.assign(`/organizations/${a.data.slug}`);
+        return p;
+      }}
+    />
   );
 }
