@@ -119,20 +119,21 @@ export const builder = new SchemaBuilder<{
     authScopes: (ctx) => {
       // The user's own powers (their account, organizations, new projects): not a token limited to
       // projects, which reaches those projects and nothing else (docs/design/tokens.md).
-      const whole = ctx.viewer !== null && !ctx.viewer.limits?.projectIds;
+      // Asked when each field is checked: a write that signs in (setUpFirstAdmin, signIn) changes the viewer mid-request.
+      const whole = () => ctx.viewer !== null && !ctx.viewer.limits?.projectIds;
       return {
         public: true,
-        loggedIn: whole,
+        loggedIn: whole(),
         // Site admins manage users (domain/users.ts).
         siteAdmin: ctx.viewer?.isAdmin === true,
         // A user's own account data (their tokens), or also an admin's view of it (email, admin, disabled).
-        self: (userId: number) => whole && ctx.viewer?.id === userId,
-        selfOrAdmin: (userId: number) => whole && (ctx.viewer?.id === userId || ctx.viewer?.isAdmin === true),
+        self: (userId: number) => whole() && ctx.viewer?.id === userId,
+        selfOrAdmin: (userId: number) => whole() && (ctx.viewer?.id === userId || ctx.viewer?.isAdmin === true),
         // Maintainers of the project with this id; others are refused before the resolver runs.
         maintainerOf: (projectId: number) => isMaintainer(ctx, projectId),
         maintainerOfProject: (slug: string) => maintainsProject(ctx, slug),
-        memberOfOrganization: (organizationId: number) => whole && inOrganization(ctx, organizationId),
-        ownerOfOrganization: (slug: string) => whole && ownsOrganization(ctx, slug),
+        memberOfOrganization: (organizationId: number) => whole() && inOrganization(ctx, organizationId),
+        ownerOfOrganization: (slug: string) => whole() && ownsOrganization(ctx, slug),
       };
     },
     unauthorizedError: (_parent, ctx) => (ctx.viewer ? new ForbiddenError() : new UnauthenticatedError()),
