@@ -196,6 +196,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
       limits: config.build,
       notify: config,
       previewRetentionDays: config.previewRetentionDays,
+      auditRetentionDays: config.auditRetentionDays,
       events,
     },
     { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl, leaseSeconds: config.buildLeaseSeconds },

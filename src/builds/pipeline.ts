@@ -42,6 +42,8 @@ export interface PipelineDeps {
   notify?: SendDeps['config'];
   /** Closed pull requests' previews are removed this many days after they closed (not at all without it). */
   previewRetentionDays?: number;
+  /** Days the audit log keeps its entries (docs/design/audit.md): the worker's housekeeping drops older ones. */
+  auditRetentionDays?: number;
   /**
    * The signals of the app this worker builds for (docs/design/events.md): it wakes on its
    * `buildQueued`, `syncQueued` and `deliveryQueued`, and tells its docs server what it published.

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { PgListener } from '../db/progress.ts';
+import { pruneAudit } from '../domain/audit.ts';
 import { sendDelivery } from '../notifications/send.ts';
 import { claimBuild, heartbeat, reapExpired, releaseBuild } from '../queue/builds.ts';
 import {
@@ -149,6 +150,7 @@ export class Worker {
             const removed = await removeClosedPreviews(this.deps, this.deps.previewRetentionDays);
             if (removed.length) this.deps.log.info({ removed }, "closed pull requests' previews removed");
           }
+          if (this.deps.auditRetentionDays !== undefined) await pruneAudit(this.deps.prisma, this.deps.auditRetentionDays);
           if (this.#deliveryConcurrency > 0) {
             const lost = await reapExpiredDeliveries(this.deps.prisma, this.#deliveryRetry.maxAttempts);
             if (lost) this.deps.log.warn({ deliveries: lost }, 'notifications whose worker stopped');

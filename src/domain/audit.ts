@@ -53,11 +53,19 @@ export interface AuditEntryInput {
 
 type Db = PrismaClient | Prisma.TransactionClient;
 
-/** When each database last dropped entries past the retention: at most once an hour, per client, not per process. */
-const pruned = new WeakMap<object, number>();
+/**
+ * Drops entries older than the retention, and revoked tokens as old (kept only to record their
+ * later use): the build worker's housekeeping does it, out of every request's way.
+ */
+export async function pruneAudit(db: Db, retentionDays: number): Promise<number> {
+  const before = new Date(Date.now() - retentionDays * 86_400_000);
+  const gone = await db.auditEntry.deleteMany({ where: { createdAt: { lt: before } } });
+  await db.apiToken.deleteMany({ where: { revokedAt: { lt: before } } });
+  return gone.count;
+}
 
 /** Writes one entry (the low level: for code that has no request context, such as token checks). */
-export async function recordAudit(db: Db, retentionDays: number, entry: AuditEntryInput, client: Client | null): Promise<void> {
+export async function recordAudit(db: Db, entry: AuditEntryInput, client: Client | null): Promise<void> {
   // A project read without its organization (a served row) is looked up: its organization's owners read the entry.
   const ofProject =
     entry.project && entry.project.organizationId === undefined
@@ -80,14 +88,6 @@ export async function recordAudit(db: Db, retentionDays: number, entry: AuditEnt
       data: entry.data ?? {},
     },
   });
-  const last = pruned.get(db) ?? 0;
-  if (Date.now() - last >= 3_600_000) {
-    pruned.set(db, Date.now());
-    const before = new Date(Date.now() - retentionDays * 86_400_000);
-    await db.auditEntry.deleteMany({ where: { createdAt: { lt: before } } });
-    // Revoked tokens are kept only to record their later use.
-    await db.apiToken.deleteMany({ where: { revokedAt: { lt: before } } });
-  }
 }
 
 const slugOf = async (db: Db, id: number) => (await db.organization.findUnique({ where: { id }, select: { slug: true } }))?.slug ?? '';
@@ -98,7 +98,7 @@ const methodOf = (ctx: Context) => (ctx.viewer ? (ctx.session?.id ? 'session' : 
 /** Writes one entry for the request: its viewer (unless another user is named) and where it came from. */
 export async function audit(ctx: Context, entry: AuditEntryInput, db: Db = ctx.prisma): Promise<void> {
   const user = entry.user !== undefined ? entry.user : ctx.viewer && { id: ctx.viewer.id, username: ctx.viewer.username };
-  await recordAudit(db, ctx.config.auditRetentionDays, { ...entry, user, method: entry.method ?? methodOf(ctx) }, ctx.client);
+  await recordAudit(db, { ...entry, user, method: entry.method ?? methodOf(ctx) }, ctx.client);
 }
 
 export interface AuditFilter {

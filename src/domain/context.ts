@@ -153,11 +153,7 @@ export function actAs(ctx: Context, viewer: Viewer): void {
 }
 
 /** Resolves the Authorization header to a viewer; throws UnauthenticatedError for a bad token. */
-export async function authenticate(
-  prisma: PrismaClient,
-  authorization: string | null | undefined,
-  audit?: { retentionDays: number; client: Client | null },
-): Promise<Viewer | null> {
+export async function authenticate(prisma: PrismaClient, authorization: string | null | undefined, audit?: { client: Client | null }): Promise<Viewer | null> {
   if (!authorization) return null;
   const [scheme, ...rest] = authorization.trim().split(/\s+/);
   if (scheme?.toLowerCase() !== 'token') return null;
@@ -178,9 +174,11 @@ export async function authenticate(
     })[]
   >`
     SELECT u.id, u.username, u."isAdmin", t.id AS "tokenId", t."keyPrefix", t."lastUsedAt", t."expiresAt", t."revokedAt", t."readOnly", t."projectScoped",
-      CASE WHEN t."projectScoped" THEN ARRAY(SELECT p."projectId" FROM "public"."ApiTokenProject" p WHERE p."tokenId" = t.id) END AS "projectIds"
+      CASE WHEN t."projectScoped" THEN scope.ids END AS "projectIds"
     FROM "public"."ApiToken" t
-    JOIN "public"."User" u ON u.id = t."userId" WHERE t."keyHash" = ${hashToken(rest[0]!)} AND u."disabledAt" IS NULL`;
+    JOIN "public"."User" u ON u.id = t."userId"
+    LEFT JOIN LATERAL (SELECT COALESCE(array_agg(p."projectId"), '{}') AS ids FROM "public"."ApiTokenProject" p WHERE p."tokenId" = t.id) scope ON t."projectScoped"
+    WHERE t."keyHash" = ${hashToken(rest[0]!)} AND u."disabledAt" IS NULL`;
   if (!hit) throw new UnauthenticatedError('Invalid token.');
   const now = Date.now();
   const refused = hit.revokedAt ? 'revoked' : hit.expiresAt && new Date(hit.expiresAt).getTime() <= now ? 'expired' : null;
@@ -190,12 +188,7 @@ export async function authenticate(
     await prisma.apiToken.updateMany({ where: { id: hit.tokenId }, data: { lastUsedAt: new Date(now) } });
     if (refused && audit) {
       const user = { id: hit.id, username: hit.username };
-      await recordAudit(
-        prisma,
-        audit.retentionDays,
-        { action: 'token-refused', user, method: 'token', data: { prefix: hit.keyPrefix, reason: refused } },
-        audit.client,
-      );
+      await recordAudit(prisma, { action: 'token-refused', user, method: 'token', data: { prefix: hit.keyPrefix, reason: refused } }, audit.client);
     }
   }
   if (refused === 'revoked') throw new UnauthenticatedError('Invalid token.');
@@ -219,7 +212,7 @@ export async function createContext(
   session?: { handle: SessionHandle; viewer: () => Promise<Viewer | null> },
   client: Client | null = null,
 ): Promise<Context> {
-  const audit = { retentionDays: services.config.auditRetentionDays, client };
+  const audit = { client };
   const viewer = authorization || !session ? await authenticate(services.prisma, authorization, audit) : await session.viewer();
   return contextFor(services, viewer, session?.handle ?? null, client);
 }

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneAudit } from '../../src/domain/audit.ts';
 import { hashPassword } from '../../src/domain/passwords.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { publish } from '../helpers/publish.ts';
@@ -191,5 +192,19 @@ describe('the audit log', () => {
     expect((await siteLog({ project: 'secret-docs', since: new Date(Date.now() + 60_000).toISOString() })).totalCount).toBe(0);
     const bad = await t.gql(`{ auditLog(filter: { action: "rm -rf" }) { totalCount } }`, {}, admin);
     expect(bad.errors?.[0]?.message).toContain('"rm -rf" is not a valid choice.');
+  });
+
+  it("drops entries, and revoked tokens, past the retention (the build worker's housekeeping), and keeps the rest", async () => {
+    const old = new Date(Date.now() - 91 * 86_400_000);
+    await t.db.prisma.auditEntry.create({ data: { action: 'sign-in', username: 'long-ago', createdAt: old } });
+    const user = await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'owner' } });
+    await t.db.prisma.apiToken.create({ data: { userId: user.id, keyHash: 'f'.repeat(64), keyPrefix: 'old', revokedAt: old } });
+    const before = await t.db.prisma.auditEntry.count();
+    expect(await pruneAudit(t.db.prisma, 90)).toBe(1);
+    expect(await t.db.prisma.auditEntry.count()).toBe(before - 1);
+    expect(await t.db.prisma.auditEntry.count({ where: { username: 'long-ago' } })).toBe(0);
+    expect(await t.db.prisma.apiToken.count({ where: { keyPrefix: 'old' } })).toBe(0);
+    // The token revoked in this test, minutes ago, stays: its later use is still recorded.
+    expect(await t.db.prisma.apiToken.count({ where: { revokedAt: { not: null } } })).toBe(1);
   });
 });

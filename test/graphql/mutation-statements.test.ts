@@ -63,7 +63,8 @@ describe('the statements of a write', () => {
     expect(res!.data.updateProject.data).toEqual({ slug: 'docs', description: 'new' });
     expect(sql.filter((s) => s === 'SELECT Project')).toHaveLength(2); // the project by slug, the projects alice maintains
     expect(sql.filter((s) => s === 'UPDATE Project')).toHaveLength(1);
-    expect(sql.indexOf('UPDATE Project')).toBe(sql.length - 1);
+    // The write, then its entry in the audit log (docs/design/audit.md), in its transaction.
+    expect(sql.slice(-2)).toEqual(['UPDATE Project', 'INSERT AuditEntry']);
   });
 
   it('a REST PATCH of a project runs the same write: the project is read once, no permission pre-query', async () => {
@@ -72,8 +73,8 @@ describe('the statements of a write', () => {
       status = (await t.http.patch('/api/v3/projects/docs/').set('authorization', `Token ${alice}`).send({ description: 'newer' })).status;
     });
     expect(status).toBe(204);
-    // The token with its user, the project, the projects alice maintains, the update: 4, where the
-    // pre-query and a two-statement token lookup made it 6, the project read twice.
-    expect(sql).toEqual(['SELECT ApiToken', 'SELECT Project', 'SELECT Project', 'UPDATE Project']);
+    // The token with its user, the project, the projects alice maintains, the update and its audit
+    // entry: 5, where the pre-query and a two-statement token lookup made it 7, the project read twice.
+    expect(sql).toEqual(['SELECT ApiToken', 'SELECT Project', 'SELECT Project', 'UPDATE Project', 'INSERT AuditEntry']);
   });
 });
