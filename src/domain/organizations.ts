@@ -11,7 +11,7 @@ import { audit } from './audit.ts';
 import type { Context, Viewer } from './context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors.ts';
 import { projectSlug } from './slug.ts';
-import { Collector, checkChoice, checkString, checkUrl, notBlank } from './validate.ts';
+import { Collector, checkChoice, checkString, checkUrl, emailProblem, notBlank } from './validate.ts';
 
 /** How long an invitation link works. */
 export const INVITATION_VALID_MS = 7 * 24 * 60 * 60 * 1000;
@@ -25,7 +25,7 @@ const TEAM_PROJECTS_LIMIT = 1000;
 type Tx = Prisma.TransactionClient;
 
 /** The caller's role in the organization, or null when they are not in it. */
-async function roleIn(ctx: Context, organizationId: number): Promise<OrganizationRole | null> {
+export async function roleIn(ctx: Context, organizationId: number): Promise<OrganizationRole | null> {
   if (!ctx.viewer) return null;
   const m = await ctx.prisma.organizationMember.findUnique({
     where: { organizationId_userId: { organizationId, userId: ctx.viewer.id } },
@@ -90,8 +90,7 @@ function checkOrganization(input: OrganizationInput, creating: boolean): void {
   c.add('slug', checkSlug(input.slug));
   c.add('description', checkString(input.description, { max: 10_000, allowBlank: true }));
   c.add('url', checkUrl(input.url));
-  c.add('email', checkString(input.email, { max: 254, allowBlank: true }));
-  if (input.email && !/^[^\s@]+@[^\s@]+$/.test(input.email)) c.add('email', 'Enter a valid email address.');
+  if (input.email) c.add('email', emailProblem(input.email));
   c.throwIfAny();
 }
 
@@ -238,8 +237,7 @@ export interface InvitationInput {
 export async function inviteToOrganization(ctx: Context, slug: string, input: InvitationInput) {
   const viewer = signedIn(ctx);
   const c = new Collector();
-  c.add('email', checkString(input.email, { max: 254, allowBlank: true }));
-  if (input.email && !/^[^\s@]+@[^\s@]+$/.test(input.email)) c.add('email', 'Enter a valid email address.');
+  if (input.email) c.add('email', emailProblem(input.email));
   c.add('role', checkChoice(input.role, ROLES));
   c.throwIfAny();
   const org = await ctx.prisma.organization.findUniqueOrThrow({ where: { slug } });
@@ -470,8 +468,7 @@ export async function setProjectOrganization(ctx: Context, projectSlug_: string,
     where: { slug: projectSlug_ },
     select: { id: true, slug: true, organizationId: true, organization: { select: { slug: true } } },
   });
-  const owner = async (id: number) =>
-    viewer.isAdmin || (await ctx.prisma.organizationMember.count({ where: { organizationId: id, userId: viewer.id, role: 'owner' } })) > 0;
+  const owner = async (id: number) => viewer.isAdmin || (await roleIn(ctx, id)) === 'owner';
   let target: number | null = null;
   if (organization) {
     const org = await ctx.prisma.organization.findUnique({ where: { slug: organization }, select: { id: true, slug: true } });

@@ -12,7 +12,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ThrottledError, Unauthent
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { endOtherSessions } from './sessions.ts';
 import { passwordRefusedFor } from './sso.ts';
-import { Collector, checkString } from './validate.ts';
+import { Collector, checkString, emailProblem } from './validate.ts';
 
 const USERNAME = /^[\w.@+-]+$/;
 
@@ -48,7 +48,6 @@ export async function createUser(db: PrismaClient, username: string, opts: NewUs
 }
 
 /** Why an email address is refused, or undefined. */
-const emailProblem = (email: string) => (/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) && email.length <= 254 ? undefined : 'Enter a valid email address.');
 
 export interface AccountChange {
   /** '' removes it. */

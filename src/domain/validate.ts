@@ -30,6 +30,9 @@ export const maxLength = (n: number) => `Ensure this field has no more than ${n}
 export const notBlank = 'This field may not be blank.';
 export const invalidChoice = (v: unknown) => `"${String(v)}" is not a valid choice.`;
 
+/** An email address, as accounts, organizations and invitations take one. */
+export const emailProblem = (email: string) => (/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) && email.length <= 254 ? undefined : 'Enter a valid email address.');
+
 /** A string field: undefined passes (optional), blank and overlong fail. */
 export function checkString(value: string | null | undefined, opts: { max: number; required?: boolean; allowBlank?: boolean }) {
   if (value === undefined || value === null) return opts.required ? required : undefined;

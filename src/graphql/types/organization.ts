@@ -16,6 +16,7 @@ import {
   removeMember,
   removeTeamMember,
   revokeInvitation,
+  roleIn,
   setMemberRole,
   setProjectOrganization,
   updateOrganization,
@@ -98,14 +99,7 @@ export const Organization = builder.prismaObject('Organization', {
       nullable: true,
       description: "The caller's role in it; null for a site admin who is not in it.",
       select: { id: true },
-      resolve: async (org, _a, ctx) => {
-        if (!ctx.viewer) return null;
-        const m = await ctx.prisma.organizationMember.findUnique({
-          where: { organizationId_userId: { organizationId: org.id, userId: ctx.viewer.id } },
-          select: { role: true },
-        });
-        return m?.role ?? null;
-      },
+      resolve: (org, _a, ctx) => roleIn(ctx, org.id),
     }),
   }),
 });
