@@ -339,7 +339,8 @@ describe('password reset in the dashboard', () => {
       await page.getByRole('link', { name: 'Forgot your password?' }).click();
       await page.getByLabel('Username or email address').fill('erin@example.com');
       await page.getByRole('button', { name: 'Email me a link' }).click();
-      expect(await page.getByRole('status').textContent()).toBe(RESET_REQUESTED);
+      // The status reads "Working…" until the server answers.
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 15_000 }).toBe(RESET_REQUESTED);
       const mail = await until('the reset email', () => mails.find((m) => m.to === 'erin@example.com'));
       const link = /(http\S+\/reset-password\?token=\S+)/.exec(mail.text)![1]!;
       expect(link.startsWith(`${served.origin}/reset-password?token=`)).toBe(true);

@@ -109,7 +109,7 @@ describe("on Lectern's origin", () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/_\/search\/\?q=secret&version=latest$/);
     expect(page.url()).toMatch(new RegExp(`^${origin}/docs/secret/_/r/[\\w.-]+/_/search/\\?q=secret&version=latest$`));
-    expect(await page.getByRole('status').textContent()).toBe('2 pages found for "secret".');
+    await expect.poll(() => page.getByRole('status').textContent(), { timeout: 15_000 }).toBe('2 pages found for "secret".');
     await page.getByRole('link', { name: 'Secret docs', exact: true }).click();
     await page.waitForURL(/\/_\/r\/[\w.-]+\/en\/latest\/(index\.html)?$/);
     expect(await page.locator('h1').textContent()).toBe('Secret docs');
