@@ -33,6 +33,10 @@ const USAGE = `usage: lectern <command>
                                       set a user's password (read from stdin unless --password is given)
   token create <username>             print a new API token for a user
   search reindex [project]            index again what every published version (of one project) serves
+  images list                         the build images on this machine (LECTERN_BUILD_IMAGES_DIR)
+  images build <name>...              make build images (debian-12, debian-13) from LECTERN_BUILD_DEBIAN_MIRROR
+  images update [name...]             make the images again with Debian's current packages (all installed ones by default)
+  images remove <name>...             remove build images
   upload --url URL <project> <version> <dir|archive>
                                       publish built docs (a directory, .zip, .tar.gz or .tar) as a version
                                       of a project on a Lectern server; the token is read from
@@ -303,6 +307,8 @@ export async function main(argv: string[]): Promise<number> {
       throw e;
     }
   }
+  // Build images live on this machine's disk: no database.
+  if (command === 'images') return images(loadConfig(), sub, positionals.slice(2));
   if (command === 'serve' || command === 'worker') {
     const config = loadConfig();
     // Refused at once while another process holds the embedded data dir, before loading anything.
@@ -341,6 +347,60 @@ export async function main(argv: string[]): Promise<number> {
     (db) => runDbCommand(request, db, config, io),
     () => loadDbCommand(request),
   );
+}
+
+const IMAGES_USAGE =
+  'usage: lectern images list\n       lectern images build <name>...\n       lectern images update [name...]\n       lectern images remove <name>...';
+
+/** `lectern images ...`: the build images of this machine (docs/design/images.md). */
+async function images(config: Config, sub: string | undefined, names: string[]): Promise<number> {
+  const { IMAGE_NAMES, isImageName, listImages, buildImage, removeImage, ImageError } = await import('./builds/images.ts');
+  const settings = config.build.images;
+  const unknown = names.find((n) => !isImageName(n));
+  if (unknown !== undefined) throw new UsageError(`lectern images: unknown image "${unknown}"; the images are ${IMAGE_NAMES.join(', ')}`);
+  const chosen = names.filter(isImageName);
+  if (sub === 'list' && !chosen.length) {
+    const installed = await listImages(settings.dir);
+    if (!installed.length) console.log(`no build images in ${settings.dir}; make one with: lectern images build ${IMAGE_NAMES.join(' ')}`);
+    for (const i of installed) {
+      const tools = Object.entries(i.tools)
+        .filter(([, v]) => v)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+      console.log(`${i.name}\tDebian ${i.suite}\tmade ${i.created}\t${tools}`);
+    }
+    return 0;
+  }
+  const usable = sub === 'update' || ((sub === 'build' || sub === 'remove') && chosen.length > 0);
+  if (!usable) throw new UsageError(IMAGES_USAGE);
+  if (sub === 'remove') {
+    let code = 0;
+    for (const name of chosen) {
+      if (await removeImage(settings.dir, name)) console.log(`removed ${name}`);
+      else {
+        console.error(`lectern: ${name} is not installed`);
+        code = 1;
+      }
+    }
+    return code;
+  }
+  const targets = chosen.length ? chosen : (await listImages(settings.dir)).map((i) => i.name);
+  if (!targets.length) {
+    console.error(`lectern: no build images to update; make one with: lectern images build ${IMAGE_NAMES.join(' ')}`);
+    return 1;
+  }
+  for (const name of targets) {
+    console.log(`making ${name} from ${settings.mirror}`);
+    try {
+      const made = await buildImage(name, settings, (line) => console.log(`  ${line}`));
+      console.log(`${made.name}: Python ${made.tools.python}, in ${made.rootfs}`);
+    } catch (e) {
+      if (!(e instanceof ImageError)) throw e;
+      console.error(`lectern: ${name}: ${e.message}`);
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /** The database command `argv` names, its password read from stdin where it comes from there. */

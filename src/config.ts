@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './db/lock.ts';
 
 const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+/** A whole number whose default depends on another setting (worked out once the others are read). */
+const optionalInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max).optional();
 
 const schema = z.object({
   LECTERN_DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
@@ -98,8 +100,39 @@ const schema = z.object({
   /** Memory of a build's sandbox (bytes) and processes it may run at once. */
   LECTERN_BUILD_MAX_MEMORY_BYTES: intFrom(4 * 1024 ** 3, 64 * 1_048_576, 1024 ** 4),
   LECTERN_BUILD_MAX_PROCESSES: intFrom(512, 16, 100_000),
+  /** Seconds a build may run (the same 900 as src/builds/run.ts's DEFAULT_TIME_LIMIT_S). */
+  LECTERN_BUILD_TIME_LIMIT_SECONDS: intFrom(900, 10, 86_400),
+  /**
+   * How far a site admin may raise one project's limits (docs/design/builds.md "Per-project
+   * limits"); unset: 4 times the default each. Never below the default (buildCeilingIssues).
+   */
+  LECTERN_BUILD_PROJECT_MAX_TIME_SECONDS: optionalInt(10, 4 * 86_400),
+  LECTERN_BUILD_PROJECT_MAX_MEMORY_BYTES: optionalInt(64 * 1_048_576, 4 * 1024 ** 4),
+  LECTERN_BUILD_PROJECT_MAX_PROCESSES: optionalInt(16, 400_000),
   /** First of the user ids builds run as when Lectern runs as root (build N runs as base + N mod 100000). */
   LECTERN_BUILD_UID_BASE: intFrom(1_500_000_000, 1000, 4_000_000_000),
+  /** What one project's download cache (pip's, uv's) may grow to between builds before it is emptied (bytes). */
+  LECTERN_BUILD_CACHE_MAX_BYTES: intFrom(1024 ** 3, 0, 1024 ** 4),
+  /** Where build images are kept (default: the data dir's images/); every build worker machine has its own. */
+  LECTERN_BUILD_IMAGES_DIR: z
+    .string()
+    .refine((v) => path.isAbsolute(v), 'must be an absolute path')
+    .optional(),
+  /** Debian's archive that build images are made from and `build.apt_packages` come from (docs/design/images.md). */
+  LECTERN_BUILD_DEBIAN_MIRROR: z
+    .string()
+    .regex(/^https?:\/\/[^\s,]+$/, 'must be an http or https URL')
+    .default('http://deb.debian.org/debian'),
+  /** Debian's security archive for the images, or `none`. */
+  LECTERN_BUILD_DEBIAN_SECURITY_MIRROR: z
+    .string()
+    .regex(/^(https?:\/\/[^\s,]+|none)$/, 'must be an http or https URL, or none')
+    .default('http://deb.debian.org/debian-security'),
+  /** More Debian packages every build image holds (comma-separated names). */
+  LECTERN_BUILD_IMAGE_PACKAGES: z
+    .string()
+    .refine((v) => list(v).every((p) => /^[a-z0-9][a-z0-9+.-]+$/.test(p)), 'must be comma-separated Debian package names')
+    .optional(),
   /** Largest archive of built docs one upload may send (bytes); what it expands to is LECTERN_BUILD_MAX_PUBLISH_*'s. */
   LECTERN_UPLOAD_MAX_BYTES: intFrom(2 * 1024 ** 3, 1024, 1024 ** 4),
   /** How many times its own size an uploaded archive may expand to (zip bombs). */
@@ -236,7 +269,15 @@ export interface BuildLimits {
   maxDiskBytes: number;
   maxMemoryBytes: number;
   maxProcesses: number;
+  /** Seconds a build may run (LECTERN_BUILD_TIME_LIMIT_SECONDS). These three are every build's unless its project's are set. */
+  timeLimitSeconds: number;
+  /** The most a site admin may raise one project's limits to (LECTERN_BUILD_PROJECT_MAX_*; domain/build-limits.ts). */
+  projectMax: { timeSeconds: number; memoryBytes: number; processes: number };
   uidBase: number;
+  /** What a project's download cache may grow to (LECTERN_BUILD_CACHE_MAX_BYTES). */
+  cacheMaxBytes: number;
+  /** Where build images come from and what more they hold (docs/design/images.md). */
+  images: { dir: string; mirror: string; securityMirror: string | null; packages: string[] };
   /** Uploaded archives of built docs: their size, and how far they may expand. */
   uploadMaxBytes: number;
   uploadMaxRatio: number;
@@ -255,10 +296,38 @@ function buildLimits(e: z.infer<typeof schema>): BuildLimits {
     maxDiskBytes: e.LECTERN_BUILD_MAX_DISK_BYTES,
     maxMemoryBytes: e.LECTERN_BUILD_MAX_MEMORY_BYTES,
     maxProcesses: e.LECTERN_BUILD_MAX_PROCESSES,
+    timeLimitSeconds: e.LECTERN_BUILD_TIME_LIMIT_SECONDS,
+    projectMax: {
+      timeSeconds: e.LECTERN_BUILD_PROJECT_MAX_TIME_SECONDS ?? 4 * e.LECTERN_BUILD_TIME_LIMIT_SECONDS,
+      memoryBytes: e.LECTERN_BUILD_PROJECT_MAX_MEMORY_BYTES ?? 4 * e.LECTERN_BUILD_MAX_MEMORY_BYTES,
+      processes: e.LECTERN_BUILD_PROJECT_MAX_PROCESSES ?? 4 * e.LECTERN_BUILD_MAX_PROCESSES,
+    },
     uidBase: e.LECTERN_BUILD_UID_BASE,
+    cacheMaxBytes: e.LECTERN_BUILD_CACHE_MAX_BYTES,
+    images: {
+      dir: path.resolve(e.LECTERN_BUILD_IMAGES_DIR ?? path.join(e.LECTERN_DATA_DIR, 'images')),
+      mirror: e.LECTERN_BUILD_DEBIAN_MIRROR,
+      securityMirror: e.LECTERN_BUILD_DEBIAN_SECURITY_MIRROR === 'none' ? null : e.LECTERN_BUILD_DEBIAN_SECURITY_MIRROR,
+      packages: list(e.LECTERN_BUILD_IMAGE_PACKAGES ?? ''),
+    },
     uploadMaxBytes: e.LECTERN_UPLOAD_MAX_BYTES,
     uploadMaxRatio: e.LECTERN_UPLOAD_MAX_RATIO,
   };
+}
+
+/** Each ceiling a project may be raised to, with the default every build gets: the setting of each. */
+const BUILD_CEILINGS = [
+  ['LECTERN_BUILD_PROJECT_MAX_TIME_SECONDS', 'LECTERN_BUILD_TIME_LIMIT_SECONDS'],
+  ['LECTERN_BUILD_PROJECT_MAX_MEMORY_BYTES', 'LECTERN_BUILD_MAX_MEMORY_BYTES'],
+  ['LECTERN_BUILD_PROJECT_MAX_PROCESSES', 'LECTERN_BUILD_MAX_PROCESSES'],
+] as const;
+
+/** A ceiling set below its default: a raised project would get less than any other (names both settings, never a value). */
+function buildCeilingIssues(e: z.infer<typeof schema>): { path: string[]; message: string }[] {
+  return BUILD_CEILINGS.filter(([ceiling, def]) => e[ceiling] !== undefined && e[ceiling] < e[def]).map(([ceiling, def]) => ({
+    path: [ceiling],
+    message: `must not be below ${def} (the limit every build gets): it is how far a site admin may raise one project's builds`,
+  }));
 }
 
 /**
@@ -341,9 +410,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const emailIssue = typeof email === 'string' ? [{ path: ['LECTERN_SMTP_HOST'], message: email }] : [];
   const oidcIssue = oidcProblem(known);
   const oidcIssues = oidcIssue ? [{ path: ['LECTERN_OIDC_ISSUER'], message: oidcIssue }] : [];
-  if (!parsed.success || xAccelIssue.length || localIssue.length || emailIssue.length || oidcIssues.length) {
+  const ceilingIssues = parsed.success ? buildCeilingIssues(parsed.data) : [];
+  if (!parsed.success || xAccelIssue.length || localIssue.length || emailIssue.length || oidcIssues.length || ceilingIssues.length) {
     // Name the variable and the rule, never the value: it may be a secret.
-    const issues = [...(parsed.success ? [] : parsed.error.issues), ...xAccelIssue, ...localIssue, ...emailIssue, ...oidcIssues];
+    const issues = [...(parsed.success ? [] : parsed.error.issues), ...xAccelIssue, ...localIssue, ...emailIssue, ...oidcIssues, ...ceilingIssues];
     const lines = issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }

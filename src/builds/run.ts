@@ -7,13 +7,16 @@ import { lstat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
+import { buildLimitsFor } from '../domain/build-limits.ts';
 import { forbiddenVariableName } from '../domain/environment-variables.ts';
 import type { Build, EnvironmentVariable, Project, Version } from '../generated/prisma/client.ts';
 import { finishedEvent, queueBuildEvent } from '../queue/deliveries.ts';
 import { buildUid, bwrapAvailable, GIT_ENV, prepareSandbox, retryingSandboxSetup } from '../sandbox/sandbox.ts';
 import type { BuildConfig } from './config.ts';
+import type { InstalledImage } from './images.ts';
 import type { PipelineDeps } from './pipeline.ts';
 import { Recorder } from './record.ts';
+import type { ToolChoice } from './tools.ts';
 
 /** A failure a person can act on: the build ends unsuccessful with this message. */
 export class StepFailed extends Error {}
@@ -27,6 +30,8 @@ export class Skipped extends Error {}
 export const DEFAULT_TIME_LIMIT_S = 900;
 export const FORMAT_EXT = { htmlzip: '.zip', epub: '.epub', pdf: '.pdf' } as const;
 export const SYSTEM_PYTHON = '/usr/bin/python3';
+/** The whole environment of a command Lectern runs as root in a build's image (its package installs). */
+const ROOT_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', LANG: 'C.UTF-8', TMPDIR: '/tmp', DEBIAN_FRONTEND: 'noninteractive' };
 
 const MOVE_SINGLE =
   'dir=$1 ext=$2 target=$3; n=0; for f in "$dir"/*"$ext"; do if [ -e "$f" ] || [ -L "$f" ]; then n=$((n+1)); found=$f; fi; done; ' +
@@ -44,6 +49,8 @@ export interface RunOptions {
   mayskip?: boolean;
   /** A local repository's directory (read-only) and git's settings for it: the clone's commands only. */
   readOnly?: string[];
+  /** As root in the build's image, writing into its layer: Lectern's own `apt-get` only. */
+  asRoot?: boolean;
   env?: Record<string, string>;
   /** Said after the output when the command fails (why the build firewall refused the host). */
   explain?: () => Promise<string | null>;
@@ -74,6 +81,17 @@ export class BuildRun {
   readonly rtdEnv: Record<string, string>;
   /** The version sync started after the clone: it runs beside the build, and ends before the build does. */
   syncing: Promise<unknown> | null = null;
+  /** The build image it runs in from its configuration on (the configure step), or null: this machine's own system. */
+  image: InstalledImage | null = null;
+  /** What `build.tools` asked for and got (the configure step). */
+  tools: ToolChoice[] = [];
+  /** The build's layer over its image: what its commands write outside its directory (docs/design/images.md). */
+  readonly layer: string;
+  /**
+   * The project's download cache kept between its builds (pip's and uv's, as `~/.cache`), or null:
+   * a pull request's preview starts from none and leaves none (docs/design/images.md "Caches").
+   */
+  readonly cache: string | null;
   /** The commit checked out: set by the clone step. */
   commit = '';
   /** The build's configuration: set by the configure step. */
@@ -98,7 +116,8 @@ export class BuildRun {
     this.project = project;
     this.version = version;
     this.variables = variables;
-    this.limits = deps.limits ?? DEFAULT_BUILD_LIMITS;
+    // The project's own time, memory and processes where a site admin set them, capped at the ceilings.
+    this.limits = buildLimitsFor(project, deps.limits ?? DEFAULT_BUILD_LIMITS);
     // A pull request's preview builds code anyone who can open a pull request wrote: it gets the
     // project's public variables only, as on Read the Docs. Names that change how programs load or
     // run are refused when created; rows made before that rule are left out, and the log says so.
@@ -115,6 +134,8 @@ export class BuildRun {
     this.home = path.join(this.workdir, 'home');
     this.output = path.join(this.checkout, '_readthedocs');
     this.artifacts = path.join(deps.dataDir, 'builds', `${build.id}.lectern`);
+    this.layer = path.join(deps.dataDir, 'builds', `${build.id}.layer`);
+    this.cache = preview ? null : path.join(deps.dataDir, 'cache', 'projects', String(project.id));
     this.recorder = new Recorder(
       deps,
       build.id,
@@ -166,7 +187,7 @@ export class BuildRun {
   }
 
   get timeLimitSeconds(): number {
-    return this.project.buildTimeLimit ?? DEFAULT_TIME_LIMIT_S;
+    return this.limits.timeLimitSeconds;
   }
 
   /** The project's own `build.commands`, which replace every step Lectern would run; null when it gives none. */
@@ -187,8 +208,10 @@ export class BuildRun {
   }
 
   /** The sandbox of one command: the build's directory, `cwd`, and nothing of Lectern's. */
-  sandboxFor(argv: string[], opts: { cwd: string; network: boolean; readOnly?: string[] }) {
-    return prepareSandbox(argv, { workdir: this.workdir, hide: this.hide, uid: this.uid, limits: this.limits, ...opts });
+  sandboxFor(argv: string[], opts: { cwd: string; network: boolean; readOnly?: string[]; asRoot?: boolean }) {
+    const image = this.image ? { rootfs: this.image.rootfs, layer: this.layer } : null;
+    const writable = this.cache && !opts.asRoot ? [{ host: this.cache, at: path.join(this.home, '.cache') }] : [];
+    return prepareSandbox(argv, { workdir: this.workdir, hide: this.hide, uid: this.uid, limits: this.limits, image, writable, ...opts });
   }
 
   /**
@@ -200,10 +223,16 @@ export class BuildRun {
     const attempt = () =>
       this.recorder.run(description, argv, {
         cwd: this.workdir,
-        env: { ...this.baseEnv, ...this.rtdEnv, ...this.env, ...opts.env },
+        // Root's commands get none of the project's variables, and nothing of the build on their PATH.
+        env: opts.asRoot ? ROOT_ENV : { ...this.baseEnv, ...this.rtdEnv, ...this.env, ...opts.env },
         timeoutMs: this.deadline - Date.now(),
         signal: this.signal,
-        sandbox: this.sandboxFor(argv, { cwd: opts.cwd ?? this.checkout, network: opts.network ?? false, readOnly: opts.readOnly }),
+        sandbox: this.sandboxFor(argv, {
+          cwd: opts.asRoot ? '/' : (opts.cwd ?? this.checkout),
+          network: opts.network ?? false,
+          readOnly: opts.readOnly,
+          asRoot: opts.asRoot,
+        }),
       });
     // bubblewrap failing to set the sandbox up is this machine's trouble, not the project's; the
     // attempt it could not start is not kept in the log (the command never ran).

@@ -29,6 +29,7 @@ export const AUDIT_ACTIONS = [
   'team-member-removed',
   'project-moved',
   'project-settings-changed',
+  'build-limits-changed',
   'maintainer-added',
   'maintainer-removed',
   'variable-added',

@@ -8,6 +8,7 @@ import './types/errors.ts';
 import './types/common.ts';
 import './types/user.ts';
 import './types/project.ts';
+import './types/build-limits.ts';
 import './types/organization.ts';
 import './types/audit.ts';
 import './types/sso.ts';

@@ -62,7 +62,7 @@ const which = (cmd: string, places: string[]) => places.map((d) => path.join(d, 
  * uses them), and always run by that absolute path: a name alone would be looked up in the
  * command's PATH, which starts with the build's own venv/bin, where a build may leave a `bwrap`.
  */
-let found: Record<'bwrap' | 'slirp' | 'nft' | 'nsenter' | 'setpriv' | 'prlimit' | 'bash', string | null> | undefined;
+let found: Record<'bwrap' | 'slirp' | 'nft' | 'nsenter' | 'setpriv' | 'prlimit' | 'bash' | 'unshare' | 'mount', string | null> | undefined;
 const tools = () =>
   (found ??= {
     bwrap: which('bwrap', ['/usr/bin', '/bin', '/usr/local/bin']),
@@ -72,6 +72,8 @@ const tools = () =>
     setpriv: which('setpriv', ['/usr/bin', '/bin']),
     prlimit: which('prlimit', ['/usr/bin', '/bin']),
     bash: which('bash', ['/usr/bin', '/bin']),
+    unshare: which('unshare', ['/usr/bin', '/bin']),
+    mount: which('mount', ['/usr/bin', '/bin']),
   });
 
 // ---------------------------------------------------------------------------------------------
@@ -326,9 +328,61 @@ export interface SandboxOptions {
    * LECTERN_BUILD_LOCAL_REPOSITORIES): only for the git commands that read them.
    */
   readOnly?: string[];
+  /** Host directories bound writable inside the build's directory (the project's cache at `home/.cache`): their mount points must exist. */
+  writable?: { host: string; at: string }[];
   /** Run as this user id (only when Lectern runs as root); null: as Lectern's user. */
   uid: number | null;
   limits: BuildLimits;
+  /**
+   * A build image to run in instead of the host's system (docs/design/images.md): its root
+   * filesystem, read-only, under the build's own layer (an overlay whose `upper` and `work` are in
+   * `layer`), which keeps what the command writes outside the build's directory.
+   */
+  image?: { rootfs: string; layer: string } | null;
+  /**
+   * Run as root in the sandbox, with the few capabilities a package manager needs, the image's
+   * root writable (into the layer): only for Lectern's own `apt-get` of `build.apt_packages`.
+   */
+  asRoot?: boolean;
+}
+
+/** The capabilities `apt-get install` keeps when it runs as root in a build's layer: files' owners and modes, and apt's drop to its own user. */
+const PACKAGE_MANAGER_CAPS = ['CAP_CHOWN', 'CAP_DAC_OVERRIDE', 'CAP_FOWNER', 'CAP_FSETID', 'CAP_SETUID', 'CAP_SETGID', 'CAP_SETFCAP'];
+
+/** A path as overlayfs's mount options may carry it (they are separated by `,` and `:`). */
+const PLAIN_PATH = /^[\w./@+-]+$/;
+
+/** The directories of a build's layer: what the image shows changed (`upper`), overlayfs's scratch (`work`), and the mount point (`merged`). */
+export const layerDirs = (layer: string) => ({ upper: path.join(layer, 'upper'), work: path.join(layer, 'work'), merged: path.join(layer, 'merged') });
+
+/**
+ * Makes the layer's directories (root's, when Lectern is root) and, in `upper`, the mount points
+ * the sandbox binds over (the build's directory and what it reads), as the image lacks them.
+ */
+function prepareLayer(image: { rootfs: string; layer: string }, targets: string[]): string[] {
+  const { upper, work, merged } = layerDirs(image.layer);
+  for (const p of [image.rootfs, upper, work, merged]) {
+    if (!PLAIN_PATH.test(p)) throw new Error(`the build image's path ${JSON.stringify(p)} has characters an overlay mount cannot take`);
+  }
+  // The layer is root's alone on the host: what a package install leaves in it (a set-user-id
+  // program, say) is reached only through the sandbox, where no-new-privileges holds.
+  mkdirSync(image.layer, { recursive: true, mode: 0o700 });
+  for (const d of [upper, work, merged]) mkdirSync(d, { recursive: true, mode: 0o755 });
+  for (const t of targets) {
+    const inUpper = path.join(upper, t);
+    let st;
+    try {
+      st = statSync(t);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) mkdirSync(inUpper, { recursive: true, mode: 0o755 });
+    else if (!existsSync(inUpper)) {
+      mkdirSync(path.dirname(inUpper), { recursive: true, mode: 0o755 });
+      writeFileSync(inUpper, '');
+    }
+  }
+  return ['-o', `lowerdir=${image.rootfs},upperdir=${upper},workdir=${work}`, merged];
 }
 
 /** The user id build `buildId` runs as when Lectern runs as root; null otherwise. */
@@ -372,10 +426,12 @@ function bwrapArgv(p: {
   /** The sandbox's own resolv.conf (a network of its own), else the host's entries are used. */
   resolv: string | null;
   dropUser: string[];
+  /** Capabilities kept (all are dropped first). */
+  caps: string[];
   argv: string[];
   o: SandboxOptions;
 }): string[] {
-  const { bwrap, bash, prlimit, system, pipArgs, bound, tmp, resolv, dropUser, argv, o } = p;
+  const { bwrap, bash, prlimit, system, pipArgs, bound, tmp, resolv, dropUser, caps, argv, o } = p;
   return [
     bwrap,
     ...system.args,
@@ -388,6 +444,8 @@ function bwrapArgv(p: {
     '--bind',
     tmp,
     '/tmp',
+    // An image has its own /var/tmp (the host's root gets a link to /tmp instead).
+    ...(o.image ? ['--bind', tmp, '/var/tmp'] : []),
     // Hidden directories are not in the root at all; one that lies inside something bound (a data
     // dir under /usr/local, say) is covered by an empty tmpfs. Parents before children.
     // Directories bubblewrap makes for mount points inside a tmpfs are made traversable (0755) first.
@@ -399,8 +457,9 @@ function bwrapArgv(p: {
     '--bind',
     o.workdir,
     o.workdir,
+    ...(o.writable ?? []).flatMap((w) => ['--bind', w.host, w.at]),
     ...(o.readOnly ?? []).flatMap((d) => [...parents(d), '--ro-bind', d, d]),
-    ...(resolv ? ['--ro-bind', resolv, '/etc/resolv.conf'] : hostResolvConf()),
+    ...(resolv ? ['--ro-bind', resolv, '/etc/resolv.conf'] : o.image ? [] : hostResolvConf()),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
@@ -410,9 +469,7 @@ function bwrapArgv(p: {
     '--new-session',
     '--cap-drop',
     'ALL',
-    // Kept only until setpriv changes the user (which clears them all): the user and group changes,
-    // and entering the build's directories (its user's, mode 700) as root without caps.
-    ...(dropUser.length ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP', '--cap-add', 'CAP_DAC_READ_SEARCH'] : []),
+    ...caps.flatMap((c) => ['--cap-add', c]),
     '--info-fd',
     '3',
     '--block-fd',
@@ -438,24 +495,22 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
   const tmp = path.join(o.workdir, '.tmp');
   mkdirSync(tmp, { recursive: true });
 
+  if (o.asRoot && !(root && o.image)) throw new Error('a command runs as root only in a build image, and only when Lectern runs as root');
   const cgroups = root ? makeCgroups(`lectern-${id}`, o.limits) : null;
-  const rlimits = [
-    `--nproc=${o.limits.maxProcesses}`,
-    `--fsize=${o.limits.maxDiskBytes}`,
-    `--core=0`,
-    ...(cgroups?.memory ? [] : [`--as=${o.limits.maxMemoryBytes}`]),
-  ];
-  const { bwrap, setpriv, prlimit, bash } = tools();
+  const rlimits = rlimitsFor(o, cgroups?.memory ?? false);
+  const { bwrap, prlimit, bash } = tools();
   if (!bwrap || !bash) throw new Error('bubblewrap (bwrap) or bash is not installed: Lectern runs no command without its sandbox');
-  const dropUser =
-    o.uid !== null && root && setpriv
-      ? [setpriv, `--reuid=${o.uid}`, `--regid=${o.uid}`, '--clear-groups', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--']
-      : [];
-  const system = systemRoot();
+  const { dropUser, caps } = privileges(o, root);
   // pip's local index and wheels, unless they overlap a hidden directory (the data dir, a home).
   const pip = pipPaths().filter((p) => !o.hide.some((h) => isUnder(p, h) || isUnder(h, p)));
   const pipArgs = pip.flatMap((p) => bindAsHostHasIt(p));
+  // In an image nothing of the host is bound but what is named here; the image's root is
+  // read-only (writable into the layer only for Lectern's own package installs).
+  const layer = o.image ? prepareLayer(o.image, [o.workdir, ...(o.readOnly ?? []), ...pip]) : null;
+  const system = o.image ? { args: [o.asRoot ? '--bind' : '--ro-bind', layerDirs(o.image.layer).merged, '/'], bound: [] } : systemRoot();
   const bound = [...system.bound, ...pip];
+  const { unshare, mount } = tools();
+  if (layer && (!unshare || !mount)) throw new Error('unshare or mount (util-linux) is not installed: a build image cannot be mounted');
   const full = bwrapArgv({
     bwrap,
     bash,
@@ -466,9 +521,13 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
     tmp,
     resolv: network ? resolv : null,
     dropUser,
+    caps,
     argv,
     o,
   });
+  // An image: bubblewrap starts in a mount namespace of its own where the build's layer is
+  // mounted over the image, and gone with the namespace when the command ends.
+  if (layer) full.unshift(...layerMount(unshare!, mount!, bash, layer));
 
   let slirp: ChildProcess | null = null;
   return {
@@ -500,13 +559,51 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
       return hit;
     },
     async watch() {
-      const used = await diskUsage(o.workdir, o.limits.maxDiskBytes);
+      // What the command wrote into the image (its layer) counts with the build's directory.
+      const inLayer = o.image ? await diskUsage(layerDirs(o.image.layer).upper, o.limits.maxDiskBytes) : 0;
+      const used = inLayer + (await diskUsage(o.workdir, o.limits.maxDiskBytes - inLayer));
       // A file as large as the whole limit was stopped by RLIMIT_FSIZE: that is the limit reached too.
       return used >= o.limits.maxDiskBytes
         ? { kind: 'disk', message: `the build used more than its disk limit of ${formatBytes(o.limits.maxDiskBytes)} (LECTERN_BUILD_MAX_DISK_BYTES)` }
         : null;
     },
   };
+}
+
+/** prlimit's bounds of a command: processes, file size, no core dumps, and memory where no cgroup bounds it. */
+function rlimitsFor(o: SandboxOptions, memoryCgroup: boolean): string[] {
+  return [
+    // RLIMIT_NPROC counts every process of the user: for root, the host's too (the pids cgroup bounds it instead).
+    ...(o.asRoot ? [] : [`--nproc=${o.limits.maxProcesses}`]),
+    `--fsize=${o.limits.maxDiskBytes}`,
+    `--core=0`,
+    ...(memoryCgroup ? [] : [`--as=${o.limits.maxMemoryBytes}`]),
+  ];
+}
+
+/** Who the command runs as: the build's user (setpriv, from root), Lectern's own user, or root with a package manager's capabilities. */
+function privileges(o: SandboxOptions, root: boolean): { dropUser: string[]; caps: string[] } {
+  if (o.asRoot) return { dropUser: [], caps: PACKAGE_MANAGER_CAPS };
+  const { setpriv } = tools();
+  if (o.uid === null || !root || !setpriv) return { dropUser: [], caps: [] };
+  return {
+    dropUser: [setpriv, `--reuid=${o.uid}`, `--regid=${o.uid}`, '--clear-groups', '--bounding-set=-all', '--inh-caps=-all', '--no-new-privs', '--'],
+    // Kept only until setpriv changes the user (which clears them all): the user and group changes,
+    // and entering the build's directories (its user's, mode 700) as root without caps.
+    caps: ['CAP_SETUID', 'CAP_SETGID', 'CAP_SETPCAP', 'CAP_DAC_READ_SEARCH'],
+  };
+}
+
+/**
+ * The start of a command in an image: a mount namespace of its own (private: the host never sees
+ * the mount), the layer mounted there over the image, then bubblewrap. All by absolute path: the
+ * child's PATH starts with the build's venv/bin.
+ */
+function layerMount(unshare: string, mount: string, bash: string, layer: string[]): string[] {
+  const script = '"$1" -t overlay lectern-layer "$2" "$3" "$4" || { echo "Lectern: the build image could not be mounted" >&2; exit 125; }; shift 4; exec "$@"';
+  // Not root: a user namespace of its own, whose root may mount an overlay (Linux 5.11 and later).
+  const user = isRoot() ? [] : ['--user', '--map-root-user'];
+  return [unshare, ...user, '--mount', '--propagation', 'private', '--', bash, '-p', '-c', script, 'lectern-layer', mount, ...layer];
 }
 
 /** `--dir` for each ancestor of `dir` below `above` (existing ones are left as they are), traversable. */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a Lectern build runs, when they are missing: git, Python with venv,
-# pip and setuptools, Sphinx, MkDocs, and bubblewrap, slirp4netns and nftables for the sandbox. `npm start` runs it, and the
+# pip and setuptools, Sphinx, MkDocs, bubblewrap, slirp4netns and nftables for the sandbox, and
+# mmdebstrap for build images. `npm start` runs it, and the
 # test setup too; on a machine where it cannot install (not root) it says what to install instead.
 # Usage: build-tools.sh [extra Debian packages to check by command: NAME=PACKAGE ...]
 set -euo pipefail
@@ -17,6 +18,8 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v slirp4netns >/dev/null 2>&1 || missing+=(slirp4netns)
 [ -x /usr/sbin/nft ] || missing+=(nftables)
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+# Build images (`lectern images build`, docs/design/images.md) are made with mmdebstrap.
+command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
 # More packages the caller needs, named by the command that shows them installed.
 for pair in "$@"; do
   cmd=${pair%%=*}

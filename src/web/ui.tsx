@@ -109,6 +109,8 @@ const FIELD_LABELS: Record<string, string> = {
   slug: 'Slug',
   expiresAt: 'Expires',
   projects: 'Projects',
+  timeSeconds: 'Time (seconds)',
+  memoryBytes: 'Memory',
 };
 
 /** A field's label for a message: the form's own word for it, never the API's path. */

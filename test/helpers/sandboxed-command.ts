@@ -2,7 +2,9 @@
 // runs one bash command in a build's sandbox the way the pipeline does (prepareSandbox, runCommand,
 // retried while bubblewrap cannot set up), and prints {open, exitCode, output} as JSON, where
 // `open` is what this process itself had open above 2 (what it would pass on). A test starts it
-// with descriptors of its choosing to see what the sandboxed command inherits.
+// with descriptors of its choosing to see what the sandboxed command inherits. With
+// SANDBOX_IMAGE=<rootfs> and SANDBOX_LAYER=<dir>, the command runs in that build image over that
+// layer (SANDBOX_AS_ROOT=1: as root, as Lectern's own package installs do).
 import { readdirSync, readlinkSync } from 'node:fs';
 import { DEFAULT_BUILD_LIMITS } from '../../src/config.ts';
 import { prepareSandbox, retryingSandboxSetup } from '../../src/sandbox/sandbox.ts';
@@ -35,6 +37,8 @@ const r = await retryingSandboxSetup(() =>
       network: network === 'net',
       uid: uid === '-' ? null : Number(uid),
       limits: { ...DEFAULT_BUILD_LIMITS, networkAllow: [] },
+      image: process.env.SANDBOX_IMAGE ? { rootfs: process.env.SANDBOX_IMAGE, layer: process.env.SANDBOX_LAYER! } : null,
+      asRoot: process.env.SANDBOX_AS_ROOT === '1',
     }),
   }),
 );

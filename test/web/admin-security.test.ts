@@ -5,7 +5,8 @@
 // and nothing else and writes nothing; an owner who is a site admin (SSO rules are a site admin's)
 // makes the organization sign in with SSO only and gives a team an SSO group; the owner reads the organization's audit log (docs/design/audit.md), filtered, which a
 // member who is not an owner never sees; the site admin's audit log lists a failed sign-in; the
-// invitation page says what a link offers. Every page is scanned with axe-core and photographed
+// invitation page says what a link offers; a site admin raises a project's build limits, which its
+// maintainer reads and cannot change (docs/design/builds.md "Per-project limits"). Every page is scanned with axe-core and photographed
 // under test-results/screenshots/<db>/, some again at a phone's 375 px.
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -287,5 +288,35 @@ describe('security settings in the dashboard', { timeout: 120_000 }, () => {
     await visit(admin, '/invitations/accept?token=not-a-token');
     await admin.getByText('This invitation is used, expired or wrong.').waitFor();
     expect(await admin.getByRole('button', { name: 'Join the organization' }).count()).toBe(0);
+  });
+
+  it("a site admin raises a project's build limits, a value above a ceiling is refused naming it, and its maintainer reads them", async () => {
+    const olive = await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'olive' } });
+    await makeProject(t, { slug: 'atlas', maintainers: [olive.id] });
+    // ada maintains nothing of it: the settings tab is offered for its build limits alone.
+    await visit(admin, '/projects/atlas/settings');
+    await admin.getByText("Only the project's maintainers change its settings.").waitFor();
+    const form = admin.locator('form', { has: admin.getByRole('button', { name: 'Save build limits' }) });
+    expect(await form.getByLabel('Processes').getAttribute('placeholder')).toBe('512');
+    await form.getByLabel('Processes').fill('99999');
+    await form.getByRole('button', { name: 'Save build limits' }).click();
+    await expect.poll(() => form.getByRole('alert').textContent()).toContain('LECTERN_BUILD_PROJECT_MAX_PROCESSES');
+    await form.getByLabel('Processes').fill('1024');
+    await form.getByLabel('Time (seconds)').fill('1800');
+    await form.getByRole('button', { name: 'Save build limits' }).click();
+    await form.getByText('Saved: the next build gets these limits.').waitFor();
+    expect(
+      await t.db.prisma.project.findUniqueOrThrow({
+        where: { slug: 'atlas' },
+        select: { buildTimeLimit: true, buildMemoryLimit: true, buildProcessesLimit: true },
+      }),
+    ).toEqual({ buildTimeLimit: 1800, buildMemoryLimit: null, buildProcessesLimit: 1024 });
+    await admin.reload();
+    await expect.poll(() => admin.getByLabel('Processes').inputValue()).toBe('1024');
+    await look(admin, 'build-limits');
+
+    await visit(owner, '/projects/atlas/settings');
+    await owner.getByText('A build may run 30 min, with 4 GiB of memory and 1024 processes at once.', { exact: false }).waitFor();
+    expect(await owner.getByRole('button', { name: 'Save build limits' }).count()).toBe(0);
   });
 });

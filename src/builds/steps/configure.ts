@@ -2,7 +2,9 @@
 // recorded with the variables it is given; a build of what the version already serves skipped;
 // submodules and `build.jobs.post_checkout` run.
 import { BuildConfigError, loadBuildConfig } from '../config.ts';
+import { chooseImage, listImages } from '../images.ts';
 import { type BuildRun, Skipped, StepFailed } from '../run.ts';
+import { chooseTools } from '../tools.ts';
 
 export async function configure(r: BuildRun): Promise<void> {
   const { build, version, prisma } = r;
@@ -14,13 +16,16 @@ export async function configure(r: BuildRun): Promise<void> {
     throw e;
   }
   const config = r.config;
-  if (file) await r.run('Reading the configuration', 'cat', ['cat', '--', file]);
+  // The image and tools from here on: the configuration's own commands run in it.
+  const problem = await chooseImageAndTools(r);
+  if (file && !problem) await r.run('Reading the configuration', 'cat', ['cat', '--', file]);
   // The variables as this build is given them (ids and change times, never values).
   const variablesStamp = r.variables
     .map((v) => `${v.id}@${v.modifiedAt.getTime()}`)
     .sort()
     .join(',');
   await prisma.build.update({ where: { id: build.id }, data: { config: config as object, readthedocsYamlPath: file, variablesStamp } });
+  if (problem) throw new StepFailed(problem);
   // No wasted builds: the commit, configuration and variables the version already serves are not built again unless forced.
   // Only while it serves them: a version turned off (built: false) and on again is built for real.
   if (!build.force && version.built && version.publishedBuildId !== null) {
@@ -52,4 +57,31 @@ function canonicalJson(value: unknown): string {
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v,
   );
+}
+
+/**
+ * The build image `build.os` maps to and the versions `build.tools` asks for (docs/design/images.md),
+ * said in the build's log, given to its commands as READTHEDOCS_BUILD_IMAGE and
+ * READTHEDOCS_TOOLS_<TOOL>, and kept as each tool's `full_version`; or why the build cannot run.
+ */
+async function chooseImageAndTools(r: BuildRun): Promise<string | null> {
+  const build = r.config.build;
+  const installed = await listImages(r.limits.images.dir);
+  const choice = chooseImage(build.os, installed);
+  if ('problem' in choice) return choice.problem;
+  const tools = chooseTools(build.tools, choice.image, installed);
+  if ('problem' in tools) return tools.problem;
+  r.image = choice.image;
+  r.tools = tools.chosen;
+  r.rtdEnv.READTHEDOCS_BUILD_IMAGE = choice.image?.name ?? 'host';
+  const lines = [choice.note];
+  for (const t of tools.chosen) {
+    build.tools[t.tool]!.full_version = t.version;
+    r.rtdEnv[`READTHEDOCS_TOOLS_${t.tool.toUpperCase()}`] = t.version;
+    lines.push(
+      `build.tools.${t.tool}: "${t.asked}" runs ${t.tool} ${t.version}${t.packages.length ? ` (Debian's ${t.packages.join(', ')}, installed with the system packages)` : ''}.`,
+    );
+  }
+  await r.note('Build image', `build.os: ${build.os ?? '(not set)'}`, `${lines.join('\n')}\n`, 0);
+  return null;
 }

@@ -2,15 +2,17 @@
 // what the configuration asks pip to install, with the `build.jobs` around them. `build.commands`
 // replaces this step and the next: only the environment is made for them.
 import { execFileSync } from 'node:child_process';
-import { type BuildRun, SYSTEM_PYTHON } from '../run.ts';
+import { IMAGE_NAMES } from '../images.ts';
+import { type BuildRun, StepFailed, SYSTEM_PYTHON } from '../run.ts';
 
 export async function install(r: BuildRun): Promise<void> {
   await r.setState('installing');
   const jobs = r.config.build?.jobs;
   const custom = r.customCommands !== null;
+  if (!custom) await r.runJob('pre_system_dependencies', jobs?.pre_system_dependencies, true);
+  // build.commands replace the steps, not the system packages and tools they build with.
+  await systemPackages(r);
   if (!custom) {
-    // Lectern installs no system packages (apt_packages): the machine's are what builds have.
-    await r.runJob('pre_system_dependencies', jobs?.pre_system_dependencies, true);
     await r.runJob('post_system_dependencies', jobs?.post_system_dependencies, true);
     await r.runJob('pre_create_environment', jobs?.pre_create_environment, true);
   }
@@ -31,15 +33,40 @@ export async function install(r: BuildRun): Promise<void> {
   await r.runJob('post_install', jobs?.post_install, true);
 }
 
+/** apt's settings for Lectern's installs: as root throughout (the build's /tmp is not apt's own user's), no translations, no kept .debs. */
+const APT = ['apt-get', '-o', 'APT::Sandbox::User=root', '-o', 'Acquire::Languages=none', '-o', 'APT::Keep-Downloaded-Packages=false'];
+
+/**
+ * `build.apt_packages` and the packages of `build.tools` (nodejs, ruby, rust, golang), installed
+ * into the build's layer over its image from the image's Debian sources, as Read the Docs runs
+ * them (names checked when the configuration was read: no options, no paths or URLs).
+ */
+async function systemPackages(r: BuildRun): Promise<void> {
+  const apt = r.config.build.apt_packages;
+  const packages = [...new Set([...r.tools.flatMap((t) => t.packages), ...apt])];
+  if (!packages.length) return;
+  if (!r.image) {
+    throw new StepFailed(
+      `build.apt_packages: packages are installed into a build image, and none is installed on this machine (lectern images build ${IMAGE_NAMES.join('|')}); this machine's own system is never changed by a build.`,
+    );
+  }
+  await r.run('Installing system packages', 'apt-get update', [...APT, 'update', '--assume-yes', '--quiet'], { network: true, asRoot: true });
+  await r.run('Installing system packages', 'apt-get install', [...APT, 'install', '--assume-yes', '--quiet', '--no-install-recommends', '--', ...packages], {
+    network: true,
+    asRoot: true,
+  });
+}
+
 /** `python.install`: requirements files and local packages, in order. */
 async function pipInstall(r: BuildRun): Promise<void> {
-  const pip = [`${r.venv}/bin/python`, '-m', 'pip', 'install'];
+  // pip's cache is the project's own (kept between builds) where it has one.
+  const pip = [`${r.venv}/bin/python`, '-m', 'pip', 'install', ...(r.cache ? [] : ['--no-cache-dir'])];
   for (const entry of r.config.python?.install ?? []) {
     if ('requirements' in entry && entry.requirements) {
-      await r.run('Installing', 'pip install -r', [...pip, '--exists-action=w', '--no-cache-dir', '-r', entry.requirements], { network: true });
+      await r.run('Installing', 'pip install -r', [...pip, '--exists-action=w', '-r', entry.requirements], { network: true });
     } else if ('path' in entry && entry.path) {
       const extras = entry.extra_requirements?.length ? `[${entry.extra_requirements.join(',')}]` : '';
-      await r.run('Installing', 'pip install', [...pip, '--upgrade-strategy', 'only-if-needed', '--no-cache-dir', `./${entry.path}${extras}`], {
+      await r.run('Installing', 'pip install', [...pip, '--upgrade-strategy', 'only-if-needed', `./${entry.path}${extras}`], {
         network: true,
       });
     }

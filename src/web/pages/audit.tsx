@@ -32,6 +32,7 @@ const ACTIONS = [
   'team-member-removed',
   'project-moved',
   'project-settings-changed',
+  'build-limits-changed',
   'maintainer-added',
   'maintainer-removed',
   'variable-added',

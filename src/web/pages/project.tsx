@@ -80,7 +80,10 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
   const project = data?.project;
   if (!project) return <NotFound what={`There is no project "${slug}" that you can see.`} />;
   const known = TABS.some(([t]) => t === tab);
-  const tabs = project.viewerIsMaintainer ? TABS : TABS.filter(([t]) => !MAINTAINERS_ONLY.has(t));
+  // A site admin who does not maintain the project still gets its settings tab: its build limits are theirs to change.
+  const admin = data?.viewer?.isAdmin === true;
+  const readsTab = (t: string) => project.viewerIsMaintainer || !MAINTAINERS_ONLY.has(t) || (admin && t === 'settings');
+  const tabs = TABS.filter(([t]) => readsTab(t));
   return (
     <section>
       <div className="title-row">
@@ -101,7 +104,7 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
         ))}
       </nav>
       {!known && <NotFound what={`The project has no "${tab}" page.`} />}
-      {!project.viewerIsMaintainer && MAINTAINERS_ONLY.has(tab) ? <MaintainersOnly tab={tab} /> : <ProjectTab project={project} tab={tab} />}
+      {!readsTab(tab) ? <MaintainersOnly tab={tab} /> : <ProjectTab project={project} tab={tab} admin={admin} />}
     </section>
   );
 }
@@ -133,7 +136,7 @@ function ProjectAccess({ project }: { project: ProjectData }) {
   );
 }
 
-function ProjectTab({ project, tab }: { project: ProjectData; tab: string }) {
+function ProjectTab({ project, tab, admin }: { project: ProjectData; tab: string; admin: boolean }) {
   const slug = project.slug;
   return (
     <>
@@ -146,7 +149,7 @@ function ProjectTab({ project, tab }: { project: ProjectData; tab: string }) {
           maintainer={project.viewerIsMaintainer}
         />
       )}
-      {tab === 'settings' && <Settings project={project} />}
+      {tab === 'settings' && <Settings project={project} admin={admin} />}
       {tab === 'redirects' && <Redirects slug={slug} />}
       {tab === 'automation' && <AutomationRules slug={slug} />}
       {tab === 'analytics' && <AnalyticsTab slug={slug} />}
@@ -512,14 +515,14 @@ function settingsInput(f: Record<string, string>) {
   };
 }
 
-function Settings({ project }: { project: ProjectData }) {
+function Settings({ project, admin }: { project: ProjectData; admin: boolean }) {
   const [{ data: choiceData }] = useQuery({ query: ChoicesQuery });
   const languages = choiceData?.languages;
   const programmingLanguages = choiceData?.programmingLanguages;
   const client = useClient();
   const [, navigate] = useLocation();
   const versions = sortVersions(project.versions.nodes).map((v) => v.slug);
-  if (!project.viewerIsMaintainer) return <p>Only the project's maintainers change its settings.</p>;
+  if (!project.viewerIsMaintainer) return <NotMaintainerSettings slug={project.slug} admin={admin} />;
   return (
     <>
       <ActionForm
@@ -614,6 +617,7 @@ function Settings({ project }: { project: ProjectData }) {
       </ActionForm>
       <BadgeSnippets project={project} />
       <ProjectOrganization project={project} />
+      <BuildLimits slug={project.slug} admin={admin} />
       <section className="danger-zone">
         <h2>Delete the project</h2>
         <p>Its versions, builds, redirects, variables and integrations go, and its built docs are deleted from storage. This cannot be undone.</p>
@@ -633,6 +637,113 @@ function Settings({ project }: { project: ProjectData }) {
         </ActionForm>
       </section>
     </>
+  );
+}
+
+/** The settings tab of a reader who does not maintain the project: a site admin (the only one offered it) changes its build limits. */
+function NotMaintainerSettings({ slug, admin }: { slug: string; admin: boolean }) {
+  return (
+    <>
+      <p>Only the project's maintainers change its settings.</p>
+      {admin && <BuildLimits slug={slug} admin={admin} />}
+    </>
+  );
+}
+
+const BuildLimitsQuery = graphql(`
+  query ProjectBuildLimits($slug: String!) {
+    project(slug: $slug) {
+      id
+      buildLimits {
+        timeSeconds memoryBytes processes custom ownTimeSeconds ownMemoryBytes ownProcesses
+        defaults { timeSeconds memoryBytes processes }
+        maxima { timeSeconds memoryBytes processes }
+      }
+    }
+  }
+`);
+const SetBuildLimits = graphql(`
+  mutation SetProjectBuildLimits($project: String!, $input: ProjectBuildLimitsInput!) {
+    setProjectBuildLimits(project: $project, input: $input) {
+      __typename
+      ... on MutationSetProjectBuildLimitsSuccess {
+        data {
+          id
+          buildLimits {
+            timeSeconds memoryBytes processes custom ownTimeSeconds ownMemoryBytes ownProcesses
+            defaults { timeSeconds memoryBytes processes }
+            maxima { timeSeconds memoryBytes processes }
+          }
+        }
+      }
+      ... on Error { message }
+      ... on ValidationError { fieldErrors { field messages } }
+    }
+  }
+`);
+
+const MiB = 1024 ** 2;
+/** Bytes as a person reads them: 4 GiB, 512 MiB. */
+const memory = (bytes: number) => (bytes >= 1024 * MiB ? `${+(bytes / (1024 * MiB)).toFixed(2)} GiB` : `${+(bytes / MiB).toFixed(1)} MiB`);
+/** A number field of the form: empty is null (the default), else the number times `unit`. */
+const limitOf = (value: string | undefined, unit = 1) => (value?.trim() ? Math.round(Number(value) * unit) : null);
+
+/**
+ * The time, memory and processes the project's builds get (docs/design/builds.md "Per-project
+ * limits"): its maintainers read them, a site admin changes them, up to the installation's maxima.
+ */
+function BuildLimits({ slug, admin }: { slug: string; admin: boolean }) {
+  const [{ data, error }] = useQuery({ query: BuildLimitsQuery, variables: { slug } });
+  const client = useClient();
+  if (error && !data) return <Failure error={error} />;
+  const limits = data?.project?.buildLimits;
+  if (!limits) return null;
+  return (
+    <section>
+      <h2>Build limits</h2>
+      <p>
+        A build may run {seconds(limits.timeSeconds)}, with {memory(limits.memoryBytes)} of memory and {limits.processes} processes at once.{' '}
+        {limits.custom ? 'A site admin set limits of its own for this project.' : "These are the installation's defaults."}
+        {!admin && ' A site admin can raise them.'}
+      </p>
+      {admin && (
+        <ActionForm
+          label="Save build limits"
+          done="Saved: the next build gets these limits."
+          act={async (f) => {
+            const input = { timeSeconds: limitOf(f.timeSeconds), memoryBytes: limitOf(f.memoryMiB, MiB), processes: limitOf(f.processes) };
+            const r = await client.mutation(SetBuildLimits, { project: slug, input }).toPromise();
+            return problemOf(r.data?.setProjectBuildLimits, r.error);
+          }}
+        >
+          <Field
+            label="Time (seconds)"
+            name="timeSeconds"
+            type="number"
+            defaultValue={limits.ownTimeSeconds?.toString() ?? ''}
+            placeholder={String(limits.defaults.timeSeconds)}
+            hint={`Empty: the default, ${seconds(limits.defaults.timeSeconds)}. At most ${seconds(limits.maxima.timeSeconds)} (LECTERN_BUILD_PROJECT_MAX_TIME_SECONDS).`}
+          />
+          <Field
+            label="Memory (MiB)"
+            name="memoryMiB"
+            field="memoryBytes"
+            type="number"
+            defaultValue={limits.ownMemoryBytes == null ? '' : String(+(limits.ownMemoryBytes / MiB).toFixed(3))}
+            placeholder={String(limits.defaults.memoryBytes / MiB)}
+            hint={`Empty: the default, ${memory(limits.defaults.memoryBytes)}. At most ${memory(limits.maxima.memoryBytes)} (LECTERN_BUILD_PROJECT_MAX_MEMORY_BYTES).`}
+          />
+          <Field
+            label="Processes"
+            name="processes"
+            type="number"
+            defaultValue={limits.ownProcesses?.toString() ?? ''}
+            placeholder={String(limits.defaults.processes)}
+            hint={`Empty: the default, ${limits.defaults.processes}. At most ${limits.maxima.processes} (LECTERN_BUILD_PROJECT_MAX_PROCESSES).`}
+          />
+        </ActionForm>
+      )}
+    </section>
   );
 }
 

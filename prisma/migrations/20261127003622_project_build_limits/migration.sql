@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Project" ADD COLUMN     "buildMemoryLimit" BIGINT,
+ADD COLUMN     "buildProcessesLimit" INTEGER;
