@@ -78,6 +78,7 @@ export async function runBuild(deps: PipelineDeps, build: Build, signal: AbortSi
     await rm(r.workdir, { recursive: true, force: true }).catch(() => {});
     await rm(r.artifacts, { recursive: true, force: true }).catch(() => {});
     await rm(r.layer, { recursive: true, force: true }).catch(() => {});
+    r.keptEnv?.release();
   }
 }
 

@@ -3,7 +3,7 @@
 // command in the sandbox, run a `build.jobs` entry, move a single output file, move the build to
 // its next state, finish it). The steps themselves are in src/builds/steps/, in the order
 // src/builds/pipeline.ts runs them (docs/design/builds.md "Steps").
-import { lstat } from 'node:fs/promises';
+import { lstat, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_BUILD_LIMITS } from '../config.ts';
@@ -13,6 +13,7 @@ import type { Build, EnvironmentVariable, Project, Version } from '../generated/
 import { finishedEvent, queueBuildEvent } from '../queue/deliveries.ts';
 import { buildUid, bwrapAvailable, GIT_ENV, prepareSandbox, retryingSandboxSetup } from '../sandbox/sandbox.ts';
 import type { BuildConfig } from './config.ts';
+import { KeptEnvironment } from './environment.ts';
 import type { InstalledImage } from './images.ts';
 import type { PipelineDeps } from './pipeline.ts';
 import { Recorder } from './record.ts';
@@ -30,6 +31,8 @@ export class Skipped extends Error {}
 export const DEFAULT_TIME_LIMIT_S = 900;
 export const FORMAT_EXT = { htmlzip: '.zip', epub: '.epub', pdf: '.pdf' } as const;
 export const SYSTEM_PYTHON = '/usr/bin/python3';
+/** Where a version's kept environment is in the sandbox: one path for every build, as on Read the Docs (docs/design/images.md "Caches"). */
+export const KEPT_VENV = '/home/docs/venv';
 /** The whole environment of a command Lectern runs as root in a build's image (its package installs). */
 const ROOT_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', LANG: 'C.UTF-8', TMPDIR: '/tmp', DEBIAN_FRONTEND: 'noninteractive' };
 
@@ -88,10 +91,13 @@ export class BuildRun {
   /** The build's layer over its image: what its commands write outside its directory (docs/design/images.md). */
   readonly layer: string;
   /**
-   * The project's download cache kept between its builds (pip's and uv's, as `~/.cache`), or null:
-   * a pull request's preview starts from none and leaves none (docs/design/images.md "Caches").
+   * The project's cache kept between its builds, or null: a pull request's preview starts from
+   * none and leaves none (docs/design/images.md "Caches"). Its `downloads/` is pip's and uv's cache
+   * (the build's `~/.cache`), its `envs/` the versions' environments.
    */
   readonly cache: string | null;
+  /** The version's environment kept between builds, held by this build; null: the venv is made afresh in the build's directory. */
+  readonly keptEnv: KeptEnvironment | null;
   /** The commit checked out: set by the clone step. */
   commit = '';
   /** The build's configuration: set by the configure step. */
@@ -130,12 +136,15 @@ export class BuildRun {
     }
     this.workdir = path.join(deps.dataDir, 'builds', String(build.id));
     this.checkout = path.join(this.workdir, 'checkout');
-    this.venv = path.join(this.workdir, 'venv');
+    this.cache = preview ? null : path.join(deps.dataDir, 'cache', 'projects', String(project.id));
+    // A build of a version another build of it is running makes its own (the kept one is that build's).
+    this.keptEnv = this.cache ? KeptEnvironment.claim(this.cache, version.id, build.id, (this.timeLimitSeconds + 600) * 1000) : null;
+    // A kept environment is at the same place in every build's sandbox (its scripts' #! lines name it).
+    this.venv = this.keptEnv ? KEPT_VENV : path.join(this.workdir, 'venv');
     this.home = path.join(this.workdir, 'home');
     this.output = path.join(this.checkout, '_readthedocs');
     this.artifacts = path.join(deps.dataDir, 'builds', `${build.id}.lectern`);
     this.layer = path.join(deps.dataDir, 'builds', `${build.id}.layer`);
-    this.cache = preview ? null : path.join(deps.dataDir, 'cache', 'projects', String(project.id));
     this.recorder = new Recorder(
       deps,
       build.id,
@@ -182,6 +191,11 @@ export class BuildRun {
     };
   }
 
+  /** Where the venv is on this machine (READTHEDOCS_VIRTUALENV_PATH is where it is in the sandbox). */
+  get venvOnHost(): string {
+    return this.keptEnv?.dir ?? this.venv;
+  }
+
   get prisma() {
     return this.deps.prisma;
   }
@@ -210,7 +224,13 @@ export class BuildRun {
   /** The sandbox of one command: the build's directory, `cwd`, and nothing of Lectern's. */
   sandboxFor(argv: string[], opts: { cwd: string; network: boolean; readOnly?: string[]; asRoot?: boolean }) {
     const image = this.image ? { rootfs: this.image.rootfs, layer: this.layer } : null;
-    const writable = this.cache && !opts.asRoot ? [{ host: this.cache, at: path.join(this.home, '.cache') }] : [];
+    const writable =
+      this.cache && !opts.asRoot
+        ? [
+            { host: path.join(this.cache, 'downloads'), at: path.join(this.home, '.cache') },
+            ...(this.keptEnv ? [{ host: this.keptEnv.dir, at: KEPT_VENV }] : []),
+          ]
+        : [];
     return prepareSandbox(argv, { workdir: this.workdir, hide: this.hide, uid: this.uid, limits: this.limits, image, writable, ...opts });
   }
 
@@ -315,6 +335,10 @@ export class BuildRun {
 
   /** Ends the build (only while it is still this worker's), queues its webhooks and ends its live log. */
   async finish(data: { success: boolean; error: string | null; message?: string }): Promise<void> {
+    // Let go of the version's environment and the layer first: the next build of the version may
+    // start the moment this one is finished, and nothing of the build outlives its end.
+    this.keptEnv?.release();
+    await rm(this.layer, { recursive: true, force: true }).catch(() => {});
     await finishBuild(this.deps, this.build, this.started, data, this.syncing);
   }
 }

@@ -357,9 +357,10 @@ export const layerDirs = (layer: string) => ({ upper: path.join(layer, 'upper'),
 
 /**
  * Makes the layer's directories (root's, when Lectern is root) and, in `upper`, the mount points
- * the sandbox binds over (the build's directory and what it reads), as the image lacks them.
+ * the sandbox binds over (the build's directory and what it reads, as the host has them;
+ * `directories` that exist only in the sandbox), as the image lacks them.
  */
-function prepareLayer(image: { rootfs: string; layer: string }, targets: string[]): string[] {
+function prepareLayer(image: { rootfs: string; layer: string }, targets: string[], directories: string[]): string[] {
   const { upper, work, merged } = layerDirs(image.layer);
   for (const p of [image.rootfs, upper, work, merged]) {
     if (!PLAIN_PATH.test(p)) throw new Error(`the build image's path ${JSON.stringify(p)} has characters an overlay mount cannot take`);
@@ -368,6 +369,7 @@ function prepareLayer(image: { rootfs: string; layer: string }, targets: string[
   // program, say) is reached only through the sandbox, where no-new-privileges holds.
   mkdirSync(image.layer, { recursive: true, mode: 0o700 });
   for (const d of [upper, work, merged]) mkdirSync(d, { recursive: true, mode: 0o755 });
+  for (const d of directories) mkdirSync(path.join(upper, d), { recursive: true, mode: 0o755 });
   for (const t of targets) {
     const inUpper = path.join(upper, t);
     let st;
@@ -457,7 +459,7 @@ function bwrapArgv(p: {
     '--bind',
     o.workdir,
     o.workdir,
-    ...(o.writable ?? []).flatMap((w) => ['--bind', w.host, w.at]),
+    ...(o.writable ?? []).flatMap((w) => [...parents(w.at), '--bind', w.host, w.at]),
     ...(o.readOnly ?? []).flatMap((d) => [...parents(d), '--ro-bind', d, d]),
     ...(resolv ? ['--ro-bind', resolv, '/etc/resolv.conf'] : o.image ? [] : hostResolvConf()),
     '--unshare-pid',
@@ -504,10 +506,7 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
   // pip's local index and wheels, unless they overlap a hidden directory (the data dir, a home).
   const pip = pipPaths().filter((p) => !o.hide.some((h) => isUnder(p, h) || isUnder(h, p)));
   const pipArgs = pip.flatMap((p) => bindAsHostHasIt(p));
-  // In an image nothing of the host is bound but what is named here; the image's root is
-  // read-only (writable into the layer only for Lectern's own package installs).
-  const layer = o.image ? prepareLayer(o.image, [o.workdir, ...(o.readOnly ?? []), ...pip]) : null;
-  const system = o.image ? { args: [o.asRoot ? '--bind' : '--ro-bind', layerDirs(o.image.layer).merged, '/'], bound: [] } : systemRoot();
+  const { layer, system } = rootOf(o, pip);
   const bound = [...system.bound, ...pip];
   const { unshare, mount } = tools();
   if (layer && (!unshare || !mount)) throw new Error('unshare or mount (util-linux) is not installed: a build image cannot be mounted');
@@ -559,15 +558,32 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
       return hit;
     },
     async watch() {
-      // What the command wrote into the image (its layer) counts with the build's directory.
-      const inLayer = o.image ? await diskUsage(layerDirs(o.image.layer).upper, o.limits.maxDiskBytes) : 0;
-      const used = inLayer + (await diskUsage(o.workdir, o.limits.maxDiskBytes - inLayer));
+      // What the command wrote into the image (its layer) and the project's cache count with the build's directory.
+      let used = 0;
+      for (const dir of [...(o.image ? [layerDirs(o.image.layer).upper] : []), ...(o.writable ?? []).map((w) => w.host), o.workdir]) {
+        used += await diskUsage(dir, o.limits.maxDiskBytes - used);
+      }
       // A file as large as the whole limit was stopped by RLIMIT_FSIZE: that is the limit reached too.
       return used >= o.limits.maxDiskBytes
         ? { kind: 'disk', message: `the build used more than its disk limit of ${formatBytes(o.limits.maxDiskBytes)} (LECTERN_BUILD_MAX_DISK_BYTES)` }
         : null;
     },
   };
+}
+
+/**
+ * The sandbox's root: the host's system directories (systemRoot), or a build image over the
+ * build's layer, where nothing of the host is bound but what the sandbox names; the image is
+ * read-only (writable into the layer only for Lectern's own package installs).
+ */
+function rootOf(o: SandboxOptions, pip: string[]): { layer: string[] | null; system: { args: string[]; bound: string[] } } {
+  if (!o.image) return { layer: null, system: systemRoot() };
+  const layer = prepareLayer(
+    o.image,
+    [o.workdir, ...(o.readOnly ?? []), ...pip],
+    (o.writable ?? []).map((w) => w.at),
+  );
+  return { layer, system: { args: [o.asRoot ? '--bind' : '--ro-bind', layerDirs(o.image.layer).merged, '/'], bound: [] } };
 }
 
 /** prlimit's bounds of a command: processes, file size, no core dumps, and memory where no cgroup bounds it. */

@@ -98,6 +98,12 @@ describe('build.os and build.tools.python', () => {
     expect(build.config).toMatchObject({
       build: { os: 'ubuntu-24.04', tools: { python: { version: '3.13', full_version: expect.stringMatching(/^3\.13\.\d+$/) } } },
     });
+    // Built again, unchanged: the environment made in the image is used as it is.
+    const res = await t.http.post(`/api/v3/projects/${slug}/versions/latest/builds/`).set('authorization', `Token ${token}`).send({ force: true });
+    const again = await waitForBuild(t, res.body.build.id, 300_000);
+    expect(again.error).toBeNull();
+    expect(again.commands.find((c) => c.description === 'Reusing the environment')?.output).toContain(`Reusing the environment build #${build.id} made`);
+    expect(await publishedHtml(t, slug, 'latest', 'index.html')).toMatch(/Built by Python 3\.13\.\d+ on debian-13\./);
   });
 
   it('builds a project asking for Python 3.11 on Debian 12', async () => {

@@ -129,7 +129,7 @@ describe('a build, step by step', () => {
     await clone(r);
     await configure(r);
     await install(r);
-    expect(existsSync(path.join(r.venv, 'bin', 'python'))).toBe(true);
+    expect(existsSync(path.join(r.venvOnHost, 'bin', 'python'))).toBe(true);
     expect((await t.db.prisma.build.findUniqueOrThrow({ where: { id: r.build.id } })).state).toBe('installing');
     const log = await t.db.prisma.buildCommand.findMany({ where: { buildId: r.build.id }, orderBy: { id: 'asc' } });
     expect(log.map((c) => c.description)).toContain('python -m venv');

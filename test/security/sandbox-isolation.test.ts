@@ -275,6 +275,7 @@ describe("the sandbox's root", () => {
         ...list('root', 'ls -A /'),
         ...list('etc', 'ls -A /etc'),
         ...list('var', 'ls -A /var'),
+        ...list('home', 'ls -A /home'),
         ...list('opt', 'ls -A /opt 2>&1 || true'),
         ...list('ssh', 'ls -A /etc/ssh 2>&1 || true'),
         ...list('fds', 'ls /proc/self/fd -l | tail -n +2'),
@@ -286,7 +287,7 @@ describe("the sandbox's root", () => {
     }));
   });
 
-  it('holds the system directories, /etc, /dev, /proc, /tmp, /var/tmp and the build, and nothing of /run, /home, /root, /srv, /mnt, /media or /var/lib', () => {
+  it("holds the system directories, /etc, /dev, /proc, /tmp, /var/tmp, the build and its kept environment, and nothing of /run, the host's /home, /root, /srv, /mnt, /media or /var/lib", () => {
     const log = logOf(build);
     expect(build.success, log).toBe(true);
     const root = section(log, 'root').sort();
@@ -297,8 +298,11 @@ describe("the sandbox's root", () => {
     for (const p of pipPaths()) if (existsSync(p)) expected.add(top(p));
     // The build's own directory, at its path (the data dir is under /tmp here, which is the build's own /tmp).
     expected.add(top(t.dataDir));
+    // The version's kept environment, /home/docs/venv (docs/design/images.md "Caches"): Lectern's, not the host's /home.
+    expected.add('home');
     expect(root).toEqual([...expected].sort());
-    for (const absent of ['run', 'home', 'root', 'srv', 'mnt', 'media', 'boot', 'sys', 'work']) expect(root).not.toContain(absent);
+    expect(section(log, 'home')).toEqual(['docs']);
+    for (const absent of ['run', 'root', 'srv', 'mnt', 'media', 'boot', 'sys', 'work']) expect(root).not.toContain(absent);
     expect(section(log, 'var').sort()).toEqual(existsSync('/var/lib/texmf') ? ['lib', 'tmp'] : ['tmp']);
     const pipUnderOpt = pipPaths()
       .filter((p) => p.startsWith('/opt/') && existsSync(p))

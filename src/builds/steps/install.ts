@@ -2,8 +2,11 @@
 // what the configuration asks pip to install, with the `build.jobs` around them. `build.commands`
 // replaces this step and the next: only the environment is made for them.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chown } from 'node:fs/promises';
 import { IMAGE_NAMES } from '../images.ts';
 import { type BuildRun, StepFailed, SYSTEM_PYTHON } from '../run.ts';
+import { hostPythonVersion } from '../tools.ts';
 
 export async function install(r: BuildRun): Promise<void> {
   await r.setState('installing');
@@ -12,11 +15,24 @@ export async function install(r: BuildRun): Promise<void> {
   if (!custom) await r.runJob('pre_system_dependencies', jobs?.pre_system_dependencies, true);
   // build.commands replace the steps, not the system packages and tools they build with.
   await systemPackages(r);
-  if (!custom) {
-    await r.runJob('post_system_dependencies', jobs?.post_system_dependencies, true);
-    await r.runJob('pre_create_environment', jobs?.pre_create_environment, true);
-  }
-  if (!custom && jobs?.create_environment) {
+  if (!custom) await r.runJob('post_system_dependencies', jobs?.post_system_dependencies, true);
+  // The version's kept environment, as the last build that ended its install well left it, when
+  // nothing it was made from changed; else emptied, before the jobs that may prepare it run
+  // (docs/design/images.md "Caches").
+  const key = await environmentKey(r);
+  const kept = r.keptEnv?.kept() ?? null;
+  const reused = key !== null && kept !== null && kept.key === key;
+  if (r.keptEnv && !reused) await resetEnvironment(r);
+  r.keptEnv?.forget();
+  if (!custom) await r.runJob('pre_create_environment', jobs?.pre_create_environment, true);
+  if (reused) {
+    await r.note(
+      'Reusing the environment',
+      'reuse $READTHEDOCS_VIRTUALENV_PATH',
+      `Reusing the environment build #${kept.build} made: the image, tools, Python install configuration, jobs and requirements files are the same.\n`,
+      0,
+    );
+  } else if (!custom && jobs?.create_environment) {
     await r.runJob('create_environment', jobs.create_environment, true);
   } else {
     // The machine's own pip is visible through the system site packages and installs into the venv
@@ -29,8 +45,45 @@ export async function install(r: BuildRun): Promise<void> {
   await r.runJob('post_create_environment', jobs?.post_create_environment, true);
   await r.runJob('pre_install', jobs?.pre_install, true);
   if (jobs?.install) await r.runJob('install', jobs.install, true);
-  else await pipInstall(r);
+  else await pipInstall(r, reused);
   await r.runJob('post_install', jobs?.post_install, true);
+  if (key !== null) r.keptEnv?.keep({ key, build: r.build.id });
+}
+
+/**
+ * What the environment is made from, hashed: the image (its version) or this machine's Python, the
+ * tools, `python.install`, the jobs that make or fill it, Lectern's pip settings, and the content
+ * of every requirements file (hashed in the sandbox, as the build's user: Lectern never reads the
+ * checkout with its own rights). Null when it is not to be kept: no kept environment, the
+ * project's own `build.commands`, `create_environment` or `install`, or a requirements file that
+ * cannot be read.
+ */
+async function environmentKey(r: BuildRun): Promise<string | null> {
+  const jobs = r.config.build.jobs;
+  if (!r.keptEnv || r.customCommands !== null || jobs.create_environment || jobs.install) return null;
+  const requirements = r.config.python.install.flatMap((e) => ('requirements' in e ? [e.requirements] : []));
+  let hashes = '';
+  if (requirements.length) {
+    const hashed = await r.runOwn('hash requirements', ['sha256sum', '--', ...requirements]);
+    if (hashed.exitCode !== 0) return null;
+    hashes = hashed.output;
+  }
+  const made = {
+    image: r.image ? `${r.image.name}@${r.image.created}` : `host python ${hostPythonVersion()}`,
+    tools: r.tools,
+    apt: r.config.build.apt_packages,
+    install: r.config.python.install,
+    jobs: [jobs.pre_create_environment, jobs.post_create_environment, jobs.pre_install, jobs.post_install],
+    pip: Object.entries(r.baseEnv).filter(([k]) => k.startsWith('PIP_')),
+    hashes,
+  };
+  return createHash('sha256').update(JSON.stringify(made)).digest('hex');
+}
+
+/** Empties the kept environment (the last build's user's files) and gives it to this build's user. */
+async function resetEnvironment(r: BuildRun): Promise<void> {
+  await r.keptEnv!.reset();
+  if (r.uid !== null) await chown(r.keptEnv!.dir, r.uid, r.uid);
 }
 
 /** apt's settings for Lectern's installs: as root throughout (the build's /tmp is not apt's own user's), no translations, no kept .debs. */
@@ -57,12 +110,13 @@ async function systemPackages(r: BuildRun): Promise<void> {
   });
 }
 
-/** `python.install`: requirements files and local packages, in order. */
-async function pipInstall(r: BuildRun): Promise<void> {
+/** `python.install`: requirements files and local packages, in order; requirements already in a reused environment are not installed again. */
+async function pipInstall(r: BuildRun, reused: boolean): Promise<void> {
   // pip's cache is the project's own (kept between builds) where it has one.
   const pip = [`${r.venv}/bin/python`, '-m', 'pip', 'install', ...(r.cache ? [] : ['--no-cache-dir'])];
   for (const entry of r.config.python?.install ?? []) {
     if ('requirements' in entry && entry.requirements) {
+      if (reused) continue;
       await r.run('Installing', 'pip install -r', [...pip, '--exists-action=w', '-r', entry.requirements], { network: true });
     } else if ('path' in entry && entry.path) {
       const extras = entry.extra_requirements?.length ? `[${entry.extra_requirements.join(',')}]` : '';

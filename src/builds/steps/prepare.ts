@@ -1,7 +1,9 @@
 // Step 0 of a build: its own empty directory (its user's alone, when Lectern runs as root), the
 // sandbox checked (no sandbox, no build: the project's code never runs unconfined), and the
 // project's variables left out of it named in its log.
-import { chown, lchown, mkdir, readdir, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chown, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { projectLimitsNote } from '../../domain/build-limits.ts';
 import { diskUsage, formatBytes } from '../../sandbox/sandbox.ts';
@@ -35,13 +37,14 @@ export async function prepare(r: BuildRun): Promise<void> {
  */
 async function prepareCache(r: BuildRun): Promise<void> {
   await mkdir(path.join(r.home, '.cache'), { mode: 0o700 });
+  if (r.uid !== null) await chown(path.join(r.home, '.cache'), r.uid, r.uid);
   if (!r.cache) return;
+  // The environment of a version this build holds is counted with the cache, and emptied with it.
   const max = r.limits.cacheMaxBytes;
   await mkdir(r.cache, { recursive: true, mode: 0o700 });
   const used = await diskUsage(r.cache, max + 1);
   if (used > max) {
-    await rm(r.cache, { recursive: true, force: true });
-    await mkdir(r.cache, { mode: 0o700 });
+    await emptyCache(r.cache, r.keptEnv?.dir ?? null);
     await r.note(
       'cache',
       'cache',
@@ -49,16 +52,33 @@ async function prepareCache(r: BuildRun): Promise<void> {
       0,
     );
   }
-  if (r.uid !== null) await chownTree(r.cache, r.uid);
-  if (r.uid !== null) await chown(path.join(r.home, '.cache'), r.uid, r.uid);
+  const downloads = path.join(r.cache, 'downloads');
+  await mkdir(downloads, { recursive: true, mode: 0o700 });
+  if (r.keptEnv) await mkdir(r.keptEnv.dir, { recursive: true, mode: 0o755 });
+  if (r.uid !== null) await giveTo(r.uid, downloads, ...(r.keptEnv ? [r.keptEnv.dir] : []));
 }
 
-/** Gives `dir` and everything under it to `uid` (links themselves, never what they point to). */
-async function chownTree(dir: string, uid: number): Promise<void> {
-  await lchown(dir, uid, uid);
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) await chownTree(p, uid);
-    else await lchown(p, uid, uid);
+/** Empties a project's cache: its downloads, and the environments no running build holds (this build's is made again). */
+async function emptyCache(cache: string, ours: string | null): Promise<void> {
+  await rm(path.join(cache, 'downloads'), { recursive: true, force: true });
+  const envs = path.join(cache, 'envs');
+  const names = await readdir(envs).catch(() => [] as string[]);
+  for (const name of names.filter((n) => /^\d+$/.test(n))) {
+    if (path.join(envs, name) !== ours && existsSync(path.join(envs, `${name}.lock`))) continue; // another build's, running
+    await rm(path.join(envs, `${name}.key`), { force: true });
+    await rm(path.join(envs, name), { recursive: true, force: true });
   }
+}
+
+/**
+ * Gives directories and everything under them to build user `uid` (links themselves, never what
+ * they point to: chown -R without -L), as the user changes from build to build. chown(1) rather
+ * than a walk in Node: an environment holds thousands of files.
+ */
+function giveTo(uid: number, ...dirs: string[]): Promise<void> {
+  return new Promise((resolve, reject) =>
+    execFile('/bin/chown', ['-R', '-P', '-h', `${uid}:${uid}`, '--', ...dirs], (e) =>
+      e ? reject(new Error(`chown of the build's cache failed: ${e.message}`)) : resolve(),
+    ),
+  );
 }
