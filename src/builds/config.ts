@@ -193,7 +193,7 @@ async function findConfigFile(root: string, yamlPath: string | null): Promise<st
  * checkout) is opened from the checkout without following any link, and must be a regular file
  * with one name at that moment, so a link or fifo swapped in after locate() is refused.
  */
-async function readRepositoryFile(root: string, file: string, maxBytes: number): Promise<string> {
+export async function readRepositoryFile(root: string, file: string, maxBytes: number): Promise<string> {
   const where = await locate(root, file);
   checkIsFile(where, file, file);
   if (where.kind !== 'found') throw new BuildConfigError(`${file} was removed while it was being read.`, file);

@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chown } from 'node:fs/promises';
+import { readRepositoryFile } from '../config.ts';
 import { IMAGE_NAMES } from '../images.ts';
 import { type BuildRun, StepFailed, SYSTEM_PYTHON } from '../run.ts';
 import { hostPythonVersion } from '../tools.ts';
@@ -50,23 +51,32 @@ export async function install(r: BuildRun): Promise<void> {
   if (key !== null) r.keptEnv?.keep({ key, build: r.build.id });
 }
 
+/** A requirements file larger than this is installed every time (its environment is not kept). */
+const MAX_REQUIREMENTS_BYTES = 1024 ** 2;
+
 /**
  * What the environment is made from, hashed: the image (its version) or this machine's Python, the
  * tools, `python.install`, the jobs that make or fill it, Lectern's pip settings, and the content
- * of every requirements file (hashed in the sandbox, as the build's user: Lectern never reads the
- * checkout with its own rights). Null when it is not to be kept: no kept environment, the
- * project's own `build.commands`, `create_environment` or `install`, or a requirements file that
- * cannot be read.
+ * of every requirements file (read as the configuration file is: through links only while they
+ * stay in the checkout, the file opened without following one, docs/design/sandbox.md). Null when
+ * it is not to be kept: no kept environment, the project's own `build.commands`,
+ * `create_environment` or `install`, or a requirements file that cannot be read so.
  */
 async function environmentKey(r: BuildRun): Promise<string | null> {
   const jobs = r.config.build.jobs;
   if (!r.keptEnv || r.customCommands !== null || jobs.create_environment || jobs.install) return null;
   const requirements = r.config.python.install.flatMap((e) => ('requirements' in e ? [e.requirements] : []));
-  let hashes = '';
-  if (requirements.length) {
-    const hashed = await r.runOwn('hash requirements', ['sha256sum', '--', ...requirements]);
-    if (hashed.exitCode !== 0) return null;
-    hashes = hashed.output;
+  const hashes: string[] = [];
+  for (const file of requirements) {
+    try {
+      hashes.push(
+        createHash('sha256')
+          .update(await readRepositoryFile(r.checkout, file, MAX_REQUIREMENTS_BYTES))
+          .digest('hex'),
+      );
+    } catch {
+      return null; // gone, a link out, too large: installed as always
+    }
   }
   const made = {
     image: r.image ? `${r.image.name}@${r.image.created}` : `host python ${hostPythonVersion()}`,
