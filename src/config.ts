@@ -118,6 +118,14 @@ const schema = z.object({
     .string()
     .refine((v) => path.isAbsolute(v), 'must be an absolute path')
     .optional(),
+  /**
+   * A directory of relocatable Pythons for `build.tools.python` versions no image has: each an
+   * extracted python-build-standalone `install_only` archive at python/<version>/ (docs/design/images.md "Tools").
+   */
+  LECTERN_BUILD_TOOLS_DIR: z
+    .string()
+    .refine((v) => path.isAbsolute(v), 'must be an absolute path')
+    .optional(),
   /** Debian's archive that build images are made from and `build.apt_packages` come from (docs/design/images.md). */
   LECTERN_BUILD_DEBIAN_MIRROR: z
     .string()
@@ -277,7 +285,7 @@ export interface BuildLimits {
   /** What a project's download cache may grow to (LECTERN_BUILD_CACHE_MAX_BYTES). */
   cacheMaxBytes: number;
   /** Where build images come from and what more they hold (docs/design/images.md). */
-  images: { dir: string; mirror: string; securityMirror: string | null; packages: string[] };
+  images: { dir: string; mirror: string; securityMirror: string | null; packages: string[]; toolsDir: string | null };
   /** Uploaded archives of built docs: their size, and how far they may expand. */
   uploadMaxBytes: number;
   uploadMaxRatio: number;
@@ -309,6 +317,7 @@ function buildLimits(e: z.infer<typeof schema>): BuildLimits {
       mirror: e.LECTERN_BUILD_DEBIAN_MIRROR,
       securityMirror: e.LECTERN_BUILD_DEBIAN_SECURITY_MIRROR === 'none' ? null : e.LECTERN_BUILD_DEBIAN_SECURITY_MIRROR,
       packages: list(e.LECTERN_BUILD_IMAGE_PACKAGES ?? ''),
+      toolsDir: e.LECTERN_BUILD_TOOLS_DIR ? path.resolve(e.LECTERN_BUILD_TOOLS_DIR) : null,
     },
     uploadMaxBytes: e.LECTERN_UPLOAD_MAX_BYTES,
     uploadMaxRatio: e.LECTERN_UPLOAD_MAX_RATIO,

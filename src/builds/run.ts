@@ -231,7 +231,9 @@ export class BuildRun {
             ...(this.keptEnv ? [{ host: this.keptEnv.dir, at: KEPT_VENV }] : []),
           ]
         : [];
-    return prepareSandbox(argv, { workdir: this.workdir, hide: this.hide, uid: this.uid, limits: this.limits, image, writable, ...opts });
+    // The tools of the tool directory the build runs (a relocatable Python), read-only at their own path.
+    const readOnly = [...(opts.readOnly ?? []), ...this.tools.flatMap((t) => (t.path ? [t.path] : []))];
+    return prepareSandbox(argv, { workdir: this.workdir, hide: this.hide, uid: this.uid, limits: this.limits, image, writable, ...opts, readOnly });
   }
 
   /**

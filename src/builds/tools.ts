@@ -4,6 +4,8 @@
 // provides fails the build at once, naming what is available.
 // @see docs/design/images.md "Tools"
 import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import type { BuildTool } from './config.ts';
 import { IMAGE_NAMES, type InstalledImage } from './images.ts';
 
@@ -16,6 +18,34 @@ export interface ToolChoice {
   version: string;
   /** Debian packages that bring it into the build's layer (none for Python, which every image holds). */
   packages: string[];
+  /** A relocatable build from the tool directory (LECTERN_BUILD_TOOLS_DIR), bound read-only at its own path; absent: the image's own. */
+  path?: string;
+}
+
+/** A Python of the tool directory: `<dir>/python/<version>/bin/python3`. */
+export interface ToolPython {
+  version: string;
+  path: string;
+}
+
+/** The Pythons in the tool directory (LECTERN_BUILD_TOOLS_DIR), newest first; none without one. */
+export function listToolPythons(dir: string | null): ToolPython[] {
+  if (!dir) return [];
+  let names: string[];
+  try {
+    names = readdirSync(path.join(dir, 'python'));
+  } catch {
+    return [];
+  }
+  const key = (v: string) =>
+    v
+      .split('.')
+      .map((n) => n.padStart(6, '0'))
+      .join('.');
+  return names
+    .filter((n) => /^\d+\.\d+\.\d+$/.test(n) && existsSync(path.join(dir, 'python', n, 'bin', 'python3')))
+    .sort((a, b) => (key(a) < key(b) ? 1 : -1))
+    .map((version) => ({ version, path: path.join(dir, 'python', version) }));
 }
 
 /** The Debian packages of each tool besides Python, and the part of their version `build.tools` names (`20`, `1.63`, `3.1`). */
@@ -50,6 +80,7 @@ export function chooseTools(
   tools: Record<string, BuildTool>,
   image: InstalledImage | null,
   installed: InstalledImage[],
+  toolPythons: ToolPython[] = [],
 ): { chosen: ToolChoice[] } | { problem: string } {
   const chosen: ToolChoice[] = [];
   for (const [tool, { version: asked }] of Object.entries(tools)) {
@@ -60,6 +91,11 @@ export function chooseTools(
         chosen.push({ tool, asked, version, packages: [] });
         continue;
       }
+      const fromTools = toolPythons.find((p) => matches(asked, p.version, named));
+      if (fromTools) {
+        chosen.push({ tool, asked, version: fromTools.version, packages: [], path: fromTools.path });
+        continue;
+      }
       const where = image ? image.name : 'this machine (no build image is installed)';
       const others = installed.filter((i) => i !== image && matches(asked, i.tools.python, named)).map((i) => i.name);
       return {
@@ -67,6 +103,10 @@ export function chooseTools(
           others.length
             ? ` ${others.join(' and ')} ${others.length > 1 ? 'have' : 'has'} it: set build.os to ${others.map(osFor).join(' or ')}.`
             : ` The images Lectern makes have ${IMAGE_NAMES.map((n) => n).join(', ')}'s Pythons.`
+        }${
+          toolPythons.length
+            ? ` The tool directory has Python ${toolPythons.map((p) => p.version).join(', ')}.`
+            : ' Other versions come from a directory of relocatable Pythons (LECTERN_BUILD_TOOLS_DIR).'
         }`,
       };
     }

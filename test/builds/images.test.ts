@@ -3,9 +3,11 @@
 // build printing the Python it ran into its docs; a version no image has failing with what is
 // there; `build.apt_packages` installed into the build's own layer (graphviz for
 // sphinx.ext.graphviz), gone with the build; hostile package names refused.
-import { existsSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { readImage } from '../../src/builds/images.ts';
 import type { Worker } from '../../src/builds/worker.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, publishedHtml, startTestWorker, waitForBuild } from '../helpers/builds.ts';
@@ -116,7 +118,7 @@ describe('build.os and build.tools.python', () => {
     const { build } = await built('Py312', pythonReporting(['os: ubuntu-24.04', 'tools:', '  python: "3.12"']));
     expect(build.success).toBe(false);
     expect(build.error).toBe(
-      'build.tools.python: Python 3.12 is not available on debian-13, which has Python 3.13 ("3.13" or "3"). The images Lectern makes have debian-12, debian-13\'s Pythons.',
+      'build.tools.python: Python 3.12 is not available on debian-13, which has Python 3.13 ("3.13" or "3"). The images Lectern makes have debian-12, debian-13\'s Pythons. Other versions come from a directory of relocatable Pythons (LECTERN_BUILD_TOOLS_DIR).',
     );
     expect(build.commands.map((c) => c.command)).not.toContainEqual(expect.stringContaining('sphinx'));
   });
@@ -131,6 +133,60 @@ describe('build.os and build.tools.python', () => {
     const { build } = await built('Centos', pythonReporting(['os: centos-7', 'tools:', '  python: "3"']));
     expect(build.success).toBe(false);
     expect(build.error).toContain('build.os: "centos-7" is not an operating system Lectern builds on');
+  });
+});
+
+describe('a tool directory (LECTERN_BUILD_TOOLS_DIR)', () => {
+  let tools: string;
+  let t2: TestApp;
+  let worker2: Worker;
+  beforeAll(async () => {
+    // A relocatable Python 3.11, laid out as python-build-standalone's install_only archives are
+    // (bin/python3, lib/python3.11/), here made of Debian 12's own: run on Debian 13, whose Python is 3.13.
+    const d12 = (await readImage(imagesDir, 'debian-12'))!;
+    tools = mkdtempSync(path.join(os.tmpdir(), 'lectern-tools-'));
+    const version = d12.tools.python;
+    const home = path.join(tools, 'python', version);
+    mkdirSync(path.join(home, 'bin'), { recursive: true });
+    mkdirSync(path.join(home, 'lib'));
+    cpSync(path.join(d12.rootfs, 'usr/bin/python3.11'), path.join(home, 'bin/python3.11'));
+    symlinkSync('python3.11', path.join(home, 'bin/python3'));
+    cpSync(path.join(d12.rootfs, 'usr/lib/python3.11'), path.join(home, 'lib/python3.11'), { recursive: true, verbatimSymlinks: true });
+    t2 = await testApp({ LECTERN_BUILD_IMAGES_DIR: imagesDir, LECTERN_BUILD_TOOLS_DIR: tools });
+    worker2 = await startTestWorker(t2);
+  });
+  afterAll(async () => {
+    await worker2?.stop(1000);
+    await t2?.close();
+    rmSync(tools, { recursive: true, force: true });
+  });
+
+  it('builds with its Python a version the image has not, bound read-only, and says where it came from', async () => {
+    const token2 = await t2.user('tooled');
+    const repo = server.repo('tooled', {
+      '.readthedocs.yaml': [
+        'version: 2',
+        'build:',
+        '  os: ubuntu-24.04',
+        '  tools: {python: "3.11"}',
+        '  commands:',
+        '    - mkdir -p $READTHEDOCS_OUTPUT/html',
+        "    - python -c \"import sys; print('<p>Python', sys.version.split()[0], 'at', sys.base_prefix, '</p>')\" > $READTHEDOCS_OUTPUT/html/index.html",
+        '    - touch "$(python -c \'import sys; print(sys.base_prefix)\')/x" 2>/dev/null || echo "tool directory read-only"',
+        '',
+      ].join('\n'),
+    });
+    const p = await importProject(t2, token2, 'Tooled', repo.url);
+    const build = await waitForBuild(t2, await latestBuildOf(t2, p.slug), 300_000);
+    expect(build.error).toBeNull();
+    const d12 = (await readImage(imagesDir, 'debian-12'))!;
+    const where = path.join(tools, 'python', d12.tools.python);
+    expect(await publishedHtml(t2, p.slug, 'latest', 'index.html')).toBe(`<p>Python ${d12.tools.python} at ${where} </p>\n`);
+    expect(build.commands.find((c) => c.description === 'Build image')?.output).toContain(
+      `build.tools.python: "3.11" runs python ${d12.tools.python} (from the tool directory, ${where}).`,
+    );
+    expect(build.commands.find((c) => c.command.startsWith('touch'))?.output).toBe('tool directory read-only\n');
+    expect(existsSync(path.join(where, 'x'))).toBe(false);
   });
 });
 

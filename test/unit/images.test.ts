@@ -1,7 +1,10 @@
 // Which build image a `build.os` gets, and what `build.tools` runs on it (docs/design/images.md).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chooseImage, type InstalledImage } from '../../src/builds/images.ts';
-import { chooseTools, hostPythonVersion, upstreamVersion } from '../../src/builds/tools.ts';
+import { chooseTools, hostPythonVersion, listToolPythons, upstreamVersion } from '../../src/builds/tools.ts';
 
 const image = (name: 'debian-12' | 'debian-13', python: string, tools: Partial<InstalledImage['tools']> = {}): InstalledImage => ({
   name,
@@ -56,9 +59,24 @@ describe('chooseTools', () => {
   it('refuses another Python, naming the one there is and the build.os that has the one asked', () => {
     expect(chooseTools({ python: tool('3.11') }, d13, both)).toEqual({
       problem:
-        'build.tools.python: Python 3.11 is not available on debian-13, which has Python 3.13 ("3.13" or "3"). debian-12 has it: set build.os to "ubuntu-22.04".',
+        'build.tools.python: Python 3.11 is not available on debian-13, which has Python 3.13 ("3.13" or "3"). debian-12 has it: set build.os to "ubuntu-22.04". Other versions come from a directory of relocatable Pythons (LECTERN_BUILD_TOOLS_DIR).',
     });
     expect(chooseTools({ python: tool('3.12') }, d13, both)).toMatchObject({ problem: expect.stringContaining('Python 3.12 is not available on debian-13') });
+  });
+
+  it('takes a Python of the tool directory for a version no image has, the newest of its minor version', () => {
+    const toolPythons = [
+      { version: '3.12.10', path: '/tools/python/3.12.10' },
+      { version: '3.12.9', path: '/tools/python/3.12.9' },
+    ];
+    expect(chooseTools({ python: tool('3.12') }, d13, both, toolPythons)).toEqual({
+      chosen: [{ tool: 'python', asked: '3.12', version: '3.12.10', packages: [], path: '/tools/python/3.12.10' }],
+    });
+    // The image's own first, when it has it.
+    expect(chooseTools({ python: tool('3.13') }, d13, both, toolPythons)).toMatchObject({ chosen: [{ version: '3.13.5' }] });
+    expect(chooseTools({ python: tool('3.10') }, d13, both, toolPythons)).toMatchObject({
+      problem: expect.stringContaining('The tool directory has Python 3.12.10, 3.12.9.'),
+    });
   });
 
   it("checks this machine's Python when no image is installed", () => {
@@ -83,6 +101,24 @@ describe('chooseTools', () => {
       problem: 'build.tools.nodejs: nodejs 22 is not available on debian-13, which has nodejs 20.19.2 ("20").',
     });
     expect(chooseTools({ nodejs: tool('20') }, null, [])).toMatchObject({ problem: expect.stringContaining('none is installed on this machine') });
+  });
+});
+
+describe('listToolPythons', () => {
+  it('lists python/<version>/ entries that hold bin/python3, newest first, and nothing without a directory', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-tools-'));
+    try {
+      for (const v of ['3.9.18', '3.12.2', '3.12.10', 'not-a-version']) {
+        mkdirSync(path.join(dir, 'python', v, 'bin'), { recursive: true });
+        writeFileSync(path.join(dir, 'python', v, 'bin', 'python3'), '');
+      }
+      mkdirSync(path.join(dir, 'python', '3.11.1')); // no bin/python3
+      expect(listToolPythons(dir).map((p) => p.version)).toEqual(['3.12.10', '3.12.2', '3.9.18']);
+      expect(listToolPythons(null)).toEqual([]);
+      expect(listToolPythons(path.join(dir, 'missing'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -4,7 +4,7 @@
 import { BuildConfigError, loadBuildConfig } from '../config.ts';
 import { chooseImage, listImages } from '../images.ts';
 import { type BuildRun, Skipped, StepFailed } from '../run.ts';
-import { chooseTools } from '../tools.ts';
+import { chooseTools, listToolPythons } from '../tools.ts';
 
 export async function configure(r: BuildRun): Promise<void> {
   const { build, version, prisma } = r;
@@ -69,7 +69,7 @@ async function chooseImageAndTools(r: BuildRun): Promise<string | null> {
   const installed = await listImages(r.limits.images.dir);
   const choice = chooseImage(build.os, installed);
   if ('problem' in choice) return choice.problem;
-  const tools = chooseTools(build.tools, choice.image, installed);
+  const tools = chooseTools(build.tools, choice.image, installed, listToolPythons(r.limits.images.toolsDir));
   if ('problem' in tools) return tools.problem;
   r.image = choice.image;
   r.tools = tools.chosen;
@@ -78,9 +78,12 @@ async function chooseImageAndTools(r: BuildRun): Promise<string | null> {
   for (const t of tools.chosen) {
     build.tools[t.tool]!.full_version = t.version;
     r.rtdEnv[`READTHEDOCS_TOOLS_${t.tool.toUpperCase()}`] = t.version;
-    lines.push(
-      `build.tools.${t.tool}: "${t.asked}" runs ${t.tool} ${t.version}${t.packages.length ? ` (Debian's ${t.packages.join(', ')}, installed with the system packages)` : ''}.`,
-    );
+    const from = t.path
+      ? ` (from the tool directory, ${t.path})`
+      : t.packages.length
+        ? ` (Debian's ${t.packages.join(', ')}, installed with the system packages)`
+        : '';
+    lines.push(`build.tools.${t.tool}: "${t.asked}" runs ${t.tool} ${t.version}${from}.`);
   }
   await r.note('Build image', `build.os: ${build.os ?? '(not set)'}`, `${lines.join('\n')}\n`, 0);
   return null;

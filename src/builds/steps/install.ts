@@ -38,9 +38,12 @@ export async function install(r: BuildRun): Promise<void> {
   } else {
     // The machine's own pip is visible through the system site packages and installs into the venv
     // (its sys.prefix), so the venv needs no copy of pip: that saves ensurepip's ~3 s per build.
-    const venvArgs = systemPipAvailable() ? ['--without-pip'] : [];
+    // A relocatable Python of the tool directory carries its own pip, seen the same way.
+    const tool = r.tools.find((t) => t.tool === 'python' && t.path);
+    const venvArgs = tool || systemPipAvailable() ? ['--without-pip'] : [];
+    const python = tool ? `${tool.path}/bin/python3` : SYSTEM_PYTHON;
     // No network: the venv is made from the machine's Python (ensurepip, when it runs, uses its bundled wheels).
-    await r.run('Creating the environment', 'python -m venv', [SYSTEM_PYTHON, '-m', 'venv', '--system-site-packages', ...venvArgs, r.venv]);
+    await r.run('Creating the environment', 'python -m venv', [python, '-m', 'venv', '--system-site-packages', ...venvArgs, r.venv]);
   }
   if (custom) return;
   await r.runJob('post_create_environment', jobs?.post_create_environment, true);
