@@ -100,7 +100,7 @@ const schema = z.object({
   /** Memory of a build's sandbox (bytes) and processes it may run at once. */
   LECTERN_BUILD_MAX_MEMORY_BYTES: intFrom(4 * 1024 ** 3, 64 * 1_048_576, 1024 ** 4),
   LECTERN_BUILD_MAX_PROCESSES: intFrom(512, 16, 100_000),
-  /** Seconds a build may run (the same 900 as src/builds/run.ts's DEFAULT_TIME_LIMIT_S). */
+  /** Seconds a build may run (a project's own, set by a site admin, may differ). */
   LECTERN_BUILD_TIME_LIMIT_SECONDS: intFrom(900, 10, 86_400),
   /**
    * How far a site admin may raise one project's limits (docs/design/builds.md "Per-project

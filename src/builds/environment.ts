@@ -4,8 +4,8 @@
 // is, without making it or installing its requirements again. One build at a time holds a
 // version's environment (a lock file); another build of the same version meanwhile makes a fresh
 // one in its own directory.
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 /** What makes an environment the same: hashed, and kept beside it once its install ended well. */
@@ -80,5 +80,20 @@ export class KeptEnvironment {
 
   release(): void {
     rmSync(this.#lock, { force: true });
+  }
+
+  /**
+   * Removes, in project cache `cache`, every version's environment no running build holds, and
+   * `ours` (this build's, which it makes again), each with its key.
+   */
+  static async removeUnheld(cache: string, ours: KeptEnvironment | null): Promise<void> {
+    const envs = path.join(cache, 'envs');
+    const names = await readdir(envs).catch(() => [] as string[]);
+    for (const name of names.filter((n) => /^\d+$/.test(n))) {
+      const env = new KeptEnvironment(path.join(envs, name));
+      if (env.dir !== ours?.dir && existsSync(env.#lock)) continue; // another build's, running
+      env.forget();
+      await rm(env.dir, { recursive: true, force: true });
+    }
   }
 }

@@ -28,7 +28,6 @@ export class Aborted extends Error {}
 /** The build ends here, successful, publishing nothing: its message says why. */
 export class Skipped extends Error {}
 
-export const DEFAULT_TIME_LIMIT_S = 900;
 export const FORMAT_EXT = { htmlzip: '.zip', epub: '.epub', pdf: '.pdf' } as const;
 export const SYSTEM_PYTHON = '/usr/bin/python3';
 /** Where a version's kept environment is in the sandbox: one path for every build, as on Read the Docs (docs/design/images.md "Caches"). */

@@ -2,7 +2,6 @@
 // what one project's builds get from them (src/domain/build-limits.ts): its own value where set,
 // never above the ceiling, else the default.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TIME_LIMIT_S } from '../../src/builds/run.ts';
 import { ConfigError, DEFAULT_BUILD_LIMITS, loadConfig } from '../../src/config.ts';
 import { buildLimitsFor, projectBuildLimits, projectLimitsNote } from '../../src/domain/build-limits.ts';
 
@@ -24,7 +23,6 @@ describe('the build limit settings', () => {
   it('default to 900 s, 4 GiB and 512 processes, and a project may be raised to 4 times each', () => {
     const b = loadConfig({}).build;
     expect(b.timeLimitSeconds).toBe(900);
-    expect(b.timeLimitSeconds).toBe(DEFAULT_TIME_LIMIT_S);
     expect(b.maxMemoryBytes).toBe(4 * GiB);
     expect(b.maxProcesses).toBe(512);
     expect(b.projectMax).toEqual({ timeSeconds: 3600, memoryBytes: 16 * GiB, processes: 2048 });

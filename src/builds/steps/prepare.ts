@@ -2,11 +2,11 @@
 // sandbox checked (no sandbox, no build: the project's code never runs unconfined), and the
 // project's variables left out of it named in its log.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chown, mkdir, readdir, rm } from 'node:fs/promises';
+import { chown, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { projectLimitsNote } from '../../domain/build-limits.ts';
 import { diskUsage, formatBytes } from '../../sandbox/sandbox.ts';
+import { KeptEnvironment } from '../environment.ts';
 import { type BuildRun, StepFailed } from '../run.ts';
 
 export async function prepare(r: BuildRun): Promise<void> {
@@ -44,7 +44,8 @@ async function prepareCache(r: BuildRun): Promise<void> {
   await mkdir(r.cache, { recursive: true, mode: 0o700 });
   const used = await diskUsage(r.cache, max + 1);
   if (used > max) {
-    await emptyCache(r.cache, r.keptEnv?.dir ?? null);
+    await rm(path.join(r.cache, 'downloads'), { recursive: true, force: true });
+    await KeptEnvironment.removeUnheld(r.cache, r.keptEnv);
     await r.note(
       'cache',
       'cache',
@@ -56,18 +57,6 @@ async function prepareCache(r: BuildRun): Promise<void> {
   await mkdir(downloads, { recursive: true, mode: 0o700 });
   if (r.keptEnv) await mkdir(r.keptEnv.dir, { recursive: true, mode: 0o755 });
   if (r.uid !== null) await giveTo(r.uid, downloads, ...(r.keptEnv ? [r.keptEnv.dir] : []));
-}
-
-/** Empties a project's cache: its downloads, and the environments no running build holds (this build's is made again). */
-async function emptyCache(cache: string, ours: string | null): Promise<void> {
-  await rm(path.join(cache, 'downloads'), { recursive: true, force: true });
-  const envs = path.join(cache, 'envs');
-  const names = await readdir(envs).catch(() => [] as string[]);
-  for (const name of names.filter((n) => /^\d+$/.test(n))) {
-    if (path.join(envs, name) !== ours && existsSync(path.join(envs, `${name}.lock`))) continue; // another build's, running
-    await rm(path.join(envs, `${name}.key`), { force: true });
-    await rm(path.join(envs, name), { recursive: true, force: true });
-  }
 }
 
 /**
