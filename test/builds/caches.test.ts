@@ -155,3 +155,33 @@ describe("a project's second build", () => {
     expect(downloads('fixturecache-1.0-py3-none-any.whl')).toBe(before + 1);
   });
 });
+
+describe('a project cache larger than LECTERN_BUILD_CACHE_MAX_BYTES', () => {
+  it('is emptied at the next build, which says so and makes its environment again', async () => {
+    const small = await testApp({ LECTERN_BUILD_CACHE_MAX_BYTES: '0' });
+    const smallWorker = await startTestWorker(small);
+    try {
+      const smallToken = await small.user('small');
+      const repo = server.repo(
+        'over-bound',
+        sphinxFiles({
+          '.readthedocs.yaml': YAML,
+          'docs/conf.py': CONF,
+          'docs/requirements.txt': `--index-url ${indexUrl}\n--trusted-host ${TEST_HOST}\nfixturecache\n`,
+        }),
+      );
+      const p = await importProject(small, smallToken, 'Over bound', repo.url);
+      const first = await waitForBuild(small, await latestBuildOf(small, p.slug), 180_000);
+      expect(first.error, logOf(first)).toBeNull();
+      const res = await small.http.post(`/api/v3/projects/${p.slug}/versions/latest/builds/`).set('authorization', `Token ${smallToken}`).send({ force: true });
+      const second = await waitForBuild(small, res.body.build.id, 180_000);
+      expect(second.error, logOf(second)).toBeNull();
+      expect(second.commands.find((c) => c.description === 'cache')?.output).toContain("The project's cache (more than 0 KiB) was emptied");
+      expect(second.commands.find((c) => c.description === 'Reusing the environment')).toBeUndefined();
+      expect(second.commands.map((c) => c.command)).toContainEqual(expect.stringContaining('-m venv'));
+    } finally {
+      await smallWorker.stop(1000);
+      await small.close();
+    }
+  });
+});
