@@ -156,12 +156,15 @@ type Mapping = Record<string, unknown>;
  * Returns the config and the file it came from (relative to the checkout), or null without one.
  * @throws BuildConfigError for anything the repository's author can fix.
  */
-export async function loadBuildConfig(checkoutDir: string, opts: { yamlPath?: string | null } = {}): Promise<{ config: BuildConfig; file: string | null }> {
+export async function loadBuildConfig(
+  checkoutDir: string,
+  opts: { yamlPath?: string | null } = {},
+): Promise<{ config: BuildConfig; file: string | null; text: string | null }> {
   const root = await realpath(checkoutDir);
   const file = await findConfigFile(root, opts.yamlPath || null);
-  if (file === null) return { config: await normalize(root, null, { version: 2 }, null), file: null };
+  if (file === null) return { config: await normalize(root, null, { version: 2 }, null), file: null, text: null };
   const doc = await readConfigFile(root, file);
-  return { config: await normalize(root, file, doc.raw, doc.doc), file };
+  return { config: await normalize(root, file, doc.raw, doc.doc), file, text: doc.text };
 }
 
 async function findConfigFile(root: string, yamlPath: string | null): Promise<string | null> {
@@ -225,7 +228,7 @@ function checkIsFile(where: Location, file: string, what: string): void {
   if (where.kind === 'found' && !where.isFile) throw new BuildConfigError(`${what} is not a file.`, file);
 }
 
-async function readConfigFile(root: string, file: string): Promise<{ raw: Mapping; doc: Document }> {
+async function readConfigFile(root: string, file: string): Promise<{ raw: Mapping; doc: Document; text: string }> {
   const text = await readRepositoryFile(root, file, MAX_CONFIG_BYTES);
   // YAML 1.2 (where `path: .` stays a string), with PyYAML's `<<` merges; see also bool().
   const doc = parseDocument(text, { merge: true, uniqueKeys: true, prettyErrors: true, logLevel: 'error' });
@@ -251,7 +254,7 @@ async function readConfigFile(root: string, file: string): Promise<{ raw: Mappin
   if (!isMapping(value)) {
     throw new BuildConfigError(`${file} must be a mapping of keys to values (starting with "version: 2"), not ${describe(value)}.`, file);
   }
-  return { raw: value, doc };
+  return { raw: value, doc, text };
 }
 
 /** Validates `raw` (the parsed file, or `{version: 2}` without one) into the normalized config. */

@@ -172,8 +172,9 @@ export async function publishBuild(deps: PublishDeps, input: PublishInput): Prom
   deps.events.emit('servedChanged', {});
   const stale = previous === undefined ? buildId : previous !== null && previous !== buildId ? previous : null;
   let cleanupError: unknown;
-  if (stale !== null) await storage.deletePrefix(`${buildPrefix(projectSlug, version.slug, stale)}/`).catch((e: unknown) => (cleanupError = e));
-  // 6. The search index follows what is served, read back from storage; it never fails the build.
+  const cleanup = stale === null ? null : storage.deletePrefix(`${buildPrefix(projectSlug, version.slug, stale)}/`).catch((e: unknown) => (cleanupError = e));
+  // 6. The search index follows what is served, read back from storage, while the stale files go
+  // (other keys); it never fails the build.
   let index: IndexResult | undefined;
   let indexError: unknown;
   if (previous !== undefined) {
@@ -190,6 +191,7 @@ export async function publishBuild(deps: PublishDeps, input: PublishInput): Prom
       indexError = e;
     }
   }
+  await cleanup;
   return { published: previous !== undefined, upload, cleanupError, index, indexError };
 }
 

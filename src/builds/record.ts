@@ -191,6 +191,37 @@ export class Recorder {
     return this.mask(text);
   }
 
+  /**
+   * A command whose output Lectern already has (a file it read itself, as `cat -- <file>` would
+   * show it), recorded as one that ran and exited 0: bounded and masked like any command's output,
+   * without a sandbox started for it.
+   */
+  async shown(description: string, argv: string[], text: string): Promise<void> {
+    const log = this.#openLog();
+    log.push(text);
+    const output = this.#closeLog(log);
+    const now = new Date();
+    await this.db.buildCommand.create({
+      data: { buildId: this.buildId, description, command: this.display(argv), output, exitCode: 0, startTime: now, endTime: now },
+    });
+    await announceProgress({ prisma: this.db, events: this.events }, this.buildId);
+  }
+
+  /** A command's log, with the room it may use taken from the build's at once (commands may overlap). */
+  #openLog(): BoundedLog {
+    const { maxCommandBytes, maxBuildBytes } = this.#limits;
+    const room = Math.max(0, Math.min(maxCommandBytes, maxBuildBytes - this.#used));
+    this.#used += room;
+    return new BoundedLog(this, room, room < maxCommandBytes ? 'build' : 'command', this.#limits);
+  }
+
+  /** The log's final text; the notes about what was left out are not counted, only what was kept of the output. */
+  #closeLog(log: BoundedLog): string {
+    const output = log.final();
+    this.#used += Math.min(log.room, Buffer.byteLength(output)) - log.room;
+    return output;
+  }
+
   async run(
     description: string,
     argv: string[],
@@ -200,11 +231,7 @@ export class Recorder {
       data: { buildId: this.buildId, description, command: this.display(argv), startTime: new Date() },
     });
     await announceProgress({ prisma: this.db, events: this.events }, this.buildId);
-    // The room this command may use is taken from the build's at once (commands may overlap).
-    const { maxCommandBytes, maxBuildBytes } = this.#limits;
-    const room = Math.max(0, Math.min(maxCommandBytes, maxBuildBytes - this.#used));
-    this.#used += room;
-    const log = new BoundedLog(this, room, room < maxCommandBytes ? 'build' : 'command', this.#limits);
+    const log = this.#openLog();
     let written = '';
     let lastFlush = Date.now();
     let timer: NodeJS.Timeout | undefined;
@@ -243,9 +270,7 @@ export class Recorder {
     }
     // A command that could not start says so only in its result.
     if (log.total === 0 && result.output) log.push(result.output);
-    const output = log.final();
-    // The notes about what was left out are not counted: only what was kept of the output.
-    this.#used += Math.min(room, Buffer.byteLength(output)) - room;
+    const output = this.#closeLog(log);
     await this.db.buildCommand.update({ where: { id: row.id }, data: { output, exitCode: result.exitCode, endTime: new Date() } });
     await announceProgress({ prisma: this.db, events: this.events }, this.buildId);
     return { ...result, output, commandId: row.id };

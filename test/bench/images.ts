@@ -1,12 +1,14 @@
 // Benchmark (not a test): what a second build costs once the version's environment and pip's
 // downloads are kept (docs/design/images.md "Caches"), on the host's system and in a build image,
 // side by side in one run. For each of the two, a Sphinx project whose requirements install a local
-// package is imported (the first build), then built again with force R times (nothing changed);
-// plain `python3 -m sphinx` of the same tree is the baseline, run the same way (on the host, and
-// with bubblewrap in the same image, without Lectern). Prints the first build command by command,
-// the medians, the second build's overhead over sphinx-build (target: at most 1 s) and its ratio
-// to the first; then what the overlay costs a command against the host's bind (`true`, N times in
-// each sandbox).
+// package is imported (the first build), then built again with force R times (nothing changed),
+// the two Lecterns' rounds interleaved, the order alternating; plain `python3 -m sphinx` of the same
+// tree is the baseline, run after each second build the same way (on the host, and with bubblewrap
+// in the same image, without Lectern). Prints the first build command by command, the medians, the
+// second build's overhead over sphinx-build (target: at most 1 s), also as the median of each
+// round's difference (a second build less the sphinx-build run right after it: the machine's drift
+// cancels), and its ratio to the first; then what the overlay costs a command against the host's
+// bind (`true`, N times in each sandbox).
 //
 //   npx tsx test/bench/images.ts [rounds=5] [--images DIR]   (DIR: LECTERN_BUILD_IMAGES_DIR with debian-13;
 //                                                            default: the test images, made if missing)
@@ -124,25 +126,24 @@ async function finished(l: Lectern, id: number) {
   }
 }
 
-/** The first build (the import's) and `rounds` forced builds of the same version. */
-async function measure(label: string, l: Lectern) {
+/** The first build of the bench project (the import's), and the means to build it again with force. */
+async function firstBuild(label: string, l: Lectern) {
   const t0 = performance.now();
   const res = await l.api('/projects/', { name: `Bench ${label}`, repository: { url: repo.url, type: 'git' } });
   if (res.status !== 201) throw new Error(`import answered ${res.status}: ${await res.text()}`);
   const slug = ((await res.json()) as { slug: string }).slug;
   const firstId = (await l.db.prisma.build.findFirstOrThrow({ where: { project: { slug } }, orderBy: { id: 'desc' } })).id;
   const first = await finished(l, firstId);
-  const firstMs = performance.now() - t0;
-  const seconds: number[] = [];
-  let last = first;
-  for (let i = 0; i < rounds; i++) {
-    const s0 = performance.now();
-    const triggered = await l.api(`/projects/${slug}/versions/latest/builds/`, { force: true });
-    if (triggered.status !== 202) throw new Error(`trigger answered ${triggered.status}: ${await triggered.text()}`);
-    last = await finished(l, ((await triggered.json()) as { build: { id: number } }).build.id);
-    seconds.push(performance.now() - s0);
-  }
-  return { first, firstMs, seconds, last };
+  return { first, firstMs: performance.now() - t0, seconds: [] as number[], last: first, slug };
+}
+
+/** One more build of the same version, forced (nothing changed since the last). */
+async function secondBuild(l: Lectern, run: Awaited<ReturnType<typeof firstBuild>>) {
+  const s0 = performance.now();
+  const triggered = await l.api(`/projects/${run.slug}/versions/latest/builds/`, { force: true });
+  if (triggered.status !== 202) throw new Error(`trigger answered ${triggered.status}: ${await triggered.text()}`);
+  run.last = await finished(l, ((await triggered.json()) as { build: { id: number } }).build.id);
+  run.seconds.push(performance.now() - s0);
 }
 
 function steps(label: string, b: Awaited<ReturnType<typeof finished>>) {
@@ -198,29 +199,42 @@ function sphinx(inImage: boolean): number {
   return ms;
 }
 
-const results: Record<string, { run: Awaited<ReturnType<typeof measure>>; sphinx: number[] }> = {};
-for (const [label, dir] of [
-  ['host', null],
-  ['debian-13', imagesDir],
-] as const) {
-  const l = await lectern(dir);
-  const run = await measure(label, l);
-  results[label] = { run, sphinx: Array.from({ length: rounds }, () => sphinx(label !== 'host')) };
-  steps(`${label}: first build`, run.first);
-  steps(`${label}: last second build`, run.last);
-  await l.worker.stop(1000);
-  l.server.close();
-  await l.db.close();
-  rmSync(l.dataDir, { recursive: true, force: true });
+// Both Lecterns side by side in one process: first builds, then the second builds and the plain
+// sphinx-builds interleaved, round by round, the order alternating (neither gets a warmer machine).
+const setups = [
+  { label: 'host', inImage: false, l: await lectern(null) },
+  { label: 'debian-13', inImage: true, l: await lectern(imagesDir) },
+];
+const runs = [];
+for (const s of setups) runs.push(await firstBuild(s.label, s.l));
+const plain: number[][] = setups.map(() => []);
+for (let i = 0; i < rounds; i++) {
+  const order = i % 2 ? [1, 0] : [0, 1];
+  for (const k of order) {
+    await secondBuild(setups[k]!.l, runs[k]!);
+    plain[k]!.push(sphinx(setups[k]!.inImage));
+  }
+}
+const results: Record<string, { run: (typeof runs)[number]; sphinx: number[] }> = {};
+for (const [k, s] of setups.entries()) {
+  results[s.label] = { run: runs[k]!, sphinx: plain[k]! };
+  steps(`${s.label}: first build`, runs[k]!.first);
+  steps(`${s.label}: last second build`, runs[k]!.last);
+  await s.l.worker.stop(1000);
+  s.l.server.close();
+  await s.l.db.close();
+  rmSync(s.l.dataDir, { recursive: true, force: true });
 }
 
 console.log(`\n${Object.keys(pages).length + 1}-page Sphinx project with a local package in its requirements, ${rounds} second builds, medians`);
-console.log('                first build   second build   sphinx-build   second overhead   second/first');
+console.log('                first build   second build   sphinx-build   second overhead   paired overhead   second/first');
 for (const [label, { run, sphinx: sp }] of Object.entries(results)) {
   const second = median(run.seconds);
   const plain = median(sp);
+  // Each second build against the plain sphinx-build run right after it: the machine's drift cancels.
+  const paired = median(run.seconds.map((ms, i) => ms - sp[i]!));
   console.log(
-    `${label.padEnd(14)}  ${f(run.firstMs)}     ${f(second)}      ${f(plain)}      ${f(second - plain)}          ${(second / run.firstMs).toFixed(2)}x`,
+    `${label.padEnd(14)}  ${f(run.firstMs)}     ${f(second)}      ${f(plain)}      ${f(second - plain)}         ${f(paired)}          ${(second / run.firstMs).toFixed(2)}x`,
   );
 }
 console.log('target: second overhead <= 1000 ms');

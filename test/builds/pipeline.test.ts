@@ -289,6 +289,7 @@ describe('build.commands', () => {
         '    - mkdir -p $READTHEDOCS_OUTPUT/html',
         '    - echo "<h1>custom $READTHEDOCS_PROJECT $READTHEDOCS_VERSION</h1>" > $READTHEDOCS_OUTPUT/html/index.html',
         '    - echo "the token is $DEPLOY_TOKEN"',
+        '# s3cr3t-value-42 (pasted here by mistake: the log shows the file masked)',
         '',
       ].join('\n'),
     });
@@ -300,6 +301,7 @@ describe('build.commands', () => {
     expect(build.success, build.error ?? '').toBe(true);
     const echo = build.commands.find((c) => c.command.includes('the token is'))!;
     expect(echo.output).toContain('the token is *****');
+    expect(build.commands.find((c) => c.command === 'cat -- .readthedocs.yaml')?.output).toContain('# ***** (pasted here by mistake');
     const everything = JSON.stringify(build);
     expect(everything).not.toContain('s3cr3t-value-42');
     expect(build.commands.map((c) => c.command).join('\n')).not.toMatch(/sphinx|mkdocs build/);

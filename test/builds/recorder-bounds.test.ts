@@ -197,3 +197,25 @@ describe('secrets where the output was cut', () => {
     expect(r.output).not.toContain('hunter');
   });
 });
+
+describe('a file Lectern shows as read (`cat -- <file>`, Recorder.shown)', () => {
+  it('is bounded and masked as a command printing it would be, and counts toward the build', async () => {
+    const buildId = await newBuild();
+    const recorder = new Recorder({ prisma: t.db.prisma, events: createEvents() }, buildId, ['hunter2-secret'], [], limits);
+    // A configuration file of 200 KiB with a secret in its first lines and in its last.
+    const text = `# hunter2-secret\n${'x'.repeat(200 * KiB)}\n# hunter2-secret\n`;
+    await recorder.shown('cat', ['cat', '--', '.readthedocs.yaml'], text);
+    const [row] = await t.db.prisma.buildCommand.findMany({ where: { buildId } });
+    expect(row).toMatchObject({ command: 'cat -- .readthedocs.yaml', exitCode: 0 });
+    expect(row!.endTime).not.toBeNull();
+    expect(row!.output.startsWith(`# ${MASK}\nxxx`)).toBe(true);
+    expect(row!.output).toMatch(/\[Lectern: output of this command past \d+ KiB was not kept but for its last \d+ KiB .*LECTERN_BUILD_LOG_COMMAND_BYTES\)\]/);
+    expect(row!.output.endsWith(`# ${MASK}\n`)).toBe(true);
+    expect(row!.output).not.toContain('hunter2');
+    expect(bytes(row!.output)).toBeLessThan(limits.maxCommandBytes + 1024);
+    // What it kept is taken from the build's bound: five more such files: the build's 256 KiB are used by the fourth, and the last gets a note and its last words only.
+    for (let i = 0; i < 5; i++) await recorder.shown('cat', ['cat', '--', `f${i}`], text);
+    const rows = await t.db.prisma.buildCommand.findMany({ where: { buildId }, orderBy: { id: 'asc' } });
+    expect(rows.at(-1)!.output).toMatch(/this build's log is limited to 256 KiB in all/);
+  });
+});

@@ -93,7 +93,12 @@ describe('a build, step by step', () => {
     const row = await t.db.prisma.build.findUniqueOrThrow({ where: { id: r.build.id }, include: { commands: true } });
     expect(row.readthedocsYamlPath).toBe('.readthedocs.yaml');
     expect(row.config).toMatchObject({ sphinx: { configuration: 'docs/conf.py' } });
-    expect(row.commands.map((c) => c.description)).toContain('cat');
+    // Shown as Read the Docs shows it, `cat` of the file, though Lectern read it itself (no sandbox for it).
+    expect(row.commands.find((c) => c.description === 'cat')).toMatchObject({
+      command: 'cat -- .readthedocs.yaml',
+      exitCode: 0,
+      output: FILES['.readthedocs.yaml'],
+    });
 
     // As if that build had been published: the same commit, configuration and variables again.
     await t.db.prisma.build.update({ where: { id: r.build.id }, data: { success: true, state: 'finished' } });

@@ -81,7 +81,7 @@ function sphinxDefaults(conf: string | null = 'docs/conf.py'): BuildConfig {
 
 describe('without a configuration file', () => {
   it('builds with Sphinx when there is a conf.py, every default filled in', async () => {
-    expect(await load({ 'docs/conf.py': '', 'docs/index.rst': '' })).toEqual({ config: sphinxDefaults(), file: null });
+    expect(await load({ 'docs/conf.py': '', 'docs/index.rst': '' })).toEqual({ config: sphinxDefaults(), file: null, text: null });
   });
 
   it.each([
@@ -101,6 +101,7 @@ describe('without a configuration file', () => {
     expect(await load({ [yml]: 'site_name: x\n' })).toEqual({
       config: { ...sphinxDefaults(), doctype: 'mkdocs', sphinx: null, mkdocs: { configuration: yml, fail_on_warning: false } },
       file: null,
+      text: null,
     });
   });
 
@@ -274,6 +275,8 @@ describe('reading the YAML', () => {
     expect(await load({ '.readthedocs.yaml': 'version: 2\n', 'docs/conf.py': '' })).toEqual({
       config: sphinxDefaults(),
       file: '.readthedocs.yaml',
+      // The file as read, which the build's log shows as `cat` of it.
+      text: 'version: 2\n',
     });
   });
 
@@ -821,6 +824,7 @@ search:
 `;
     expect(await load({ '.readthedocs.yaml': yaml, 'docs/conf.py': '', 'conf.py': '' })).toEqual({
       file: '.readthedocs.yaml',
+      text: yaml,
       config: {
         version: '2',
         formats: ['htmlzip', 'pdf'],

@@ -9,8 +9,9 @@ import { chooseTools, listToolPythons } from '../tools.ts';
 export async function configure(r: BuildRun): Promise<void> {
   const { build, version, prisma } = r;
   let file: string | null;
+  let text: string | null;
   try {
-    ({ config: r.config, file } = await loadBuildConfig(r.checkout, { yamlPath: r.project.readthedocsYamlPath }));
+    ({ config: r.config, file, text } = await loadBuildConfig(r.checkout, { yamlPath: r.project.readthedocsYamlPath }));
   } catch (e) {
     if (e instanceof BuildConfigError) throw new StepFailed(`Reading the build configuration failed: ${e.message}`);
     throw e;
@@ -18,7 +19,8 @@ export async function configure(r: BuildRun): Promise<void> {
   const config = r.config;
   // The image and tools from here on: the configuration's own commands run in it.
   const problem = await chooseImageAndTools(r);
-  if (file && !problem) await r.run('Reading the configuration', 'cat', ['cat', '--', file]);
+  // Shown as Read the Docs shows it (`cat -- <file>`), from the text just read: no sandbox for it.
+  if (file && text !== null && !problem) await r.recorder.shown('cat', ['cat', '--', file], text);
   // The variables as this build is given them (ids and change times, never values).
   const variablesStamp = r.variables
     .map((v) => `${v.id}@${v.modifiedAt.getTime()}`)
