@@ -7,6 +7,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { PrismaClient } from '../db/database.ts';
 
 /** What makes an environment the same: hashed, and kept beside it once its install ended well. */
 export interface EnvironmentKey {
@@ -96,4 +97,47 @@ export class KeptEnvironment {
       await rm(env.dir, { recursive: true, force: true });
     }
   }
+
+  /** Removes the environment of version `versionId` in project cache `cache`, with its key and lock (a deleted version's: no build holds it any more). */
+  static async remove(cache: string, versionId: number): Promise<void> {
+    const env = new KeptEnvironment(path.join(cache, 'envs', String(versionId)));
+    await rm(env.dir, { recursive: true, force: true });
+    rmSync(env.#keyFile, { force: true });
+    rmSync(env.#lock, { force: true });
+  }
+}
+
+/** The numeric entries of `dir` (project or version ids), none when it is missing. */
+async function ids(dir: string): Promise<number[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  return [...new Set(names.map((n) => /^(\d+)(?:\.(?:key|lock))?$/.exec(n)?.[1]).filter((n): n is string => n !== undefined))].map(Number);
+}
+
+/**
+ * What the caches of this machine hold that nothing will build with again, removed (the worker's
+ * housekeeping, docs/design/images.md "Caches"): the cache of a project that was deleted, and the
+ * environment of a version that was. Returns the ids whose files went.
+ */
+export async function pruneCaches(prisma: PrismaClient, dataDir: string): Promise<{ projects: number[]; versions: number[] }> {
+  const root = path.join(dataDir, 'cache', 'projects');
+  const projects = await ids(root);
+  const gone = { projects: [] as number[], versions: [] as number[] };
+  if (!projects.length) return gone;
+  const alive = new Set((await prisma.project.findMany({ where: { id: { in: projects } }, select: { id: true } })).map((p) => p.id));
+  for (const id of projects) {
+    const cache = path.join(root, String(id));
+    if (!alive.has(id)) {
+      await rm(cache, { recursive: true, force: true });
+      gone.projects.push(id);
+      continue;
+    }
+    const versions = await ids(path.join(cache, 'envs'));
+    if (!versions.length) continue;
+    const kept = new Set((await prisma.version.findMany({ where: { id: { in: versions }, projectId: id }, select: { id: true } })).map((v) => v.id));
+    for (const v of versions.filter((v) => !kept.has(v))) {
+      await KeptEnvironment.remove(cache, v);
+      gone.versions.push(v);
+    }
+  }
+  return gone;
 }

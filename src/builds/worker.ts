@@ -36,6 +36,7 @@ import {
   releaseVersionSync,
   retryDelaySeconds,
 } from '../queue/version-syncs.ts';
+import { pruneCaches } from './environment.ts';
 import { Aborted, type PipelineDeps, runBuild } from './pipeline.ts';
 import { removeClosedPreviews } from './previews.ts';
 
@@ -151,6 +152,8 @@ export class Worker {
             if (removed.length) this.deps.log.info({ removed }, "closed pull requests' previews removed");
           }
           if (this.deps.auditRetentionDays !== undefined) await pruneAudit(this.deps.prisma, this.deps.auditRetentionDays);
+          const pruned = await pruneCaches(this.deps.prisma, this.deps.dataDir);
+          if (pruned.projects.length || pruned.versions.length) this.deps.log.info(pruned, 'caches of deleted projects and versions removed');
           if (this.#deliveryConcurrency > 0) {
             const lost = await reapExpiredDeliveries(this.deps.prisma, this.#deliveryRetry.maxAttempts);
             if (lost) this.deps.log.warn({ deliveries: lost }, 'notifications whose worker stopped');

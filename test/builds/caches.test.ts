@@ -3,7 +3,7 @@
 // changed. A package index on the test host (Python's http.server in the test network namespace)
 // counts what builds download. A pull request's preview neither reads nor leaves a cache.
 import { type ChildProcess, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -182,6 +182,46 @@ describe('a project cache larger than LECTERN_BUILD_CACHE_MAX_BYTES', () => {
     } finally {
       await smallWorker.stop(1000);
       await small.close();
+    }
+  });
+});
+
+describe('the caches of what was deleted', () => {
+  it("are removed by the worker's housekeeping: a deleted version's environment, then a deleted project's whole cache", async () => {
+    const app = await testApp();
+    // A short lease: the housekeeping runs every half lease (a second).
+    const w = await startTestWorker(app, { leaseSeconds: 2 });
+    try {
+      const owner = await app.user('deleter');
+      const repo = server.repo(
+        'deleted-later',
+        sphinxFiles({
+          '.readthedocs.yaml': YAML,
+          'docs/conf.py': CONF,
+          'docs/requirements.txt': `--index-url ${indexUrl}\n--trusted-host ${TEST_HOST}\nfixturecache\n`,
+        }),
+      );
+      const p = await importProject(app, owner, 'Deleted later', repo.url);
+      const first = await waitForBuild(app, await latestBuildOf(app, p.slug), 180_000);
+      expect(first.error, logOf(first)).toBeNull();
+      const project = await app.db.prisma.project.findUniqueOrThrow({ where: { slug: p.slug }, include: { versions: true } });
+      const cache = path.join(app.dataDir, 'cache', 'projects', String(project.id));
+      const latest = project.versions.find((v) => v.slug === 'latest')!;
+      expect(readdirSync(path.join(cache, 'envs')).sort()).toEqual([String(latest.id), `${latest.id}.key`]);
+
+      // The version goes (as a sync removes one whose branch is gone): its environment follows.
+      await app.db.prisma.version.delete({ where: { id: latest.id } });
+      await until('the environment of the deleted version to go', () => !existsSync(path.join(cache, 'envs', String(latest.id))), 20_000);
+      expect(readdirSync(path.join(cache, 'envs'))).toEqual([]);
+      expect(existsSync(path.join(cache, 'downloads')), "pip's downloads stay: the project builds its other versions with them").toBe(true);
+
+      // The project goes: nothing of its cache stays on the machine.
+      const res = await app.gql('mutation($p: String!) { deleteProject(project: $p, confirm: $p) { __typename } }', { p: p.slug }, owner);
+      expect(res.data?.deleteProject.__typename, JSON.stringify(res)).toBe('MutationDeleteProjectSuccess');
+      await until("the deleted project's cache to go", () => !existsSync(cache), 20_000);
+    } finally {
+      await w.stop(1000);
+      await app.close();
     }
   });
 });
