@@ -281,6 +281,11 @@ export interface BuildLimits {
   timeLimitSeconds: number;
   /** The most a site admin may raise one project's limits to (LECTERN_BUILD_PROJECT_MAX_*; domain/build-limits.ts). */
   projectMax: { timeSeconds: number; memoryBytes: number; processes: number };
+  /**
+   * Where the time, memory and processes limits come from, as a build stopped by one is told
+   * (domain/build-limits.ts sets them for a project's own limits); the installation's setting when absent.
+   */
+  limitSources?: Partial<Record<'time' | 'memory' | 'processes', string>>;
   uidBase: number;
   /** What a project's download cache may grow to (LECTERN_BUILD_CACHE_MAX_BYTES). */
   cacheMaxBytes: number;

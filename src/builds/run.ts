@@ -203,6 +203,11 @@ export class BuildRun {
     return this.limits.timeLimitSeconds;
   }
 
+  /** Where the time limit comes from, as a build stopped by it is told. */
+  get timeLimitSource(): string {
+    return this.limits.limitSources?.time ?? 'LECTERN_BUILD_TIME_LIMIT_SECONDS';
+  }
+
   /** The project's own `build.commands`, which replace every step Lectern would run; null when it gives none. */
   get customCommands(): string[] | null {
     const commands = this.config.build?.commands;
@@ -240,7 +245,8 @@ export class BuildRun {
    * reach it); a non-zero exit fails the step.
    */
   async run(step: string, description: string, argv: string[], opts: RunOptions = {}) {
-    if (this.deadline - Date.now() <= 0) throw new StepFailed(`The build ran longer than its time limit of ${this.timeLimitSeconds} s.`);
+    if (this.deadline - Date.now() <= 0)
+      throw new StepFailed(`The build ran longer than its time limit of ${this.timeLimitSeconds} s (${this.timeLimitSource}).`);
     const attempt = () =>
       this.recorder.run(description, argv, {
         cwd: this.workdir,
@@ -270,7 +276,7 @@ export class BuildRun {
     }
     if (r.exitCode !== 0 && !opts.allowFailure) {
       const why = r.timedOut
-        ? `was killed at the build's time limit`
+        ? `was killed at the build's time limit of ${this.timeLimitSeconds} s (${this.timeLimitSource})`
         : r.limit
           ? `was stopped: ${r.limit.message}`
           : r.exitCode === 183

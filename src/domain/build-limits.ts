@@ -40,7 +40,7 @@ const LIMITS: readonly {
   defaultSetting: string;
   ceilingSetting: string;
   unit: (n: number) => string;
-  what: string;
+  what: 'time' | 'memory' | 'processes';
 }[] = [
   {
     field: 'timeSeconds',
@@ -106,7 +106,16 @@ export function projectBuildLimits(project: LimitColumns, limits: BuildLimits): 
 /** The limits of one build of `project`: the installation's, with the project's own time, memory and processes where it has them. */
 export function buildLimitsFor(project: LimitColumns, limits: BuildLimits): BuildLimits {
   const p = projectBuildLimits(project, limits);
-  return { ...limits, timeLimitSeconds: p.timeSeconds, maxMemoryBytes: p.memoryBytes, maxProcesses: p.processes };
+  const effective = [p.timeSeconds, p.memoryBytes, p.processes];
+  // A build stopped by one of its project's own limits is told so: raising the installation's setting would not change it.
+  const limitSources: NonNullable<BuildLimits['limitSources']> = {};
+  LIMITS.forEach((l, i) => {
+    const own = stored(project, l.column);
+    if (own === null) return;
+    limitSources[l.what] =
+      own > effective[i]! ? `this project's own limit, set by a site admin, capped by ${l.ceilingSetting}` : "this project's own limit, set by a site admin";
+  });
+  return { ...limits, timeLimitSeconds: p.timeSeconds, maxMemoryBytes: p.memoryBytes, maxProcesses: p.processes, limitSources };
 }
 
 /**

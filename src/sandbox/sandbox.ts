@@ -550,9 +550,15 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
       // A file cut short at the disk limit (RLIMIT_FSIZE) makes its writer fail: only then is the disk walked again.
       const disk = exitCode !== 0 ? await this.watch() : null;
       const hit: LimitHit | null = cgroups?.oomKilled()
-        ? { kind: 'memory', message: `the build's memory limit of ${formatBytes(o.limits.maxMemoryBytes)} was reached (LECTERN_BUILD_MAX_MEMORY_BYTES)` }
+        ? {
+            kind: 'memory',
+            message: `the build's memory limit of ${formatBytes(o.limits.maxMemoryBytes)} was reached (${o.limits.limitSources?.memory ?? 'LECTERN_BUILD_MAX_MEMORY_BYTES'})`,
+          }
         : cgroups?.pidsMaxed()
-          ? { kind: 'processes', message: `the build reached its limit of ${o.limits.maxProcesses} processes (LECTERN_BUILD_MAX_PROCESSES)` }
+          ? {
+              kind: 'processes',
+              message: `the build reached its limit of ${o.limits.maxProcesses} processes (${o.limits.limitSources?.processes ?? 'LECTERN_BUILD_MAX_PROCESSES'})`,
+            }
           : disk;
       cgroups?.remove();
       return hit;

@@ -77,8 +77,27 @@ describe("a project's own build limits", () => {
 
     const stopped = await waitForBuild(t, await latestBuildOf(t, plain.slug), 120_000);
     expect(stopped.success).toBe(false);
-    expect(stopped.error).toMatch(/time limit/);
+    // Stopped at the installation's limit, named by its setting.
+    expect(stopped.error).toContain("was killed at the build's time limit of 10 s (LECTERN_BUILD_TIME_LIMIT_SECONDS)");
     expect(logOf(stopped)).toContain('process limit 512');
     expect(stopped.commands.some((c) => c.command === 'build limits')).toBe(false);
+  });
+
+  it("stop a build at the project's own limit, which its error names as the project's, not the installation's setting", async () => {
+    // Raised before any worker runs, as above: the import's own build is the one to get the limit.
+    await worker?.stop(1000);
+    const repo = server.repo('slower', { 'README.md': 'x', '.readthedocs.yaml': SLOW });
+    const p = await importProject(t, maintainer, 'Raised a little', repo.url);
+    const set = await t.gql(
+      `mutation { setProjectBuildLimits(project: "${p.slug}", input: { timeSeconds: 11 }) { __typename ... on Error { message } } }`,
+      {},
+      admin,
+    );
+    expect(set.data.setProjectBuildLimits, JSON.stringify(set)).toMatchObject({ __typename: 'MutationSetProjectBuildLimitsSuccess' });
+    worker = await startTestWorker(t);
+    const stopped = await waitForBuild(t, await latestBuildOf(t, p.slug), 120_000);
+    expect(stopped.success).toBe(false);
+    expect(stopped.error).toContain("was killed at the build's time limit of 11 s (this project's own limit, set by a site admin)");
+    expect(stopped.error).not.toContain('LECTERN_BUILD_TIME_LIMIT_SECONDS');
   });
 });

@@ -70,7 +70,7 @@ describe("a project's build limits", () => {
 
   it("are the installation's defaults when the project has none", () => {
     expect(projectBuildLimits(none, limits)).toEqual({ timeSeconds: 900, memoryBytes: 4 * GiB, processes: 512, custom: false });
-    expect(buildLimitsFor(none, limits)).toEqual(limits);
+    expect(buildLimitsFor(none, limits)).toEqual({ ...limits, limitSources: {} });
     expect(projectLimitsNote(none, limits)).toBeNull();
   });
 
@@ -78,8 +78,14 @@ describe("a project's build limits", () => {
     const own = { buildTimeLimit: 8, buildMemoryLimit: BigInt(8 * GiB), buildProcessesLimit: 5000 };
     expect(projectBuildLimits(own, limits)).toEqual({ timeSeconds: 8, memoryBytes: 8 * GiB, processes: 1000, custom: true });
     const one = buildLimitsFor({ ...none, buildProcessesLimit: 700 }, limits);
-    // Only the three change: the rest of the installation's limits are every build's.
-    expect(one).toEqual({ ...limits, maxProcesses: 700 });
+    // Only the three change, and a build stopped by the project's own limit is told whose it is:
+    // the rest of the installation's limits are every build's.
+    expect(one).toEqual({ ...limits, maxProcesses: 700, limitSources: { processes: "this project's own limit, set by a site admin" } });
+    expect(buildLimitsFor(own, limits).limitSources).toEqual({
+      time: "this project's own limit, set by a site admin",
+      memory: "this project's own limit, set by a site admin",
+      processes: "this project's own limit, set by a site admin, capped by LECTERN_BUILD_PROJECT_MAX_PROCESSES",
+    });
     const note = projectLimitsNote(own, limits)!;
     expect(note).toContain("This project's builds have limits of their own, set by a site admin");
     expect(note).toContain("time: 8 s (the installation's LECTERN_BUILD_TIME_LIMIT_SECONDS is 900 s)");
