@@ -14,7 +14,27 @@ export type OfflineFormat = 'htmlzip' | 'pdf' | 'epub';
 export type SphinxBuilder = 'sphinx' | 'sphinx_htmldir' | 'sphinx_singlehtml';
 export type Doctype = SphinxBuilder | 'mkdocs' | 'generic';
 
-export type PythonInstall = { requirements: string } | { path: string; method: 'pip'; extra_requirements: string[] };
+/**
+ * A `python.install` entry uv installs, as Read the Docs keeps it: `uv sync` of the project at
+ * `path` (the checkout's root when null) with its groups and extras, or `uv pip install` of a
+ * requirements file or a local path. It is the only entry when present.
+ */
+export interface UvInstall {
+  method: 'uv';
+  command: 'sync' | 'pip';
+  path: string | null;
+  requirements: string | null;
+  groups: string[] | 'all' | null;
+  extras: string[] | 'all' | null;
+}
+
+export type PythonInstall = { requirements: string } | { path: string; method: 'pip'; extra_requirements: string[] } | UvInstall;
+
+/** The uv entry of a configuration's `python.install`, if it has one (then it is the only entry). */
+export function uvInstall(config: Pick<BuildConfig, 'python'>): UvInstall | null {
+  const first = config.python.install[0];
+  return first && 'method' in first && first.method === 'uv' ? first : null;
+}
 
 export interface BuildTool {
   /** As written in the file (`"3.12"`, `"latest"`). */
@@ -456,10 +476,56 @@ class Checker {
         if (item === null || item === undefined) this.problem(key, 'must be a mapping with requirements or path');
         continue;
       }
-      const entryInstall = await this.pythonInstall(entry, key);
+      const entryInstall = entry.method === 'uv' ? await this.uvInstall(entry, key) : await this.pythonInstall(entry, key);
       if (entryInstall) install.push(entryInstall);
     }
+    if (entries.length > 1 && entries.some((e) => isMapping(e) && e.method === 'uv'))
+      this.problem('python.install', 'a uv entry (method: uv) must be the only entry; list the rest in its project or requirements file');
     return { install, use_system_site_packages: true };
+  }
+
+  /** A `method: uv` entry, checked as Read the Docs checks it. */
+  private async uvInstall(entry: Mapping, key: string): Promise<UvInstall | null> {
+    for (const name of Object.keys(entry)) {
+      if (!['method', 'command', 'path', 'requirements', 'groups', 'extras'].includes(name)) {
+        this.problem(`${key}.${name}`, 'unknown key (a uv entry takes method, command, path, requirements, groups, extras)');
+      }
+    }
+    const command = entry.command;
+    if (command !== 'sync' && command !== 'pip') {
+      this.problem(`${key}.command`, command == null ? 'missing; set it to sync or pip' : `must be sync or pip, not ${describe(command)}`);
+      return null;
+    }
+    const path = entry.path == null || entry.path === '' ? null : await this.path(entry.path, `${key}.path`);
+    const install: UvInstall = { method: 'uv', command, path, requirements: null, groups: null, extras: null };
+    if (command === 'sync') {
+      if (entry.requirements != null)
+        this.problem(`${key}.requirements`, 'is not taken by uv sync (it installs the project at path); use command: pip for a requirements file');
+      install.groups = this.uvNames(entry.groups, `${key}.groups`, 'group');
+    } else {
+      if (entry.groups != null) this.problem(`${key}.groups`, 'is taken by uv sync only (uv pip installs a requirements file or a path)');
+      if (entry.requirements != null && entry.path != null) this.problem(key, 'has both requirements and path; uv pip installs one of them');
+      else if (entry.requirements == null && entry.path == null) this.problem(key, 'needs requirements (a requirements file) or path (a package) for uv pip');
+      if (entry.requirements != null) install.requirements = await this.path(entry.requirements, `${key}.requirements`);
+    }
+    install.extras = this.uvNames(entry.extras, `${key}.extras`, 'extra');
+    return install;
+  }
+
+  /** `groups` or `extras` of a uv entry: a non-empty list of names, or "all". */
+  private uvNames(value: unknown, key: string, what: string): string[] | 'all' | null {
+    if (value == null) return null;
+    if (value === 'all') return 'all';
+    if (!Array.isArray(value)) {
+      this.problem(key, `must be a list of ${what} names or "all", not ${describe(value)}`);
+      return null;
+    }
+    if (!value.length) this.problem(key, `must name at least one ${what} (or be "all"), or be left out`);
+    const names = this.strings(value, key);
+    names.forEach((name, i) => {
+      if (!EXTRA.test(name)) this.problem(`${key}[${i}]`, `${JSON.stringify(name)} is not a valid ${what} name`);
+    });
+    return names;
   }
 
   private async pythonInstall(entry: Mapping, key: string): Promise<PythonInstall | null> {
@@ -482,7 +548,7 @@ class Checker {
       }
       const where = await this.path(entry.path, `${key}.path`);
       if (entry.method != null && entry.method !== 'pip') {
-        this.problem(`${key}.method`, `must be pip, not ${describe(entry.method)}; Lectern installs packages with pip only`);
+        this.problem(`${key}.method`, `must be pip (or uv, with command), not ${describe(entry.method)}`);
       }
       const extras = this.strings(entry.extra_requirements, `${key}.extra_requirements`);
       extras.forEach((extra, j) => {

@@ -87,6 +87,8 @@ export class BuildRun {
   image: InstalledImage | null = null;
   /** What `build.tools` asked for and got (the configure step). */
   tools: ToolChoice[] = [];
+  /** uv's path in the sandbox, when `python.install` uses it (the configure step). */
+  uv: string | null = null;
   /** The build's layer over its image: what its commands write outside its directory (docs/design/images.md). */
   readonly layer: string;
   /**

@@ -31,21 +31,7 @@ export interface ToolPython {
 /** The Pythons in the tool directory (LECTERN_BUILD_TOOLS_DIR), newest first; none without one. */
 export function listToolPythons(dir: string | null): ToolPython[] {
   if (!dir) return [];
-  let names: string[];
-  try {
-    names = readdirSync(path.join(dir, 'python'));
-  } catch {
-    return [];
-  }
-  const key = (v: string) =>
-    v
-      .split('.')
-      .map((n) => n.padStart(6, '0'))
-      .join('.');
-  return names
-    .filter((n) => /^\d+\.\d+\.\d+$/.test(n) && existsSync(path.join(dir, 'python', n, 'bin', 'python3')))
-    .sort((a, b) => (key(a) < key(b) ? 1 : -1))
-    .map((version) => ({ version, path: path.join(dir, 'python', version) }));
+  return listVersions(path.join(dir, 'python'), /^\d+\.\d+\.\d+$/, 'bin/python3').map((version) => ({ version, path: path.join(dir, 'python', version) }));
 }
 
 /** The Debian packages of each tool besides Python, and the part of their version `build.tools` names (`20`, `1.63`, `3.1`). */
@@ -132,3 +118,46 @@ export function chooseTools(
 
 /** The `build.os` name that maps to image `name`. */
 const osFor = (name: string) => (name === 'debian-12' ? '"ubuntu-22.04"' : name === 'debian-13' ? '"ubuntu-24.04"' : `"${name}"`);
+
+/** Where builds find uv on a system of their own (an image's or this machine's), first found first. */
+const SYSTEM_UV = ['/usr/local/bin/uv', '/usr/bin/uv'];
+
+/**
+ * uv, for a build whose `python.install` uses it (docs/design/images.md "uv"): the newest of the
+ * tool directory (`<dir>/uv/<version>/uv`, the binary of uv's release archive), bound read-only at
+ * its own path; else the build system's own (the image's, or this machine's when no image is
+ * installed); or why the build cannot have it.
+ */
+export function chooseUv(image: InstalledImage | null, toolsDir: string | null): { uv: ToolChoice & { bin: string } } | { problem: string } {
+  const versions = toolsDir ? listVersions(path.join(toolsDir, 'uv'), /^\d+\.\d+\.\d+$/, 'uv') : [];
+  const newest = versions[0];
+  if (newest) {
+    const dir = path.join(toolsDir!, 'uv', newest);
+    return { uv: { tool: 'uv', asked: 'python.install method uv', version: newest, packages: [], path: dir, bin: path.join(dir, 'uv') } };
+  }
+  const root = image?.rootfs ?? '/';
+  const system = SYSTEM_UV.find((bin) => existsSync(path.join(root, bin)));
+  if (system)
+    return { uv: { tool: 'uv', asked: 'python.install method uv', version: `${system} of ${image ? image.name : 'this machine'}`, packages: [], bin: system } };
+  return {
+    problem: `python.install: the entry with method: uv needs uv, and no uv is available to builds on this machine: an operator puts the uv binary of a release of uv at ${
+      toolsDir ? `${toolsDir}/uv/<version>/uv` : 'LECTERN_BUILD_TOOLS_DIR/uv/<version>/uv'
+    }, or installs it ${image ? `into the build image ${image.name}` : 'on this machine'} (${SYSTEM_UV.join(' or ')}).`,
+  };
+}
+
+/** The version directories of `dir` holding `file`, newest first. */
+function listVersions(dir: string, pattern: RegExp, file: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const key = (v: string) =>
+    v
+      .split('.')
+      .map((n) => n.padStart(6, '0'))
+      .join('.');
+  return names.filter((n) => pattern.test(n) && existsSync(path.join(dir, n, file))).sort((a, b) => (key(a) < key(b) ? 1 : -1));
+}

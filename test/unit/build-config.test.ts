@@ -458,6 +458,20 @@ describe('python.install', () => {
     });
   });
 
+  it('takes a uv entry as Read the Docs keeps it: every key, null where not given', async () => {
+    const sync = await config('version: 2\npython:\n  install:\n    - method: uv\n      command: sync\n      groups: [docs]\n      extras: all\n');
+    expect(sync.python.install).toEqual([{ method: 'uv', command: 'sync', path: null, requirements: null, groups: ['docs'], extras: 'all' }]);
+    const pip = await config('version: 2\npython:\n  install:\n    - method: uv\n      command: pip\n      path: ./pkg/\n      extras: [docs]\n');
+    expect(pip.python.install).toEqual([{ method: 'uv', command: 'pip', path: 'pkg', requirements: null, groups: null, extras: ['docs'] }]);
+    const req = await config('version: 2\npython:\n  install:\n    - {method: uv, command: pip, requirements: docs/requirements.txt}\n');
+    expect(req.python.install).toEqual([{ method: 'uv', command: 'pip', path: null, requirements: 'docs/requirements.txt', groups: null, extras: null }]);
+  });
+
+  it('refuses a uv entry beside another one, as Read the Docs does', async () => {
+    const error = await failure(config('version: 2\npython:\n  install:\n    - {method: uv, command: sync}\n    - requirements: r.txt\n'));
+    expect(error.problems).toEqual(['python.install: a uv entry (method: uv) must be the only entry; list the rest in its project or requirements file']);
+  });
+
   it('does not require the files to exist yet (a job may make them)', async () => {
     const c = await config('version: 2\npython:\n  install:\n    - requirements: generated/req.txt\n');
     expect(c.python.install).toEqual([{ requirements: 'generated/req.txt' }]);
@@ -470,8 +484,27 @@ describe('python.install', () => {
     ['- {requirements: r.txt, path: .}', 'python.install[0]: has both requirements and path; give each its own entry'],
     ['- {requirements: r.txt, upgrade: true}', 'python.install[0].upgrade: unknown key (a requirements entry takes only requirements)'],
     ['- {path: ., extras: [docs]}', 'python.install[0].extras: unknown key (a path entry takes path, method, extra_requirements)'],
-    ['- {path: ., method: setuptools}', 'python.install[0].method: must be pip, not "setuptools"; Lectern installs packages with pip only'],
-    ['- {path: ., method: uv}', 'python.install[0].method: must be pip, not "uv"; Lectern installs packages with pip only'],
+    ['- {path: ., method: setuptools}', 'python.install[0].method: must be pip (or uv, with command), not "setuptools"'],
+    ['- {path: ., method: uv}', 'python.install[0].command: missing; set it to sync or pip'],
+    ['- {method: uv, command: install}', 'python.install[0].command: must be sync or pip, not "install"'],
+    [
+      '- {method: uv, command: sync, requirements: r.txt}',
+      'python.install[0].requirements: is not taken by uv sync (it installs the project at path); use command: pip for a requirements file',
+    ],
+    [
+      '- {method: uv, command: pip, path: ., groups: [docs]}',
+      'python.install[0].groups: is taken by uv sync only (uv pip installs a requirements file or a path)',
+    ],
+    ['- {method: uv, command: pip}', 'python.install[0]: needs requirements (a requirements file) or path (a package) for uv pip'],
+    ['- {method: uv, command: pip, path: ., requirements: r.txt}', 'python.install[0]: has both requirements and path; uv pip installs one of them'],
+    ['- {method: uv, command: sync, groups: []}', 'python.install[0].groups: must name at least one group (or be "all"), or be left out'],
+    ['- {method: uv, command: sync, extras: docs}', 'python.install[0].extras: must be a list of extra names or "all", not "docs"'],
+    ['- {method: uv, command: sync, groups: ["--index-url=http://x"]}', 'python.install[0].groups[0]: "--index-url=http://x" is not a valid group name'],
+    [
+      '- {method: uv, command: sync, frozen: true}',
+      'python.install[0].frozen: unknown key (a uv entry takes method, command, path, requirements, groups, extras)',
+    ],
+    ['- {method: uv, command: sync, path: ../elsewhere}', 'python.install[0].path: "../elsewhere" points outside the repository; give a path inside it'],
     ['- {path: ., extra_requirements: docs}', 'python.install[0].extra_requirements: must be a list, not "docs"'],
     ['- {path: ., extra_requirements: ["docs] @ https://x"]}', 'python.install[0].extra_requirements[0]: "docs] @ https://x" is not a valid extra name'],
     ['- {requirements: 3}', 'python.install[0].requirements: must be a string, not 3'],

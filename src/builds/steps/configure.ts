@@ -1,10 +1,11 @@
 // Step 2 of a build: its configuration read (.readthedocs.yaml, or what the checkout implies) and
 // recorded with the variables it is given; a build of what the version already serves skipped;
 // submodules and `build.jobs.post_checkout` run.
-import { BuildConfigError, loadBuildConfig } from '../config.ts';
+import path from 'node:path';
+import { BuildConfigError, loadBuildConfig, uvInstall } from '../config.ts';
 import { chooseImage, listImages } from '../images.ts';
 import { type BuildRun, Skipped, StepFailed } from '../run.ts';
-import { chooseTools, listToolPythons } from '../tools.ts';
+import { chooseTools, chooseUv, listToolPythons } from '../tools.ts';
 
 export async function configure(r: BuildRun): Promise<void> {
   const { build, version, prisma } = r;
@@ -87,6 +88,32 @@ async function chooseImageAndTools(r: BuildRun): Promise<string | null> {
         : '';
     lines.push(`build.tools.${t.tool}: "${t.asked}" runs ${t.tool} ${t.version}${from}.`);
   }
+  const uv = uvInstall(r.config);
+  if (uv) {
+    const got = chooseUv(choice.image, r.limits.images.toolsDir);
+    if ('problem' in got) return got.problem;
+    r.tools.push(got.uv);
+    r.uv = got.uv.bin;
+    useUv(r, uv.path);
+    lines.push(`python.install: uv ${got.uv.version}${got.uv.path ? ` (from the tool directory, ${got.uv.path})` : ''} makes and fills the environment.`);
+  }
   await r.note('Build image', `build.os: ${build.os ?? '(not set)'}`, `${lines.join('\n')}\n`, 0);
   return null;
+}
+
+/**
+ * The environment of a build that installs with uv: Read the Docs' UV_PYTHON, UV_PROJECT and
+ * UV_PROJECT_ENVIRONMENT, and Lectern's own: no Python downloads (the build's Python is the one
+ * build.tools chose), files copied from uv's cache (the project's, at ~/.cache/uv, is on another
+ * mount), and uv's directory on PATH for the project's own jobs.
+ */
+function useUv(r: BuildRun, projectPath: string | null): void {
+  Object.assign(r.rtdEnv, {
+    UV_PYTHON: `${r.venv}/bin/python`,
+    UV_PROJECT: projectPath ? path.join(r.checkout, projectPath) : r.checkout,
+    UV_PROJECT_ENVIRONMENT: r.venv,
+    UV_PYTHON_DOWNLOADS: 'never',
+    UV_LINK_MODE: 'copy',
+  });
+  r.baseEnv.PATH = `${r.venv}/bin:${path.dirname(r.uv!)}:${r.baseEnv.PATH!.split(':').slice(1).join(':')}`;
 }

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chown } from 'node:fs/promises';
-import { readRepositoryFile } from '../config.ts';
+import { readRepositoryFile, type UvInstall, uvInstall } from '../config.ts';
 import { IMAGE_NAMES } from '../images.ts';
 import { type BuildRun, StepFailed, SYSTEM_PYTHON } from '../run.ts';
 import { hostPythonVersion } from '../tools.ts';
@@ -20,6 +20,9 @@ export async function install(r: BuildRun): Promise<void> {
   // The version's kept environment, as the last build that ended its install well left it, when
   // nothing it was made from changed; else emptied, before the jobs that may prepare it run
   // (docs/design/images.md "Caches").
+  const uv = uvInstall(r.config);
+  // A relocatable Python of the tool directory, when build.tools.python chose one.
+  const tool = r.tools.find((t) => t.tool === 'python' && t.path);
   const key = await environmentKey(r);
   const kept = r.keptEnv?.kept() ?? null;
   const reused = key !== null && kept !== null && kept.key === key;
@@ -35,11 +38,14 @@ export async function install(r: BuildRun): Promise<void> {
     );
   } else if (!custom && jobs?.create_environment) {
     await r.runJob('create_environment', jobs.create_environment, true);
+  } else if (uv) {
+    // As Read the Docs makes it (`uv venv`), from the Python build.tools chose: no system site packages.
+    const python = tool ? `${tool.path}/bin/python3` : SYSTEM_PYTHON;
+    await r.run('Creating the environment', 'uv venv', ['uv', 'venv', '--python', python, r.venv], { cwd: r.workdir });
   } else {
     // The machine's own pip is visible through the system site packages and installs into the venv
     // (its sys.prefix), so the venv needs no copy of pip: that saves ensurepip's ~3 s per build.
     // A relocatable Python of the tool directory carries its own pip, seen the same way.
-    const tool = r.tools.find((t) => t.tool === 'python' && t.path);
     const venvArgs = tool || systemPipAvailable() ? ['--without-pip'] : [];
     const python = tool ? `${tool.path}/bin/python3` : SYSTEM_PYTHON;
     // No network: the venv is made from the machine's Python (ensurepip, when it runs, uses its bundled wheels).
@@ -49,6 +55,7 @@ export async function install(r: BuildRun): Promise<void> {
   await r.runJob('post_create_environment', jobs?.post_create_environment, true);
   await r.runJob('pre_install', jobs?.pre_install, true);
   if (jobs?.install) await r.runJob('install', jobs.install, true);
+  else if (uv) await uvPackages(r, uv);
   else await pipInstall(r, reused);
   await r.runJob('post_install', jobs?.post_install, true);
   if (key !== null) r.keptEnv?.keep({ key, build: r.build.id });
@@ -68,7 +75,8 @@ const MAX_REQUIREMENTS_BYTES = 1024 ** 2;
 async function environmentKey(r: BuildRun): Promise<string | null> {
   const jobs = r.config.build.jobs;
   if (!r.keptEnv || r.customCommands !== null || jobs.create_environment || jobs.install) return null;
-  const requirements = r.config.python.install.flatMap((e) => ('requirements' in e ? [e.requirements] : []));
+  // uv's install runs every time (it makes the environment exactly what the project asks): only pip's requirements decide.
+  const requirements = r.config.python.install.flatMap((e) => ('requirements' in e && !('method' in e && e.method === 'uv') ? [e.requirements] : []));
   const hashes: string[] = [];
   for (const file of requirements) {
     try {
@@ -128,6 +136,7 @@ async function pipInstall(r: BuildRun, reused: boolean): Promise<void> {
   // pip's cache is the project's own (kept between builds) where it has one.
   const pip = [`${r.venv}/bin/python`, '-m', 'pip', 'install', ...(r.cache ? [] : ['--no-cache-dir'])];
   for (const entry of r.config.python?.install ?? []) {
+    if ('method' in entry && entry.method === 'uv') continue; // uvPackages's
     if ('requirements' in entry && entry.requirements) {
       if (reused) continue;
       await r.run('Installing', 'pip install -r', [...pip, '--exists-action=w', '-r', entry.requirements], { network: true });
@@ -138,6 +147,25 @@ async function pipInstall(r: BuildRun, reused: boolean): Promise<void> {
       });
     }
   }
+}
+
+/**
+ * A uv entry of `python.install`, as Read the Docs runs it: `uv sync` (its groups and extras) in
+ * the checkout, or `uv pip install` of a requirements file or a local path (with its extras). It
+ * runs in a reused environment too: uv makes it match the project's lock or requirements, quickly
+ * when it already does.
+ */
+async function uvPackages(r: BuildRun, uv: UvInstall): Promise<void> {
+  const names = (flag: string, all: string, value: string[] | 'all' | null) => (value === 'all' ? [all] : (value ?? []).flatMap((n) => [flag, n]));
+  if (uv.command === 'sync') {
+    const args = ['uv', 'sync', ...names('--group', '--all-groups', uv.groups), ...names('--extra', '--all-extras', uv.extras)];
+    await r.run('Installing', 'uv sync', args, { network: true });
+    return;
+  }
+  const extras = Array.isArray(uv.extras) && uv.extras.length ? `[${uv.extras.join(',')}]` : '';
+  // `./` as pip's path entries have it: a bare `docs` would be a package of that name to uv.
+  const what = uv.requirements ? ['-r', uv.requirements] : [`./${uv.path}${extras}`];
+  await r.run('Installing', 'uv pip install', ['uv', 'pip', 'install', ...what], { network: true });
 }
 
 let systemPip: boolean | undefined;
