@@ -10,8 +10,9 @@
 // cancels), and its ratio to the first; then what the overlay costs a command against the host's
 // bind (`true`, N times in each sandbox).
 //
-//   npx tsx test/bench/images.ts [rounds=5] [--images DIR]   (DIR: LECTERN_BUILD_IMAGES_DIR with debian-13;
-//                                                            default: the test images, made if missing)
+//   npx tsx test/bench/images.ts [rounds=5] [--images DIR] [--database-url URL]
+//     DIR: LECTERN_BUILD_IMAGES_DIR with debian-13 (default: the test images, made if missing)
+//     URL: a PostgreSQL server's, on which each Lectern gets a database made and dropped (default: the embedded database)
 // Image creation time is printed by `lectern images build` itself ("made in N s").
 import './production-mode.ts';
 
@@ -20,6 +21,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { readImage } from '../../src/builds/images.ts';
 import { Worker } from '../../src/builds/worker.ts';
@@ -36,6 +38,8 @@ import { git, startGitServer, TEST_NETWORK } from '../helpers/git.ts';
 import { ensureTestImages } from '../helpers/images.ts';
 
 const args = process.argv.slice(2);
+const dbAt = args.indexOf('--database-url');
+const adminUrl = dbAt >= 0 ? args.splice(dbAt, 2)[1] : undefined;
 const at = args.indexOf('--images');
 const imagesArg = at >= 0 ? args.splice(at, 2)[1] : undefined;
 const rounds = Number(args[0] ?? 5);
@@ -72,10 +76,25 @@ const repo = gitServer.repo('bench-images', files);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const f = (ms: number) => `${ms.toFixed(0).padStart(6)} ms`;
 
+const made: string[] = [];
+/** A database of its own on the server of `--database-url` (each Lectern's worker claims only its own builds). */
+async function freshDatabase(label: string): Promise<string> {
+  const name = `lectern_bench_${label}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  made.push(name);
+  const url = new URL(adminUrl!);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 /** A Lectern with its worker, on the host's system (no images) or with `images`. */
 async function lectern(images: string | null) {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lectern-bench-images-'));
-  const db = await openDatabase({ dataDir });
+  const db = await openDatabase({ dataDir, databaseUrl: adminUrl ? await freshDatabase(images ? 'image' : 'host') : undefined });
   const config = loadConfig({
     LECTERN_DATA_DIR: dataDir,
     LECTERN_LOG_LEVEL: 'silent',
@@ -224,6 +243,12 @@ for (const [k, s] of setups.entries()) {
   s.l.server.close();
   await s.l.db.close();
   rmSync(s.l.dataDir, { recursive: true, force: true });
+}
+if (made.length) {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  for (const name of made) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
 }
 
 console.log(`\n${Object.keys(pages).length + 1}-page Sphinx project with a local package in its requirements, ${rounds} second builds, medians`);
