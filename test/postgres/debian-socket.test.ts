@@ -6,67 +6,31 @@
 // made on the command line imports it, its build passes and its docs are served on their own
 // origin. That the builds themselves never reach this socket is test/security/sandbox-isolation.test.ts's.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDirs } from '../helpers/cli-databases.ts';
 import { cliEnv, killChildren, runCli, type Served, show, startServe } from '../helpers/cli-process.ts';
-import { freePort } from '../helpers/net.ts';
+import { DEBIAN_SOCKET_DIR, type DebianCluster, startDebianCluster } from '../helpers/debian-postgres.ts';
 import { until } from '../helpers/wait.ts';
 
-const SOCKET_DIR = '/var/run/postgresql';
+const SOCKET_DIR = DEBIAN_SOCKET_DIR;
 const dirs = tempDirs();
-let pgBin: string;
-let pgDir: string;
+let pg: DebianCluster | undefined;
 let port: number;
 
-const asPostgres = (cmd: string, args: string[]) => execFileSync('runuser', ['-u', 'postgres', '--', path.join(pgBin, cmd), ...args], { stdio: 'pipe' });
-const psql = (sql: string) =>
-  asPostgres('psql', ['-h', SOCKET_DIR, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-Atc', sql])
-    .toString()
-    .trim();
-
 beforeAll(async () => {
-  const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
-  const bin = versions.map((v) => `/usr/lib/postgresql/${v}/bin`).find((b) => existsSync(path.join(b, 'initdb')));
-  if (!bin) throw new Error("PostgreSQL's initdb is not installed (no /usr/lib/postgresql/*/bin/initdb): install Debian's postgresql package");
-  pgBin = bin;
-  if (!existsSync(SOCKET_DIR)) {
-    mkdirSync(SOCKET_DIR, { recursive: true, mode: 0o2775 });
-    execFileSync('chown', ['postgres:postgres', SOCKET_DIR]);
-  }
-  // A port of its own, so that the socket's name (.s.PGSQL.<port>) is this test's alone.
-  do port = await freePort();
-  while (existsSync(path.join(SOCKET_DIR, `.s.PGSQL.${port}`)));
-  pgDir = mkdtempSync('/var/tmp/lectern-debian-pg-');
-  execFileSync('chown', ['postgres:postgres', pgDir]);
-  // initdb's own defaults (trust), as Debian's package runs it; only the socket, no TCP.
-  asPostgres('initdb', ['-D', path.join(pgDir, 'data'), '-U', 'postgres', '--no-sync']);
-  asPostgres('pg_ctl', [
-    '-D',
-    path.join(pgDir, 'data'),
-    '-w',
-    '-l',
-    path.join(pgDir, 'server.log'),
-    '-o',
-    `-c listen_addresses='' -p ${port} -k ${SOCKET_DIR}`,
-    'start',
-  ]);
-  expect(psql("SELECT string_agg(type || ' ' || auth_method, ', ') FROM pg_hba_file_rules WHERE 'all' = ANY(database)")).toContain('local trust');
-  psql('CREATE DATABASE lectern_query');
-  psql('CREATE DATABASE lectern_encoded');
+  pg = await startDebianCluster();
+  port = pg.port;
+  expect(pg.psql("SELECT string_agg(type || ' ' || auth_method, ', ') FROM pg_hba_file_rules WHERE 'all' = ANY(database)")).toContain('local trust');
+  pg.psql('CREATE DATABASE lectern_query');
+  pg.psql('CREATE DATABASE lectern_encoded');
 }, 60_000);
 
 afterAll(async () => {
   await killChildren();
-  if (pgDir) {
-    try {
-      asPostgres('pg_ctl', ['-D', path.join(pgDir, 'data'), '-m', 'immediate', 'stop']);
-    } finally {
-      rmSync(pgDir, { recursive: true, force: true });
-    }
-  }
+  pg?.stop();
   dirs.cleanup();
 });
 

@@ -5,7 +5,7 @@
 // inherited, programs left in the build's PATH for Lectern to run, and configuration paths linked
 // to host files (a file-existence oracle).
 // @see docs/design/sandbox.md, README "Security model"
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -29,8 +29,8 @@ import type { Worker } from '../../src/builds/worker.ts';
 import { bwrapAvailable, ETC_ALLOWED, filteredNetworkAvailable, pipPaths } from '../../src/sandbox/sandbox.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { importProject, latestBuildOf, startTestWorker, waitForBuild } from '../helpers/builds.ts';
+import { DEBIAN_SOCKET_DIR, type DebianCluster, startDebianCluster } from '../helpers/debian-postgres.ts';
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';
-import { freePort } from '../helpers/net.ts';
 
 // Real builds, several per hook, on a machine other tests share.
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 300_000 });
@@ -84,58 +84,20 @@ function section(log: string, name: string): string[] {
   return m![1]!.split('\n').filter(Boolean);
 }
 
-function tool(name: string, places: string[]): string {
-  const found = places.map((d) => path.join(d, name)).find((p) => existsSync(p));
-  if (!found) throw new Error(`${name} is not installed (looked in ${places.join(', ')}): install Debian's postgresql package`);
-  return found;
-}
-
 describe('no host socket is reachable from a build', () => {
-  const pgSocketDir = '/var/run/postgresql';
+  const pgSocketDir = DEBIAN_SOCKET_DIR;
+  let pg: DebianCluster | undefined;
   let pgPort: number;
-  let pgDir: string;
-  let pgBin: string;
-  let psql: string;
   /** Unix sockets this test listens on, by where they are; the abstract one's name starts with NUL. */
   const sockets: { label: string; address: string; server: Server; connections: number }[] = [];
   let build: BuildRow;
 
-  const hostPsql = (sql: string) =>
-    execFileSync(psql, ['-h', pgSocketDir, '-p', String(pgPort), '-U', 'postgres', '-d', 'postgres', '-Atc', sql], { encoding: 'utf8', stdio: 'pipe' }).trim();
+  const hostPsql = (sql: string) => pg!.psql(sql);
 
   beforeAll(async () => {
     // A cluster as Debian's initdb sets one up ("local all all trust"), its socket in /var/run/postgresql.
-    const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a)) : [];
-    pgBin = path.dirname(
-      tool(
-        'initdb',
-        versions.map((v) => `/usr/lib/postgresql/${v}/bin`),
-      ),
-    );
-    psql = tool('psql', ['/usr/bin', pgBin]);
-    tool('runuser', ['/usr/sbin', '/usr/bin', '/sbin']);
-    if (!existsSync(pgSocketDir)) {
-      mkdirSync(pgSocketDir, { recursive: true, mode: 0o2775 });
-      execFileSync('chown', ['postgres:postgres', pgSocketDir]);
-    }
-    // A port of our own, so that the socket's name (.s.PGSQL.<port>) is ours alone.
-    do pgPort = await freePort();
-    while (existsSync(path.join(pgSocketDir, `.s.PGSQL.${pgPort}`)));
-    pgDir = mkdtempSync(path.join('/var/tmp', `${tag}-pg-`));
-    scratch.push(pgDir);
-    execFileSync('chown', ['postgres:postgres', pgDir]);
-    const asPostgres = (cmd: string, args: string[]) => execFileSync('runuser', ['-u', 'postgres', '--', path.join(pgBin, cmd), ...args], { stdio: 'pipe' });
-    asPostgres('initdb', ['-D', path.join(pgDir, 'data'), '--auth=trust', '-U', 'postgres', '--no-sync']);
-    asPostgres('pg_ctl', [
-      '-D',
-      path.join(pgDir, 'data'),
-      '-w',
-      '-l',
-      path.join(pgDir, 'server.log'),
-      '-o',
-      `-c listen_addresses='' -p ${pgPort} -k ${pgSocketDir}`,
-      'start',
-    ]);
+    pg = await startDebianCluster();
+    pgPort = pg.port;
     // From the host, the socket answers anyone, with no password.
     expect(hostPsql('SELECT 40 + 2')).toBe('42');
 
@@ -226,11 +188,7 @@ for how, args in [('psql-h', ['-h', '/var/run/postgresql']), ('psql-default', []
       await new Promise((r) => s.server.close(r));
       if (!s.address.startsWith('\0')) rmSync(s.address, { force: true });
     }
-    if (pgDir && existsSync(path.join(pgDir, 'data', 'postmaster.pid'))) {
-      execFileSync('runuser', ['-u', 'postgres', '--', path.join(pgBin, 'pg_ctl'), '-D', path.join(pgDir, 'data'), '-m', 'immediate', '-w', 'stop'], {
-        stdio: 'pipe',
-      });
-    }
+    pg?.stop();
   });
 
   it('finds no socket of the host in any step, with a network of its own or none: not in /run, /var/run, /tmp, /var/lib, /home, /root, /srv, the data dir, nor an abstract one', () => {
