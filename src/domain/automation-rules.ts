@@ -14,6 +14,7 @@ import { lazyModule } from '../lazy-module.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError } from './errors.ts';
+import { lockProjects } from './locks.ts';
 import { Collector, checkChoice, checkString, invalidChoice, required } from './validate.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -117,11 +118,6 @@ function checkInput(input: AutomationRuleInput, whole: boolean, current?: Automa
   c.throwIfAny();
 }
 
-/** Serializes a project's rule writes (priorities) with its syncs, which take the same row. */
-async function lockProject(tx: Tx, projectId: number) {
-  await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR NO KEY UPDATE`;
-}
-
 async function findRule(client: Tx, projectId: number, id: number): Promise<AutomationRule> {
   const rule = await client.automationRule.findFirst({ where: { id, projectId } });
   if (!rule) throw new NotFoundError('AutomationRule');
@@ -144,7 +140,7 @@ export async function createAutomationRule(ctx: Context, projectSlug: string, in
   const project = await projectToChange(ctx, projectSlug);
   checkInput(input, true);
   return ctx.prisma.$transaction(async (tx) => {
-    await lockProject(tx, project.id);
+    await lockProjects(tx, [project.id]);
     const count = await tx.automationRule.count({ where: { projectId: project.id } });
     if (count >= RULE_LIMIT) new Collector().add('nonFieldErrors', `A project has at most ${RULE_LIMIT} automation rules.`).throwIfAny();
     const priority = Math.min(input.priority ?? count, count);
@@ -169,7 +165,7 @@ export async function createAutomationRule(ctx: Context, projectSlug: string, in
 export async function updateAutomationRule(ctx: Context, projectSlug: string, id: number, input: AutomationRuleInput, query: AutomationRuleQuery = {}) {
   const project = await projectToChange(ctx, projectSlug);
   return ctx.prisma.$transaction(async (tx) => {
-    await lockProject(tx, project.id);
+    await lockProjects(tx, [project.id]);
     const current = await findRule(tx, project.id, id);
     checkInput(input, false, current);
     const data: Prisma.AutomationRuleUpdateInput = {};
@@ -192,7 +188,7 @@ export async function updateAutomationRule(ctx: Context, projectSlug: string, id
 export async function moveAutomationRule(ctx: Context, projectSlug: string, id: number, steps: number, query: AutomationRuleQuery = {}) {
   const project = await projectToChange(ctx, projectSlug);
   return ctx.prisma.$transaction(async (tx) => {
-    await lockProject(tx, project.id);
+    await lockProjects(tx, [project.id]);
     const current = await findRule(tx, project.id, id);
     const count = await tx.automationRule.count({ where: { projectId: project.id } });
     const to = (((current.priority + steps) % count) + count) % count;
@@ -205,7 +201,7 @@ export async function moveAutomationRule(ctx: Context, projectSlug: string, id: 
 export async function deleteAutomationRule(ctx: Context, projectSlug: string, id: number, query: AutomationRuleQuery = {}) {
   const project = await projectToChange(ctx, projectSlug);
   return ctx.prisma.$transaction(async (tx) => {
-    await lockProject(tx, project.id);
+    await lockProjects(tx, [project.id]);
     const current = await findRule(tx, project.id, id);
     const shown = await tx.automationRule.findUniqueOrThrow({ ...query, where: { id } });
     await tx.automationRule.delete({ where: { id } });

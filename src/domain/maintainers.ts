@@ -7,16 +7,11 @@ import { projectToChange } from './access.ts';
 import { audit } from './audit.ts';
 import type { Context } from './context.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
+import { lockProjects } from './locks.ts';
 
 interface ProjectQuery {
   include?: Prisma.ProjectInclude;
   select?: Prisma.ProjectSelect;
-}
-
-/** Locks the projects' rows (in id order, so two writes never wait on each other crosswise). */
-async function lockProjects(tx: Prisma.TransactionClient, ids: number[]): Promise<void> {
-  const sorted = [...new Set(ids)].sort((a, b) => a - b);
-  for (const id of sorted) await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${id} FOR NO KEY UPDATE`;
 }
 
 /** Makes a user a maintainer of the project; answers with the project (read with `query`). */

@@ -5,6 +5,7 @@ import type { Prisma, Redirect, RedirectType } from '../generated/prisma/client.
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { NotFoundError, ValidationError } from './errors.ts';
+import { lockProjects } from './locks.ts';
 import { Collector, invalidChoice, maxLength, required } from './validate.ts';
 
 /** What a type does, whichever of its names it was created with (readthedocs.org PR #10881 renamed the clean-URL pair). */
@@ -90,16 +91,7 @@ function checkRules(type: RedirectType, fromUrl: string, toUrl: string) {
   }
 }
 
-/**
- * Serializes the redirect writes of one project (positions, the limit and the one-per-type rule
- * read the other redirects, and must not change under a concurrent write): takes the project's
- * row lock for the rest of the transaction.
- */
-async function lockProject(tx: Tx, projectId: number) {
-  await tx.$queryRaw`SELECT id FROM "Project" WHERE id = ${projectId} FOR NO KEY UPDATE`;
-}
-
-/** At most one redirect of each clean-URL type (under either of its names) per project; run under `lockProject`. */
+/** At most one redirect of each clean-URL type (under either of its names) per project; run under `lockProjects`. */
 async function checkOnePerType(tx: Tx, projectId: number, type: RedirectType, selfId?: number) {
   if (!isCleanUrlType(type)) return;
   const other = await tx.redirect.findFirst({
@@ -116,7 +108,7 @@ export async function createRedirect(ctx: Context, projectSlug: string, input: R
   checkRules(type, fromUrl, toUrl);
   return ctx.prisma
     .$transaction(async (tx) => {
-      await lockProject(tx, project.id);
+      await lockProjects(tx, [project.id]);
       await checkOnePerType(tx, project.id, type);
       const count = await tx.redirect.count({ where: { projectId: project.id } });
       if (count >= REDIRECT_LIMIT) {
@@ -162,7 +154,7 @@ export async function updateRedirect(
   const given = checkFields(input, partial);
   return ctx.prisma
     .$transaction(async (tx) => {
-      await lockProject(tx, project.id);
+      await lockProjects(tx, [project.id]);
       const current = await findRedirect(tx, project.id, id);
       const type = given ?? current.type;
       const { fromUrl, toUrl } = normalizeRedirect(type, input.fromUrl ?? (partial ? current.fromUrl : ''), input.toUrl ?? (partial ? current.toUrl : ''));
@@ -200,7 +192,7 @@ export async function deleteRedirect(ctx: Context, projectSlug: string, id: numb
   await findRedirect(ctx.prisma, project.id, id);
   return ctx.prisma
     .$transaction(async (tx) => {
-      await lockProject(tx, project.id);
+      await lockProjects(tx, [project.id]);
       const current = await findRedirect(tx, project.id, id);
       const shown = await tx.redirect.findUniqueOrThrow({ ...query, where: { id } });
       await tx.redirect.delete({ where: { id } });
