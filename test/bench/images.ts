@@ -129,19 +129,36 @@ async function lectern(images: string | null) {
       body: JSON.stringify(body),
       headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
     });
-  return { dataDir, db, worker, server, api };
+  return { dataDir, db, worker, server, api, events: services.events };
 }
 
 type Lectern = Awaited<ReturnType<typeof lectern>>;
 
+/**
+ * The build once finished: asked again at each of its progress events (its end announces one), not
+ * polled (polling the embedded database every few milliseconds took the event loop the build runs on).
+ */
 async function finished(l: Lectern, id: number) {
   for (;;) {
-    const b = await l.db.prisma.build.findUniqueOrThrow({ where: { id }, include: { commands: { orderBy: { id: 'asc' } } } });
-    if (b.state === 'finished') {
+    const progressed = new Promise<void>((resolve) => {
+      const on = (e: { buildId: number }) => {
+        if (e.buildId !== id) return;
+        l.events.off('buildProgress', on);
+        resolve();
+      };
+      l.events.on('buildProgress', on);
+      setTimeout(() => {
+        l.events.off('buildProgress', on);
+        resolve();
+      }, 1000).unref();
+    });
+    const { state } = await l.db.prisma.build.findUniqueOrThrow({ where: { id }, select: { state: true } });
+    if (state === 'finished') {
+      const b = await l.db.prisma.build.findUniqueOrThrow({ where: { id }, include: { commands: { orderBy: { id: 'asc' } } } });
       if (!b.success) throw new Error(`build ${id} failed: ${b.error}\n${b.commands.map((c) => `$ ${c.command}\n${c.output}`).join('\n')}`);
       return b;
     }
-    await new Promise((r) => setTimeout(r, 5));
+    await progressed;
   }
 }
 
