@@ -7,7 +7,7 @@
 // member who is not an owner never sees; the site admin's audit log lists a failed sign-in; the
 // invitation page says what a link offers; a site admin raises a project's build limits, which its
 // maintainer reads and cannot change (docs/design/builds.md "Per-project limits"). Every page is scanned with axe-core and photographed
-// under test-results/screenshots/<db>/, some again at a phone's 375 px.
+// under test-results/screenshots/<db>/, some again at a phone's 375 px (the build-limits form at 390 px).
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -314,6 +314,14 @@ describe('security settings in the dashboard', { timeout: 120_000 }, () => {
     await admin.reload();
     await expect.poll(() => admin.getByLabel('Processes').inputValue()).toBe('1024');
     await look(admin, 'build-limits');
+    // And on a phone: the form and its labels fit 390 px.
+    const desk = admin.viewportSize()!;
+    await admin.setViewportSize({ width: 390, height: 844 });
+    try {
+      await look(admin, 'build-limits');
+    } finally {
+      await admin.setViewportSize(desk);
+    }
 
     await visit(owner, '/projects/atlas/settings');
     await owner.getByText('A build may run 30 min, with 4 GiB of memory and 1024 processes at once.', { exact: false }).waitFor();
