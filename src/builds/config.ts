@@ -30,10 +30,13 @@ export interface UvInstall {
 
 export type PythonInstall = { requirements: string } | { path: string; method: 'pip'; extra_requirements: string[] } | UvInstall;
 
+/** Whether a `python.install` entry is uv's. */
+export const isUvInstall = (entry: PythonInstall): entry is UvInstall => 'method' in entry && entry.method === 'uv';
+
 /** The uv entry of a configuration's `python.install`, if it has one (then it is the only entry). */
 export function uvInstall(config: Pick<BuildConfig, 'python'>): UvInstall | null {
   const first = config.python.install[0];
-  return first && 'method' in first && first.method === 'uv' ? first : null;
+  return first && isUvInstall(first) ? first : null;
 }
 
 export interface BuildTool {

@@ -101,9 +101,9 @@ export class KeptEnvironment {
   /** Removes the environment of version `versionId` in project cache `cache`, with its key and lock (a deleted version's: no build holds it any more). */
   static async remove(cache: string, versionId: number): Promise<void> {
     const env = new KeptEnvironment(path.join(cache, 'envs', String(versionId)));
+    env.forget();
     await rm(env.dir, { recursive: true, force: true });
-    rmSync(env.#keyFile, { force: true });
-    rmSync(env.#lock, { force: true });
+    env.release();
   }
 }
 

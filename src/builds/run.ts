@@ -30,6 +30,8 @@ export class Skipped extends Error {}
 
 export const FORMAT_EXT = { htmlzip: '.zip', epub: '.epub', pdf: '.pdf' } as const;
 export const SYSTEM_PYTHON = '/usr/bin/python3';
+/** The build's PATH after its venv's bin (and the tools it put there). */
+export const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
 /** Where a version's kept environment is in the sandbox: one path for every build, as on Read the Docs (docs/design/images.md "Caches"). */
 export const KEPT_VENV = '/home/docs/venv';
 /** The whole environment of a command Lectern runs as root in a build's image (its package installs). */
@@ -87,8 +89,6 @@ export class BuildRun {
   image: InstalledImage | null = null;
   /** What `build.tools` asked for and got (the configure step). */
   tools: ToolChoice[] = [];
-  /** uv's path in the sandbox, when `python.install` uses it (the configure step). */
-  uv: string | null = null;
   /** The build's layer over its image: what its commands write outside its directory (docs/design/images.md). */
   readonly layer: string;
   /**
@@ -163,7 +163,7 @@ export class BuildRun {
     this.hide = [deps.dataDir, ...(deps.hidden ?? []), ...(lecternHome !== '/' && path.isAbsolute(lecternHome) ? [lecternHome] : [])];
     this.uid = buildUid(this.limits, build.id);
     this.baseEnv = {
-      PATH: `${this.venv}/bin:/usr/local/bin:/usr/bin:/bin`,
+      PATH: `${this.venv}/bin:${SYSTEM_PATH}`,
       HOME: this.home,
       USER: 'docs',
       LOGNAME: 'docs',
@@ -207,7 +207,7 @@ export class BuildRun {
 
   /** Where the time limit comes from, as a build stopped by it is told. */
   get timeLimitSource(): string {
-    return this.limits.limitSources?.time ?? 'LECTERN_BUILD_TIME_LIMIT_SECONDS';
+    return this.limits.limitSources.time;
   }
 
   /** The project's own `build.commands`, which replace every step Lectern would run; null when it gives none. */

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { BuildConfigError, loadBuildConfig, uvInstall } from '../config.ts';
 import { chooseImage, listImages } from '../images.ts';
-import { type BuildRun, Skipped, StepFailed } from '../run.ts';
+import { type BuildRun, Skipped, StepFailed, SYSTEM_PATH } from '../run.ts';
 import { chooseTools, chooseUv, listToolPythons } from '../tools.ts';
 
 export async function configure(r: BuildRun): Promise<void> {
@@ -93,8 +93,7 @@ async function chooseImageAndTools(r: BuildRun): Promise<string | null> {
     const got = chooseUv(choice.image, r.limits.images.toolsDir);
     if ('problem' in got) return got.problem;
     r.tools.push(got.uv);
-    r.uv = got.uv.bin;
-    useUv(r, uv.path);
+    useUv(r, got.uv.bin, uv.path);
     lines.push(`python.install: uv ${got.uv.version}${got.uv.path ? ` (from the tool directory, ${got.uv.path})` : ''} makes and fills the environment.`);
   }
   await r.note('Build image', `build.os: ${build.os ?? '(not set)'}`, `${lines.join('\n')}\n`, 0);
@@ -107,7 +106,7 @@ async function chooseImageAndTools(r: BuildRun): Promise<string | null> {
  * build.tools chose), files copied from uv's cache (the project's, at ~/.cache/uv, is on another
  * mount), and uv's directory on PATH for the project's own jobs.
  */
-function useUv(r: BuildRun, projectPath: string | null): void {
+function useUv(r: BuildRun, bin: string, projectPath: string | null): void {
   Object.assign(r.rtdEnv, {
     UV_PYTHON: `${r.venv}/bin/python`,
     UV_PROJECT: projectPath ? path.join(r.checkout, projectPath) : r.checkout,
@@ -115,5 +114,5 @@ function useUv(r: BuildRun, projectPath: string | null): void {
     UV_PYTHON_DOWNLOADS: 'never',
     UV_LINK_MODE: 'copy',
   });
-  r.baseEnv.PATH = `${r.venv}/bin:${path.dirname(r.uv!)}:${r.baseEnv.PATH!.split(':').slice(1).join(':')}`;
+  r.baseEnv.PATH = `${r.venv}/bin:${path.dirname(bin)}:${SYSTEM_PATH}`;
 }

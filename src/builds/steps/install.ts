@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chown } from 'node:fs/promises';
-import { readRepositoryFile, type UvInstall, uvInstall } from '../config.ts';
+import { isUvInstall, readRepositoryFile, type UvInstall, uvInstall } from '../config.ts';
 import { IMAGE_NAMES } from '../images.ts';
 import { type BuildRun, StepFailed, SYSTEM_PYTHON } from '../run.ts';
 import { hostPythonVersion } from '../tools.ts';
@@ -76,7 +76,7 @@ async function environmentKey(r: BuildRun): Promise<string | null> {
   const jobs = r.config.build.jobs;
   if (!r.keptEnv || r.customCommands !== null || jobs.create_environment || jobs.install) return null;
   // uv's install runs every time (it makes the environment exactly what the project asks): only pip's requirements decide.
-  const requirements = r.config.python.install.flatMap((e) => ('requirements' in e && !('method' in e && e.method === 'uv') ? [e.requirements] : []));
+  const requirements = r.config.python.install.flatMap((e) => ('requirements' in e && !isUvInstall(e) ? [e.requirements] : []));
   const hashes: string[] = [];
   for (const file of requirements) {
     try {
@@ -136,7 +136,7 @@ async function pipInstall(r: BuildRun, reused: boolean): Promise<void> {
   // pip's cache is the project's own (kept between builds) where it has one.
   const pip = [`${r.venv}/bin/python`, '-m', 'pip', 'install', ...(r.cache ? [] : ['--no-cache-dir'])];
   for (const entry of r.config.python?.install ?? []) {
-    if ('method' in entry && entry.method === 'uv') continue; // uvPackages's
+    if (isUvInstall(entry)) continue; // uvPackages's
     if ('requirements' in entry && entry.requirements) {
       if (reused) continue;
       await r.run('Installing', 'pip install -r', [...pip, '--exists-action=w', '-r', entry.requirements], { network: true });
