@@ -282,10 +282,10 @@ export interface BuildLimits {
   /** The most a site admin may raise one project's limits to (LECTERN_BUILD_PROJECT_MAX_*; domain/build-limits.ts). */
   projectMax: { timeSeconds: number; memoryBytes: number; processes: number };
   /**
-   * Where the time, memory and processes limits come from, as a build stopped by one is told
-   * (domain/build-limits.ts sets them for a project's own limits); the installation's setting when absent.
+   * Where the time, memory and processes limits come from, as a build stopped by one is told: the
+   * installation's settings, or a project's own limits (domain/build-limits.ts buildLimitsFor).
    */
-  limitSources?: Partial<Record<'time' | 'memory' | 'processes', string>>;
+  limitSources: Record<'time' | 'memory' | 'processes', string>;
   uidBase: number;
   /** What a project's download cache may grow to (LECTERN_BUILD_CACHE_MAX_BYTES). */
   cacheMaxBytes: number;
@@ -310,6 +310,7 @@ function buildLimits(e: z.infer<typeof schema>): BuildLimits {
     maxMemoryBytes: e.LECTERN_BUILD_MAX_MEMORY_BYTES,
     maxProcesses: e.LECTERN_BUILD_MAX_PROCESSES,
     timeLimitSeconds: e.LECTERN_BUILD_TIME_LIMIT_SECONDS,
+    limitSources: { time: 'LECTERN_BUILD_TIME_LIMIT_SECONDS', memory: 'LECTERN_BUILD_MAX_MEMORY_BYTES', processes: 'LECTERN_BUILD_MAX_PROCESSES' },
     projectMax: {
       timeSeconds: e.LECTERN_BUILD_PROJECT_MAX_TIME_SECONDS ?? 4 * e.LECTERN_BUILD_TIME_LIMIT_SECONDS,
       memoryBytes: e.LECTERN_BUILD_PROJECT_MAX_MEMORY_BYTES ?? 4 * e.LECTERN_BUILD_MAX_MEMORY_BYTES,

@@ -108,7 +108,7 @@ export function buildLimitsFor(project: LimitColumns, limits: BuildLimits): Buil
   const p = projectBuildLimits(project, limits);
   const effective = [p.timeSeconds, p.memoryBytes, p.processes];
   // A build stopped by one of its project's own limits is told so: raising the installation's setting would not change it.
-  const limitSources: NonNullable<BuildLimits['limitSources']> = {};
+  const limitSources = { ...limits.limitSources };
   LIMITS.forEach((l, i) => {
     const own = stored(project, l.column);
     if (own === null) return;

@@ -552,12 +552,12 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
       const hit: LimitHit | null = cgroups?.oomKilled()
         ? {
             kind: 'memory',
-            message: `the build's memory limit of ${formatBytes(o.limits.maxMemoryBytes)} was reached (${o.limits.limitSources?.memory ?? 'LECTERN_BUILD_MAX_MEMORY_BYTES'})`,
+            message: `the build's memory limit of ${formatBytes(o.limits.maxMemoryBytes)} was reached (${o.limits.limitSources.memory})`,
           }
         : cgroups?.pidsMaxed()
           ? {
               kind: 'processes',
-              message: `the build reached its limit of ${o.limits.maxProcesses} processes (${o.limits.limitSources?.processes ?? 'LECTERN_BUILD_MAX_PROCESSES'})`,
+              message: `the build reached its limit of ${o.limits.maxProcesses} processes (${o.limits.limitSources.processes})`,
             }
           : disk;
       cgroups?.remove();

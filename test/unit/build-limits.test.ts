@@ -70,7 +70,7 @@ describe("a project's build limits", () => {
 
   it("are the installation's defaults when the project has none", () => {
     expect(projectBuildLimits(none, limits)).toEqual({ timeSeconds: 900, memoryBytes: 4 * GiB, processes: 512, custom: false });
-    expect(buildLimitsFor(none, limits)).toEqual({ ...limits, limitSources: {} });
+    expect(buildLimitsFor(none, limits)).toEqual(limits);
     expect(projectLimitsNote(none, limits)).toBeNull();
   });
 
@@ -80,7 +80,16 @@ describe("a project's build limits", () => {
     const one = buildLimitsFor({ ...none, buildProcessesLimit: 700 }, limits);
     // Only the three change, and a build stopped by the project's own limit is told whose it is:
     // the rest of the installation's limits are every build's.
-    expect(one).toEqual({ ...limits, maxProcesses: 700, limitSources: { processes: "this project's own limit, set by a site admin" } });
+    expect(one).toEqual({
+      ...limits,
+      maxProcesses: 700,
+      limitSources: { ...limits.limitSources, processes: "this project's own limit, set by a site admin" },
+    });
+    expect(limits.limitSources).toEqual({
+      time: 'LECTERN_BUILD_TIME_LIMIT_SECONDS',
+      memory: 'LECTERN_BUILD_MAX_MEMORY_BYTES',
+      processes: 'LECTERN_BUILD_MAX_PROCESSES',
+    });
     expect(buildLimitsFor(own, limits).limitSources).toEqual({
       time: "this project's own limit, set by a site admin",
       memory: "this project's own limit, set by a site admin",
