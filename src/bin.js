@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --liftoff-only
+#!/usr/bin/env -S node --liftoff-only --no-opt --no-maglev --wasm-lazy-validation
 // Entry point of the `lectern` command. Node 24 runs the TypeScript sources itself (type
 // stripping: tsconfig's erasableSyntaxOnly and verbatimModuleSyntax keep them strippable); an
 // older Node hands the command to node_modules/.bin's Node 24 (below), or, where there is none,
@@ -24,10 +24,12 @@ installResolveCache();
 // compiler) with V8's baseline compiler only (--liftoff-only, a V8 flag, which Node takes only on
 // its command line). By default V8 also compiles them with its optimizing compiler, on the other
 // core, work a process of a second never uses: `token create` took 4.7 s of CPU and 3.4-5.4 s,
-// and takes 1.5 s of CPU and 1.3-2.5 s (docs/design/startup.md). The shebang passes the flag, so
-// `lectern token create` starts once; `node src/bin.js token create` starts Node again with it and
-// waits. `serve` and `worker` keep the optimized code for the long run: started with the flag
-// (`lectern serve`), they start Node again without it.
+// and takes 1.5 s of CPU and 1.3-2.5 s (docs/design/startup.md). Its JavaScript likewise runs
+// without V8's optimizing compilers (--no-opt --no-maglev), and a WebAssembly function is checked
+// when first compiled, not all 9 MB of PostgreSQL's at load (--wasm-lazy-validation). The shebang
+// passes the flags, so `lectern token create` starts once; `node src/bin.js token create` starts
+// Node again with them and waits. `serve` and `worker` keep the optimized code for the long run:
+// started with the flags (`lectern serve`), they start Node again without them.
 // Not for a command sent to the process holding the embedded data dir (src/control/): it runs no
 // WebAssembly, and needs no second start.
 // Started by an older Node (the shebang's `node` where node_modules/.bin is not on PATH, or `node
@@ -35,13 +37,14 @@ installResolveCache();
 const ONE_SHOT = new Set(['migrate', 'user', 'token', 'search']);
 const LONG_RUNNING = new Set(['serve', 'worker']);
 const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
-const liftoffOnly = process.execArgv.includes('--liftoff-only');
+const ONE_SHOT_FLAGS = ['--liftoff-only', '--no-opt', '--no-maglev', '--wasm-lazy-validation'];
+const oneShotFlags = ONE_SHOT_FLAGS.every((f) => process.execArgv.includes(f));
 const held = ONE_SHOT.has(command) && (await sentToHolder());
-const wantLiftoffOnly = ONE_SHOT.has(command) ? liftoffOnly || !held : LONG_RUNNING.has(command) ? false : liftoffOnly;
+const wantOneShotFlags = ONE_SHOT.has(command) ? oneShotFlags || !held : LONG_RUNNING.has(command) ? false : oneShotFlags;
 const node = (await ownNode()) ?? process.execPath;
 const again =
-  node !== process.execPath || wantLiftoffOnly !== liftoffOnly
-    ? [node, [...(wantLiftoffOnly ? ['--liftoff-only'] : []), ...process.execArgv.filter((a) => a !== '--liftoff-only'), ...process.argv.slice(1)]]
+  node !== process.execPath || wantOneShotFlags !== oneShotFlags
+    ? [node, [...(wantOneShotFlags ? ONE_SHOT_FLAGS : []), ...process.execArgv.filter((a) => !ONE_SHOT_FLAGS.includes(a)), ...process.argv.slice(1)]]
     : null;
 if (again) {
   const { spawn } = await import('node:child_process');

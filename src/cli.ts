@@ -244,13 +244,17 @@ async function listenForCommands(config: Config, db: Database, log: Logger, hold
 
 /**
  * Runs `fn` on the database, opened for a command that exits after it: PGlite starts on a thread of
- * its own while this one loads Prisma and `preload` (the command's modules), side by side
- * (docs/design/startup.md).
+ * its own while this one loads Prisma and `prepare` (the command's modules), side by side
+ * (docs/design/startup.md); `fn` gets what `prepare` made.
  */
-async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>, preload?: () => Promise<unknown>): Promise<T> {
-  const db = await open(config, { shortLived: true, thread: true, alongside: preload });
+async function withDatabase<T, P>(config: Config, fn: (db: Database, prepared: P) => Promise<T>, prepare: () => Promise<P>): Promise<T> {
+  let prepared: P | undefined;
+  const alongside = async () => {
+    prepared = await prepare();
+  };
+  const db = await open(config, { shortLived: true, thread: true, alongside });
   try {
-    return await fn(db);
+    return await fn(db, prepared as P);
   } finally {
     await db.close();
   }
@@ -344,7 +348,7 @@ export async function main(argv: string[]): Promise<number> {
   const io = { out: (l: string) => console.log(l), err: (l: string) => console.error(l) };
   return withDatabase(
     config,
-    (db) => runDbCommand(request, db, config, io),
+    (db, prepared) => runDbCommand(request, db, config, io, prepared),
     () => loadDbCommand(request),
   );
 }

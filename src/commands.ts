@@ -7,6 +7,7 @@
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import { ValidationError } from './domain/errors.ts';
+import type { BegunHash } from './domain/passwords.ts';
 
 export type DbCommand =
   | { command: 'user create'; username: string; email?: string; admin?: boolean; password?: string }
@@ -20,35 +21,53 @@ export interface CommandIo {
   err(line: string): void;
 }
 
-/**
- * The modules `cmd` runs, loaded, and the common passwords where it sets one, and that password's
- * hash begun (a command line does this while its database opens).
- */
-export async function loadDbCommand(cmd: DbCommand): Promise<void> {
-  if (cmd.command === 'search reindex') {
-    await Promise.all([import('./search/index.ts'), import('./storage/index.ts')]);
-    return;
-  }
-  const [, passwords] = await Promise.all([import('./domain/users.ts'), import('./domain/passwords.ts')]);
-  // Checked against the list (which loads it) and hashed meanwhile.
-  if (cmd.command === 'user set-password' || (cmd.command === 'user create' && cmd.password !== undefined)) {
-    passwords.hashPasswordAhead(cmd.password as string, cmd.username);
-  }
+/** What a command line prepared while its database opened: the hash of the password it sets, begun. */
+export interface Prepared {
+  begun?: BegunHash;
 }
 
-/** Runs `cmd` on `db`; returns its exit code. A ValidationError (bad input) propagates. */
-export async function runDbCommand(cmd: DbCommand, db: Database, config: Config, io: CommandIo): Promise<number> {
+/**
+ * The modules `cmd` runs, loaded, and where it sets a password, that password's hash begun first,
+ * then the common passwords loaded (a command line does this while its database opens).
+ */
+export async function loadDbCommand(cmd: DbCommand): Promise<Prepared> {
+  if (cmd.command === 'search reindex') {
+    await Promise.all([import('./search/index.ts'), import('./storage/index.ts')]);
+    return {};
+  }
+  const password = cmd.command === 'user set-password' || cmd.command === 'user create' ? cmd.password : undefined;
+  if (password === undefined) {
+    await import('./domain/users.ts');
+    return {};
+  }
+  const { beginHash, passwordProblem } = await import('./domain/passwords.ts');
+  const begun = beginHash(password, cmd.username);
+  await import('./domain/users.ts');
+  passwordProblem(password, cmd.username);
+  return { begun };
+}
+
+/**
+ * Runs `cmd` on `db`, with what loadDbCommand prepared (a command line's; the holder of the data dir
+ * prepares nothing); returns its exit code. A ValidationError (bad input) propagates.
+ */
+export async function runDbCommand(cmd: DbCommand, db: Database, config: Config, io: CommandIo, prepared: Prepared = {}): Promise<number> {
   switch (cmd.command) {
     case 'user create': {
       const { createUser } = await import('./domain/users.ts');
-      const { user, token } = await createUser(db.prisma, cmd.username, { email: cmd.email, password: cmd.password, isAdmin: cmd.admin });
+      const { user, token } = await createUser(db.prisma, cmd.username, {
+        email: cmd.email,
+        password: cmd.password,
+        isAdmin: cmd.admin,
+        begun: prepared.begun,
+      });
       io.out(`created ${user.isAdmin ? 'site admin' : 'user'} ${user.username}; API token (shown once):`);
       io.out(token);
       return 0;
     }
     case 'user set-password': {
       const { setPassword } = await import('./domain/users.ts');
-      await setPassword(db.prisma, cmd.username, cmd.password);
+      await setPassword(db.prisma, cmd.username, cmd.password, prepared.begun);
       io.out(`password of ${cmd.username} set`);
       return 0;
     }

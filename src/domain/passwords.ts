@@ -23,7 +23,7 @@ export const PASSWORD_MAX = 1024;
 
 /** The common passwords, lowercased (the list is; a password is compared lowercased, as Django's CommonPasswordValidator does). */
 let common: ReadonlySet<string> | undefined;
-/** The list is loaded when first asked (0.1 s of CPU): `lectern token create` or a server answering docs never does (docs/design/startup.md). */
+/** The list is loaded when first asked (0.06 s of CPU): `lectern token create` or a server answering docs never does (docs/design/startup.md). */
 const commonPasswords = () => {
   if (common) return common;
   const { dictionary } = createRequire(import.meta.url)('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
@@ -36,36 +36,45 @@ const commonPasswords = () => {
  * password asks this (GraphQL's createUser, changePassword and setUpFirstAdmin, the command line).
  */
 export function passwordProblem(password: string, username?: string): string | undefined {
-  if (password.trim() === '') return 'This password is blank: it must contain characters other than spaces.';
-  if (password.length < PASSWORD_MIN) return `This password is too short. It must contain at least ${PASSWORD_MIN} characters.`;
-  if (password.length > PASSWORD_MAX) return `This password is too long. It must contain at most ${PASSWORD_MAX} characters.`;
-  if (username !== undefined && password.toLowerCase() === username.toLowerCase()) return 'The password is too similar to the username.';
+  const problem = shapeProblem(password, username);
+  if (problem) return problem;
   if (commonPasswords().has(password.trim().toLowerCase()))
     return 'This password is too common: it is on a list of the passwords people use most, which are guessed first.';
   return undefined;
 }
 
-/** Hashes begun by hashPasswordAhead, by password; the next hashPassword of that password takes its own. */
-const ahead = new Map<string, Promise<string>>();
-
-/**
- * Begins hashing `password` now, on libuv's thread pool (0.2 s), for a command line that will set
- * it once its database has opened: the next hashPassword of the same password takes this hash
- * (docs/design/startup.md). Nothing is begun for a password that will be refused.
- */
-export function hashPasswordAhead(password: string, username?: string): void {
-  if (passwordProblem(password, username) !== undefined) return;
-  // Not an unhandled rejection if never taken: a failure is hashed again when taken.
-  ahead.set(
-    password,
-    newHash(password).catch(() => newHash(password)),
-  );
+/** What passwordProblem finds without the list of common passwords. */
+function shapeProblem(password: string, username?: string): string | undefined {
+  if (password.trim() === '') return 'This password is blank: it must contain characters other than spaces.';
+  if (password.length < PASSWORD_MIN) return `This password is too short. It must contain at least ${PASSWORD_MIN} characters.`;
+  if (password.length > PASSWORD_MAX) return `This password is too long. It must contain at most ${PASSWORD_MAX} characters.`;
+  if (username !== undefined && password.toLowerCase() === username.toLowerCase()) return 'The password is too similar to the username.';
+  return undefined;
 }
 
-export function hashPassword(password: string): Promise<string> {
-  const begun = ahead.get(password);
-  ahead.delete(password);
-  return begun ?? newHash(password);
+/** A hash of `password`, begun before it is needed; hashPassword takes it for that password only. */
+export interface BegunHash {
+  readonly password: string;
+  readonly hash: Promise<string>;
+}
+
+/**
+ * Begins hashing `password` now, on libuv's thread pool (0.2 s of CPU), for a command line that
+ * will store it once its database has opened (docs/design/startup.md): begun before the list of
+ * common passwords loads (0.06 s), so a password the list refuses costs a hash nobody takes. Nothing
+ * is begun for one refused without the list (undefined).
+ */
+export function beginHash(password: string, username?: string): BegunHash | undefined {
+  if (shapeProblem(password, username) !== undefined) return undefined;
+  const hash = newHash(password).catch(() => newHash(password));
+  // A hash never taken is no unhandled rejection; the one who takes it still sees its failure.
+  hash.catch(() => {});
+  return { password, hash };
+}
+
+/** A new hash of `password`: `begun`'s where it is of this password. */
+export function hashPassword(password: string, begun?: BegunHash): Promise<string> {
+  return begun?.password === password ? begun.hash : newHash(password);
 }
 
 async function newHash(password: string): Promise<string> {

@@ -9,7 +9,7 @@ import { projectsWithAccess } from './access.ts';
 import { audit } from './audit.ts';
 import { actAs, type Context, type Viewer } from './context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ThrottledError, UnauthenticatedError, ValidationError } from './errors.ts';
-import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { type BegunHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import { endOtherSessions } from './sessions.ts';
 import { passwordRefusedFor } from './sso.ts';
 import { Collector, checkString, emailProblem } from './validate.ts';
@@ -39,6 +39,8 @@ export interface NewUser {
   /** Lets the user sign in to the dashboard; without it the user has API tokens only. */
   password?: string;
   isAdmin?: boolean;
+  /** The password's hash, begun earlier (the command line's); used only if of `password`. */
+  begun?: BegunHash;
 }
 
 /** Creates a user and an API token (its key returned once), as the command line does. */
@@ -77,7 +79,7 @@ export async function createAccount(db: PrismaClient, username: string, opts: Ne
   if (email !== undefined) c.add('email', emailProblem(email));
   if (password !== undefined) c.add('password', passwordProblem(password, username));
   c.throwIfAny();
-  const passwordHash = password === undefined ? null : await hashPassword(password);
+  const passwordHash = password === undefined ? null : await hashPassword(password, opts.begun);
   try {
     return await db.user.create({ data: { username, email: email ?? null, passwordHash, isAdmin: opts.isAdmin ?? false } });
   } catch (e) {
@@ -182,10 +184,10 @@ export async function createTokenFor(db: PrismaClient, username: string): Promis
  * Sets a user's password (the command line's `user set-password`): every session of theirs ends,
  * in the same transaction, so whoever knew the old one is signed out everywhere.
  */
-export async function setPassword(db: PrismaClient, username: string, password: string): Promise<void> {
+export async function setPassword(db: PrismaClient, username: string, password: string, begun?: BegunHash): Promise<void> {
   const problem = passwordProblem(password, username);
   if (problem) throw ValidationError.field('password', problem);
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await hashPassword(password, begun);
   await db.$transaction(async (tx) => {
     const user = await tx.user.findUnique({ where: { username }, select: { id: true } });
     if (!user) throw ValidationError.field('username', `No user named "${username}".`);

@@ -1,8 +1,8 @@
 // Passwords: the common-passwords list compared lowercased, and a hash begun ahead by the command
-// line (hashPasswordAhead) taken by the one hashPassword of that password, and only by it.
+// line (beginHash) used by hashPassword for that password only.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { hashPassword, hashPasswordAhead, passwordProblem, verifyPassword } from '../../src/domain/passwords.ts';
+import { beginHash, hashPassword, passwordProblem, verifyPassword } from '../../src/domain/passwords.ts';
 
 describe('the common passwords', () => {
   it('are stored lowercased, so an uppercase spelling of one is refused too', () => {
@@ -16,22 +16,33 @@ describe('the common passwords', () => {
 });
 
 describe('a hash begun ahead', () => {
-  it('is the hash of that password, taken once: the next hash of it is new (another salt)', async () => {
+  it('is the hash of that password, used when given; without it each hash is new (another salt)', async () => {
     const password = 'ahead-of-time horse battery';
-    hashPasswordAhead(password, 'alice');
-    const first = await hashPassword(password);
+    const begun = beginHash(password, 'alice');
+    const first = await hashPassword(password, begun);
+    expect(first).toBe(await begun?.hash);
     const second = await hashPassword(password);
     expect(await verifyPassword(first, password)).toBe(true);
     expect(await verifyPassword(second, password)).toBe(true);
     expect(second).not.toBe(first);
   });
 
-  it('is not begun for a password that will be refused, nor taken for another password', async () => {
-    hashPasswordAhead('alice', 'alice'); // the username itself: refused, never hashed
-    hashPasswordAhead('one horse battery staple', 'bob');
-    const other = await hashPassword('another horse battery staple');
+  it('is not begun for a password refused without the list, nor used for another password', async () => {
+    for (const [password, username] of [
+      ['alice', 'alice'],
+      ['short', 'bob'],
+      ['        ', 'bob'],
+    ]) {
+      expect(beginHash(password as string, username), password).toBeUndefined();
+    }
+    const begun = beginHash('one horse battery staple', 'bob');
+    const other = await hashPassword('another horse battery staple', begun);
     expect(await verifyPassword(other, 'another horse battery staple')).toBe(true);
     expect(await verifyPassword(other, 'one horse battery staple')).toBe(false);
-    expect(await verifyPassword(await hashPassword('one horse battery staple'), 'one horse battery staple')).toBe(true);
+  });
+
+  it('is begun for a common password too (the list is loaded after), which is still refused when stored', () => {
+    expect(beginHash('password1', 'bob')).toBeDefined();
+    expect(passwordProblem('password1', 'bob')).toMatch(/too common/);
   });
 });
