@@ -7,10 +7,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { constants, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LOCAL_CACHE_DIR } from '../local-cache.ts';
 import type { Migration } from './migrate.ts';
 
 /** Where templates are kept: the checkout's node_modules/.cache, as other tools keep theirs. */
-export const templateCacheDir = path.resolve(import.meta.dirname, '../../node_modules/.cache/lectern');
+export const templateCacheDir = LOCAL_CACHE_DIR;
 
 /** The PGlite version, read once: a template made by another PGlite may not be one this one reads. */
 function pgliteVersion(): string {

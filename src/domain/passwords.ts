@@ -6,6 +6,7 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
+import { cachedText } from '../local-cache.ts';
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
 
@@ -21,13 +22,26 @@ export const PASSWORD_MIN = 8;
 /** Longer passwords are refused: hashing megabytes on request is a way to burn the server's CPU. */
 export const PASSWORD_MAX = 1024;
 
-/** The common passwords, lowercased (the list is; a password is compared lowercased, as Django's CommonPasswordValidator does). */
-let common: ReadonlySet<string> | undefined;
-/** The list is loaded when first asked (0.06 s of CPU): `lectern token create` or a server answering docs never does (docs/design/startup.md). */
-const commonPasswords = () => {
-  if (common) return common;
-  const { dictionary } = createRequire(import.meta.url)('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
-  common = new Set(dictionary['passwords-common']);
+/**
+ * Whether `lowercased` is one of the common passwords (lowercase as shipped; a password is compared
+ * lowercased, as Django's CommonPasswordValidator does). The list ships compressed: it is
+ * decompressed once per installed version (0.05 s) and kept as text, one per line, in the local
+ * cache; a process reads it when first asked (`lectern token create` or a server answering docs
+ * never does) and looks the password up in it (docs/design/startup.md).
+ */
+function isCommon(lowercased: string): boolean {
+  return !lowercased.includes('\n') && commonPasswordsText().includes(`\n${lowercased}\n`);
+}
+
+let common: string | undefined;
+const commonPasswordsText = (): string => {
+  if (common !== undefined) return common;
+  const require = createRequire(import.meta.url);
+  const { version } = require('@zxcvbn-ts/language-common/package.json') as { version: string };
+  common = cachedText(`common-passwords-${version}.txt`, () => {
+    const { dictionary } = require('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
+    return `\n${dictionary['passwords-common'].join('\n')}\n`;
+  });
   return common;
 };
 
@@ -38,8 +52,7 @@ const commonPasswords = () => {
 export function passwordProblem(password: string, username?: string): string | undefined {
   const problem = shapeProblem(password, username);
   if (problem) return problem;
-  if (commonPasswords().has(password.trim().toLowerCase()))
-    return 'This password is too common: it is on a list of the passwords people use most, which are guessed first.';
+  if (isCommon(password.trim().toLowerCase())) return 'This password is too common: it is on a list of the passwords people use most, which are guessed first.';
   return undefined;
 }
 

@@ -37,6 +37,7 @@ const LAYERS: { name: string; nodes: string[] }[] = [
       'prisma-wasm-hook',
       'resolve-cache',
       'lazy-module',
+      'local-cache',
       'setup',
     ],
   },

@@ -1,8 +1,11 @@
 // Passwords: the common-passwords list compared lowercased, and a hash begun ahead by the command
 // line (beginHash) used by hashPassword for that password only.
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { beginHash, hashPassword, passwordProblem, verifyPassword } from '../../src/domain/passwords.ts';
+import { LOCAL_CACHE_DIR } from '../../src/local-cache.ts';
 
 describe('the common passwords', () => {
   it('are stored lowercased, so an uppercase spelling of one is refused too', () => {
@@ -12,6 +15,19 @@ describe('the common passwords', () => {
     expect(list.length).toBeGreaterThan(10_000);
     expect(list.filter((p) => p !== p.toLowerCase())).toEqual([]);
     for (const p of ['password', 'PassWord', ' IloveYou ', 'QWERTYUIOP']) expect(passwordProblem(p), p).toMatch(/too common/);
+  });
+
+  it("are kept as text in the local cache, every entry of the package's list and nothing else", () => {
+    const require = createRequire(import.meta.url);
+    const { dictionary } = require('@zxcvbn-ts/language-common') as typeof import('@zxcvbn-ts/language-common');
+    const { version } = require('@zxcvbn-ts/language-common/package.json') as { version: string };
+    passwordProblem('a password long enough');
+    const kept = readFileSync(path.join(LOCAL_CACHE_DIR, `common-passwords-${version}.txt`), 'utf8');
+    expect(kept.split('\n').slice(1, -1)).toEqual(dictionary['passwords-common']);
+    // A line of the file is never matched across two entries, nor by a password holding a line break.
+    const [first, second] = dictionary['passwords-common'];
+    expect(passwordProblem(`${first}\n${second}`)).toBeUndefined();
+    expect(passwordProblem(`${first}x`.padEnd(8, 'x'))).toBeUndefined();
   });
 });
 

@@ -1,0 +1,32 @@
+// What Lectern derives from its installed packages once and keeps between processes, in the
+// checkout's node_modules/.cache/lectern (where other tools keep theirs): PGlite templates
+// (src/db/template.ts), the common-passwords list as text (src/domain/passwords.ts). An entry's
+// name carries what it was made from (a package's version, a hash), so an install makes new ones.
+// docs/design/startup.md says what each saves.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const LOCAL_CACHE_DIR = path.resolve(import.meta.dirname, '../node_modules/.cache/lectern');
+
+/**
+ * The text kept as `name`, or, when there is none, `make()`'s, kept for the next process. Written
+ * beside and renamed into place, so no reader sees half of it; where it cannot be read or written
+ * (a read-only node_modules, a full disk), `make()`'s text is used as it is.
+ */
+export function cachedText(name: string, make: () => string): string {
+  const file = path.join(LOCAL_CACHE_DIR, name);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {}
+  const text = make();
+  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    mkdirSync(LOCAL_CACHE_DIR, { recursive: true });
+    writeFileSync(tmp, text);
+    renameSync(tmp, file);
+  } catch {
+    rmSync(tmp, { force: true });
+  }
+  return text;
+}
