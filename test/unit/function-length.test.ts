@@ -1,0 +1,142 @@
+// The length of src/'s functions (issue 23: "no function over 80 lines in src/, the dashboard's
+// components included"; docs/design/layers.md "Functions"). Every function, method, arrow and
+// React component of src/ is parsed (Babel's parser, TypeScript and JSX) and counted from its first
+// line to its last. A function over the limit fails the test, unless it is one of those still
+// waiting to be split, listed below with its length then: the list only shrinks (a listed function
+// that grew, or that is now within the limit and still listed, fails too).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from '@babel/parser';
+import { describe, expect, it } from 'vitest';
+
+const src = path.resolve(import.meta.dirname, '../../src');
+const LIMIT = 80;
+
+/** Functions over the limit not split yet, `file:name` (as `tooLong` names them) with their length when listed. */
+const WAITING: Record<string, number> = {
+  'web/pages/project.tsx:Versions': 133,
+  'web/pages/automation-rules.tsx:AutomationRules': 132,
+  'web/pages/webhooks.tsx:Webhooks': 130,
+  'web/pages/build.tsx:BuildPage': 129,
+  'web/pages/project.tsx:Settings': 124,
+  'web/pages/account.tsx:AdminPage': 111,
+  'web/pages/projects.tsx:ProjectsPage': 109,
+  'web/pages/project.tsx:Redirects': 102,
+  'web/pages/project.tsx:(argument of map)': 98,
+  'domain/version-sync.ts:applyRefs': 96,
+  'uploads/upload-docs.ts:uploadDocs': 94,
+  'graphql/types/user.ts:(argument of mutationFields)': 93,
+  'builds/publish.ts:publishBuild': 92,
+  'cli.ts:main': 92,
+  'graphql/types/organization.ts:(argument of mutationFields)': 92,
+  'web/pages/project.tsx:Related': 92,
+  'sandbox/sandbox.ts:makeCgroups': 91,
+  'sandbox/subprocess.ts:runCommand': 91,
+  'sandbox/sandbox.ts:prepareSandbox': 90,
+  'web/pages/project.tsx:Integrations': 90,
+  'sandbox/subprocess.ts:(argument of Promise)': 89,
+  'db/progress.ts:followBuild': 88,
+  'builds/config.ts:normalize': 86,
+  'serve/router.ts:handle': 86,
+  'app.ts:buildApp': 85,
+  'uploads/multipart.ts:graphqlMultipart': 85,
+  'serve/router.ts:serveUnder': 84,
+  'builds/images.ts:buildImage': 82,
+  'db/database.ts:openDatabase': 82,
+  'graphql/types/project.ts:fields': 82,
+};
+
+const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ClassMethod', 'ClassPrivateMethod', 'ObjectMethod']);
+
+function sourceFiles(dir = src): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      if (path.relative(src, p) !== 'generated') out.push(...sourceFiles(p));
+    } else if (/\.(ts|tsx|js|mjs)$/.test(e.name) && !e.name.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+type Node = { type: string; loc: { start: { line: number }; end: { line: number } }; [key: string]: unknown };
+const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && typeof (v as Node).type === 'string';
+const nameOf = (v: unknown): string | undefined => {
+  const n = v as { name?: unknown; property?: { name?: unknown } } | undefined;
+  return typeof n?.name === 'string' ? n.name : typeof n?.property?.name === 'string' ? n.property.name : undefined;
+};
+
+/**
+ * The functions of `text` over `limit` lines, as `name` and `lines`: a function's own name, else
+ * the variable or property it is assigned to, else `(argument of f)` for a callback given to `f`,
+ * else the name of the function it is in.
+ */
+function tooLong(text: string, jsx: boolean, limit = LIMIT): { name: string; lines: number }[] {
+  const ast = parse(text, { sourceType: 'module', plugins: jsx ? ['typescript', 'jsx'] : ['typescript'] });
+  const out: { name: string; lines: number }[] = [];
+  const visit = (n: Node, around: string) => {
+    const own = FUNCTIONS.has(n.type) ? (nameOf(n.id) ?? nameOf(n.key) ?? around) : undefined;
+    if (own !== undefined) {
+      const lines = n.loc.end.line - n.loc.start.line + 1;
+      if (lines > limit) out.push({ name: own, lines });
+    }
+    const here =
+      own !== undefined
+        ? own
+        : n.type === 'VariableDeclarator'
+          ? (nameOf(n.id) ?? around)
+          : n.type === 'ObjectProperty' || n.type === 'ClassProperty'
+            ? (nameOf(n.key) ?? around)
+            : n.type === 'CallExpression' || n.type === 'NewExpression'
+              ? `(argument of ${nameOf(n.callee) ?? 'a call'})`
+              : around;
+    for (const [key, value] of Object.entries(n)) {
+      if (key === 'loc') continue;
+      for (const child of Array.isArray(value) ? value : [value]) if (isNode(child)) visit(child, here);
+    }
+  };
+  visit(ast.program as unknown as Node, '(top level)');
+  return out;
+}
+
+describe(`the functions of src/ (at most ${LIMIT} lines)`, () => {
+  it('are measured as a reader counts them: by name, from the first line to the last', () => {
+    const body = (n: number) => Array.from({ length: n }, (_, i) => `  const a${i} = ${i};`).join('\n');
+    const text = [
+      `export function long() {\n${body(LIMIT - 1)}\n}`,
+      `function short() {\n${body(LIMIT - 2)}\n}`,
+      `const arrow = () => {\n${body(LIMIT)}\n};`,
+      `use(() => {\n${body(LIMIT)}\n});`,
+      `class C {\n  method() {\n${body(LIMIT)}\n  }\n}`,
+    ].join('\n');
+    expect(tooLong(text, false)).toEqual([
+      { name: 'long', lines: LIMIT + 1 },
+      { name: 'arrow', lines: LIMIT + 2 },
+      { name: '(argument of use)', lines: LIMIT + 2 },
+      { name: 'method', lines: LIMIT + 2 },
+    ]);
+    const paragraphs = Array.from({ length: LIMIT }, (_, i) => `      <p>{${i}}</p>`).join('\n');
+    expect(tooLong(`export function Page() {\n  return (\n    <div>\n${paragraphs}\n    </div>\n  );\n}`, true)).toEqual([{ name: 'Page', lines: LIMIT + 6 }]);
+  });
+
+  it(`are at most ${LIMIT} lines long, but for those waiting to be split, which only get shorter`, () => {
+    const found = new Map<string, number>();
+    for (const file of sourceFiles()) {
+      const rel = path.relative(src, file);
+      for (const f of tooLong(readFileSync(file, 'utf8'), file.endsWith('x'))) {
+        const key = `${rel}:${f.name}`;
+        found.set(key, Math.max(found.get(key) ?? 0, f.lines));
+      }
+    }
+    const problems: string[] = [];
+    for (const [key, lines] of found) {
+      const waiting = WAITING[key];
+      if (waiting === undefined) problems.push(`${key} has ${lines} lines: split it into functions of at most ${LIMIT}`);
+      else if (lines > waiting) problems.push(`${key} grew from ${waiting} to ${lines} lines: split it, do not grow it`);
+    }
+    for (const key of Object.keys(WAITING)) {
+      if (!found.has(key)) problems.push(`${key} is within ${LIMIT} lines now (or gone): take it off the waiting list`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
