@@ -274,23 +274,27 @@ function mailer(config: Config): Mailer | undefined {
   return { send: async (m) => (await import('./notifications/email.ts')).sendMessage(settings, config.webhooks.timeoutSeconds, m) };
 }
 
-export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga: Yoga; storage: Storage; services: Services } {
+/** What the domain is given: everything mutable the app has is made here, for this app only (docs/design/events.md). */
+function makeServices(deps: AppDeps): Services {
   const { config, db, log } = deps;
-  const storage = deps.storage ?? openStorage(config.storage);
-  // Everything mutable the app has is made here, for this app only (docs/design/events.md).
   const events = deps.events ?? createEvents();
-  const live = new LiveBuilds(events, { databaseUrl: config.databaseUrl, log });
-  const services: Services = {
+  return {
     prisma: db.prisma,
     cipher: new Cipher(deps.secretKey),
     config,
     log,
-    storage,
+    storage: deps.storage ?? openStorage(config.storage),
     events,
-    live,
+    live: new LiveBuilds(events, { databaseUrl: config.databaseUrl, log }),
     mail: mailer(config),
     analytics: config.analyticsRetentionDays > 0 ? new AnalyticsRecorder(db.prisma, log, { retentionDays: config.analyticsRetentionDays }) : undefined,
   };
+}
+
+export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga: Yoga; storage: Storage; services: Services } {
+  const { config, db, log } = deps;
+  const services = makeServices(deps);
+  const { storage, events } = services;
   /** What the docs server's caches check before answering: bumped by this app's `servedChanged` only. */
   const served = new ServedGeneration(events);
 
@@ -349,15 +353,17 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
 
   app.use(errorHandler(config, log));
 
-  const handler: Handler = fast
-    ? (req, res) => {
-        const start = process.hrtime.bigint();
-        if (fast.tryAnswer(req, res)) metrics.observe('docs', req.method ?? 'GET', res.statusCode, start);
-        else app(req, res);
-      }
-    : (req, res) => app(req, res);
+  return { app, handler: handlerOf(app, fast, metrics), yoga, storage, services };
+}
 
-  return { app, handler, yoga, storage, services };
+/** The server's handler: the docs fast path first, where it is on, counted as docs; the app for the rest. */
+function handlerOf(app: Express, fast: FastPath | undefined, metrics: ReturnType<typeof createMetrics>): Handler {
+  if (!fast) return (req, res) => app(req, res);
+  return (req, res) => {
+    const start = process.hrtime.bigint();
+    if (fast.tryAnswer(req, res)) metrics.observe('docs', req.method ?? 'GET', res.statusCode, start);
+    else app(req, res);
+  };
 }
 
 /** The GraphQL server of /graphql, through which the REST adapter runs its operations too. */

@@ -260,10 +260,10 @@ async function withDatabase<T, P>(config: Config, fn: (db: Database, prepared: P
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
-  let parsed;
+/** The command line's words and options; a usage error when an option is unknown or malformed. */
+function parseCommandLine(argv: string[]) {
   try {
-    parsed = parseArgs({
+    return parseArgs({
       args: argv,
       allowPositionals: true,
       options: {
@@ -280,37 +280,42 @@ export async function main(argv: string[]): Promise<number> {
     // An unknown or malformed option is a usage error, not a crash with a stack trace.
     throw new UsageError(`${(e as Error).message}\n\n${USAGE}`);
   }
-  const { positionals, values } = parsed;
+}
+
+/** `lectern upload`: talks to a server over HTTP, with no configuration or database of its own. */
+async function uploadCommand(positionals: string[], values: { url?: string; token?: string }): Promise<number> {
+  const [, project, version, source] = positionals;
+  const token = values.token ?? process.env.LECTERN_TOKEN;
+  if (!values.url || !project || !version || !source || positionals.length !== 4) {
+    throw new UsageError('usage: lectern upload --url URL [--token T] <project> <version> <dir|archive>   (the token from LECTERN_TOKEN by default)');
+  }
+  if (!token) throw new UsageError('lectern upload: give an API token in LECTERN_TOKEN (or --token)');
+  const { upload, UploadFailed } = await import('./uploads/client.ts');
+  try {
+    const build = await upload({ url: values.url, token, project, version, source });
+    if (!build.success) {
+      console.error(`lectern: build #${build.id} failed: ${build.error}`);
+      return 1;
+    }
+    console.log(`build #${build.id}: ${build.message}`);
+    return 0;
+  } catch (e) {
+    if (e instanceof UploadFailed) {
+      console.error(`lectern: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseCommandLine(argv);
   const [command, sub, name] = positionals;
   if (values.help || !command) {
     console.log(USAGE);
     return command || values.help ? 0 : 2;
   }
-  // Uploading talks to a server over HTTP: no configuration or database of its own.
-  if (command === 'upload') {
-    const [, project, version, source] = positionals;
-    const token = values.token ?? process.env.LECTERN_TOKEN;
-    if (!values.url || !project || !version || !source || positionals.length !== 4) {
-      throw new UsageError('usage: lectern upload --url URL [--token T] <project> <version> <dir|archive>   (the token from LECTERN_TOKEN by default)');
-    }
-    if (!token) throw new UsageError('lectern upload: give an API token in LECTERN_TOKEN (or --token)');
-    const { upload, UploadFailed } = await import('./uploads/client.ts');
-    try {
-      const build = await upload({ url: values.url, token, project, version, source });
-      if (!build.success) {
-        console.error(`lectern: build #${build.id} failed: ${build.error}`);
-        return 1;
-      }
-      console.log(`build #${build.id}: ${build.message}`);
-      return 0;
-    } catch (e) {
-      if (e instanceof UploadFailed) {
-        console.error(`lectern: ${e.message}`);
-        return 1;
-      }
-      throw e;
-    }
-  }
+  if (command === 'upload') return uploadCommand(positionals, values);
   // Build images live on this machine's disk: no database.
   if (command === 'images') return images(loadConfig(), sub, positionals.slice(2));
   if (command === 'serve' || command === 'worker') {

@@ -396,41 +396,46 @@ async function takeEarly(opts: OpenOptions): Promise<typeof early> {
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const shouldMigrate = opts.migrate ?? true;
-  if (opts.databaseUrl) {
-    const url = opts.databaseUrl;
-    const [{ default: pg }, { PrismaPg }, { PrismaClient }] = await Promise.all([
-      import('pg'),
-      import('@prisma/adapter-pg'),
-      import('../generated/prisma/client.ts'),
-    ]);
-    const withClient = async <T>(fn: (r: SqlRunner) => Promise<T>): Promise<T> => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return await fn(pgRunner(client));
-      } finally {
-        await client.end();
-      }
-    };
-    const applied = shouldMigrate ? await withClient((r) => migrate(r)) : [];
-    // Sent as a startup parameter of every pooled connection: PostgreSQL cancels a statement that
-    // runs longer (SQLSTATE 57014, `canceling statement due to statement timeout`).
-    const timeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-    let adapter: SqlDriverAdapterFactory = fairPg(
-      new PrismaPg({ connectionString: url, max: PG_POOL_SIZE, ...(timeout > 0 ? { statement_timeout: timeout } : {}) }),
-    );
-    if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
-    const prisma = new PrismaClient({ adapter });
-    return {
-      kind: 'postgres',
-      prisma,
-      applied,
-      pending: () => withClient((r) => pendingMigrations(r)),
-      close: () => prisma.$disconnect(),
-    };
-  }
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openEmbedded(opts);
+}
 
+/** The PostgreSQL server at `url`: migrated on one connection of its own, then queried through a pool. */
+async function openPostgres(url: string, opts: OpenOptions): Promise<Database> {
+  const [{ default: pg }, { PrismaPg }, { PrismaClient }] = await Promise.all([
+    import('pg'),
+    import('@prisma/adapter-pg'),
+    import('../generated/prisma/client.ts'),
+  ]);
+  const withClient = async <T>(fn: (r: SqlRunner) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await fn(pgRunner(client));
+    } finally {
+      await client.end();
+    }
+  };
+  const applied = (opts.migrate ?? true) ? await withClient((r) => migrate(r)) : [];
+  // Sent as a startup parameter of every pooled connection: PostgreSQL cancels a statement that
+  // runs longer (SQLSTATE 57014, `canceling statement due to statement timeout`).
+  const timeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  let adapter: SqlDriverAdapterFactory = fairPg(
+    new PrismaPg({ connectionString: url, max: PG_POOL_SIZE, ...(timeout > 0 ? { statement_timeout: timeout } : {}) }),
+  );
+  if (opts.onQuery) adapter = observe(adapter, opts.onQuery);
+  const prisma = new PrismaClient({ adapter });
+  return {
+    kind: 'postgres',
+    prisma,
+    applied,
+    pending: () => withClient((r) => pendingMigrations(r)),
+    close: () => prisma.$disconnect(),
+  };
+}
+
+/** The embedded database of `opts.dataDir` (PGlite), with the data dir's lock held until it closes. */
+async function openEmbedded(opts: OpenOptions): Promise<Database> {
+  const shouldMigrate = opts.migrate ?? true;
   const taken = await takeEarly(opts);
   const release = taken?.release ?? lockDataDir(opts.dataDir);
   let opened: PGlite | undefined = taken?.db as unknown as PGlite | undefined;

@@ -25,10 +25,7 @@ const WAITING: Record<string, number> = {
   'web/pages/project.tsx:(argument of map)': 98,
   'domain/version-sync.ts:applyRefs': 96,
   'uploads/upload-docs.ts:uploadDocs': 94,
-  'graphql/types/user.ts:(argument of mutationFields)': 93,
   'builds/publish.ts:publishBuild': 92,
-  'cli.ts:main': 92,
-  'graphql/types/organization.ts:(argument of mutationFields)': 92,
   'web/pages/project.tsx:Related': 92,
   'sandbox/sandbox.ts:makeCgroups': 91,
   'sandbox/subprocess.ts:runCommand': 91,
@@ -38,12 +35,9 @@ const WAITING: Record<string, number> = {
   'db/progress.ts:followBuild': 88,
   'builds/config.ts:normalize': 86,
   'serve/router.ts:handle': 86,
-  'app.ts:buildApp': 85,
   'uploads/multipart.ts:graphqlMultipart': 85,
   'serve/router.ts:serveUnder': 84,
   'builds/images.ts:buildImage': 82,
-  'db/database.ts:openDatabase': 82,
-  'graphql/types/project.ts:fields': 82,
 };
 
 const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ClassMethod', 'ClassPrivateMethod', 'ObjectMethod']);

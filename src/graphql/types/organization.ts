@@ -275,6 +275,7 @@ const withConflicts = { types: [...writeErrors.types, ConflictError] };
 
 const owner = (_root: unknown, args: { organization: string }) => ({ ownerOfOrganization: args.organization });
 
+// Organizations made, changed and deleted.
 builder.mutationFields((t) => ({
   createOrganization: t.prismaField({
     authScopes: { loggedIn: true },
@@ -310,6 +311,10 @@ builder.mutationFields((t) => ({
       return row;
     },
   }),
+}));
+
+// An organization's members: invited, accepted, made owners or members, removed.
+builder.mutationFields((t) => ({
   inviteToOrganization: t.field({
     authScopes: owner,
     type: CreatedInvitation,

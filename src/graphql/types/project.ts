@@ -61,31 +61,6 @@ export const Project = builder.prismaObject('Project', {
     externalBuildsPrivacyLevel: t.expose('externalBuildsPrivacyLevel', { type: PrivacyLevelEnum }),
     versioningScheme: t.exposeString('versioningScheme'),
     singleVersion: t.boolean({ resolve: (p) => p.singleVersion || p.versioningScheme === 'single_version_without_translations' }),
-    showVersionWarning: t.exposeBoolean('showVersionWarning'),
-    versionSwitcher: t.exposeBoolean('versionSwitcher', {
-      description: "Whether served HTML pages carry the version and language menu (Read the Docs' flyout addon).",
-    }),
-    addonsEnabled: t.exposeBoolean('addonsEnabled', {
-      description:
-        "Whether served HTML pages get Read the Docs' addons data (/_/addons/, and the readthedocs-addons-data-ready event a theme's own version selector waits for); off, pages get no version menu either.",
-    }),
-    hotkeysEnabled: t.exposeBoolean('hotkeysEnabled', { description: "Whether the addons answer turns on the addons script's hotkeys." }),
-    docDiffEnabled: t.exposeBoolean('docDiffEnabled', { description: "Whether the addons answer turns on the addons script's doc diff." }),
-    emailNotifications: t.exposeBoolean('emailNotifications', {
-      description:
-        'Whether maintainers get email when a build of the default version fails, and when one passes again (when the installation sends email; each maintainer may turn it off for themself).',
-    }),
-    externalBuildsEnabled: t.exposeBoolean('externalBuildsEnabled', {
-      description:
-        "Pull requests (GitHub's pull_request, GitLab's merge_request events on an integration) are built as previews: external versions named by their number, private or public as externalBuildsPrivacyLevel says, removed LECTERN_PREVIEW_RETENTION_DAYS after they close.",
-    }),
-    uploadOnly: t.exposeBoolean('uploadOnly', { description: 'No repository: versions come from uploads of built docs, and nothing is built.' }),
-    docsSearch: t.exposeBoolean('docsSearch', {
-      description: "Whether served HTML pages carry Lectern's search box, and a Sphinx search.html is answered with the server's results.",
-    }),
-    analyticsCode: t.exposeString('analyticsCode', { nullable: true }),
-    analyticsDisabled: t.exposeBoolean('analyticsDisabled'),
-    readthedocsYamlPath: t.exposeString('readthedocsYamlPath', { nullable: true }),
     tags: t.stringList({ resolve: (p) => [...p.tags].sort() }),
     users: t.relation('users', { description: 'The maintainers.', query: { orderBy: { username: 'asc' } } }),
     documentationUrl: t.string({
@@ -111,6 +86,35 @@ export const Project = builder.prismaObject('Project', {
     }),
   }),
 });
+
+// What the project's settings turn on and off in its served pages, its builds and its email.
+builder.prismaObjectFields(Project, (t) => ({
+  showVersionWarning: t.exposeBoolean('showVersionWarning'),
+  versionSwitcher: t.exposeBoolean('versionSwitcher', {
+    description: "Whether served HTML pages carry the version and language menu (Read the Docs' flyout addon).",
+  }),
+  addonsEnabled: t.exposeBoolean('addonsEnabled', {
+    description:
+      "Whether served HTML pages get Read the Docs' addons data (/_/addons/, and the readthedocs-addons-data-ready event a theme's own version selector waits for); off, pages get no version menu either.",
+  }),
+  hotkeysEnabled: t.exposeBoolean('hotkeysEnabled', { description: "Whether the addons answer turns on the addons script's hotkeys." }),
+  docDiffEnabled: t.exposeBoolean('docDiffEnabled', { description: "Whether the addons answer turns on the addons script's doc diff." }),
+  emailNotifications: t.exposeBoolean('emailNotifications', {
+    description:
+      'Whether maintainers get email when a build of the default version fails, and when one passes again (when the installation sends email; each maintainer may turn it off for themself).',
+  }),
+  externalBuildsEnabled: t.exposeBoolean('externalBuildsEnabled', {
+    description:
+      "Pull requests (GitHub's pull_request, GitLab's merge_request events on an integration) are built as previews: external versions named by their number, private or public as externalBuildsPrivacyLevel says, removed LECTERN_PREVIEW_RETENTION_DAYS after they close.",
+  }),
+  uploadOnly: t.exposeBoolean('uploadOnly', { description: 'No repository: versions come from uploads of built docs, and nothing is built.' }),
+  docsSearch: t.exposeBoolean('docsSearch', {
+    description: "Whether served HTML pages carry Lectern's search box, and a Sphinx search.html is answered with the server's results.",
+  }),
+  analyticsCode: t.exposeString('analyticsCode', { nullable: true }),
+  analyticsDisabled: t.exposeBoolean('analyticsDisabled'),
+  readthedocsYamlPath: t.exposeString('readthedocsYamlPath', { nullable: true }),
+}));
 
 // Fields that return projects again, added once Project exists (a type cannot name itself while it is made).
 builder.prismaObjectFields(Project, (t) => ({

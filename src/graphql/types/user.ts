@@ -178,6 +178,7 @@ const SetUpInput = builder.inputType('SetUpInput', {
 
 const accountErrors = { types: [...writeErrors.types, ConflictError] };
 
+// Signing in and out, and the first account.
 builder.mutationFields((t) => ({
   signIn: t.prismaField({
     authScopes: { public: true },
@@ -207,6 +208,10 @@ builder.mutationFields((t) => ({
       return true;
     },
   }),
+}));
+
+// The caller's own tokens, email and password.
+builder.mutationFields((t) => ({
   createToken: t.field({
     authScopes: { loggedIn: true },
     type: NewApiTokenRef,
@@ -246,6 +251,10 @@ builder.mutationFields((t) => ({
       return true;
     },
   }),
+}));
+
+// Users, as site admins manage them.
+builder.mutationFields((t) => ({
   createUser: t.prismaField({
     authScopes: { siteAdmin: true },
     type: User,
