@@ -322,81 +322,99 @@ export function AdminPage() {
       <ProblemText problem={problem} />
       {error && <Failure error={error} />}
       {fetching && !data && <Loading what="users" />}
-      {data && (
-        <table className="list cards-on-phone">
-          <caption className="visually-hidden">Users</caption>
-          <thead>
-            <tr>
-              <th scope="col">User</th>
-              <th scope="col">Email</th>
-              <th scope="col">Administrator</th>
-              <th scope="col">Disabled</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.users.nodes.map((u) => (
-              <tr key={u.id}>
-                <td className="row-head">{u.username}</td>
-                <td data-label="Email">{u.email ?? '—'}</td>
-                <td>
-                  <label className="toggle">
-                    <input
-                      type="checkbox"
-                      aria-label={`${u.username} is an administrator`}
-                      checked={toggles.shown(`${u.username} isAdmin`, u.isAdmin)}
-                      disabled={toggles.busy(`${u.username} isAdmin`)}
-                      onChange={(e) => change(u.username, 'isAdmin', e.target.checked)}
-                    />
-                    <span className="on-phone" aria-hidden="true">
-                      Administrator
-                    </span>
-                  </label>
-                  <Progress busy={toggles.busy(`${u.username} isAdmin`)} what="Saving…" />
-                </td>
-                <td>
-                  <label className="toggle">
-                    <input
-                      type="checkbox"
-                      aria-label={`${u.username} is disabled`}
-                      checked={toggles.shown(`${u.username} disabled`, u.disabled)}
-                      disabled={toggles.busy(`${u.username} disabled`)}
-                      onChange={(e) => change(u.username, 'disabled', e.target.checked)}
-                    />
-                    <span className="on-phone" aria-hidden="true">
-                      Disabled
-                    </span>
-                  </label>
-                  <Progress busy={toggles.busy(`${u.username} disabled`)} what="Saving…" />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {data && <UsersTable users={data.users.nodes} toggles={toggles} change={change} />}
       <h2>Add a user</h2>
-      <ActionForm
-        label="Create user"
-        reset
-        done="Created."
-        act={async (f) => {
-          const r = await client
-            .mutation(CreateUser, {
-              input: { username: f.username ?? '', email: f.email || undefined, password: f.password || undefined, isAdmin: f.isAdmin === 'on' },
-            })
-            .toPromise();
-          const p = problemOf(r.data?.createUser, r.error);
-          if (!p) refetch({ requestPolicy: 'network-only' });
-          return p;
-        }}
-      >
-        <Field label="Username" name="username" required />
-        <Field label="Email" name="email" type="email" />
-        <Field label="Password" name="password" type="password" autoComplete="new-password" />
-        <div className="field check">
-          <input id="f-isAdmin" type="checkbox" name="isAdmin" />
-          <label htmlFor="f-isAdmin">Site administrator</label>
-        </div>
-      </ActionForm>
+      <AddUser created={() => refetch({ requestPolicy: 'network-only' })} />
     </AdminLayout>
+  );
+}
+
+/** The users, each with whether they are an administrator and whether they are disabled: toggles that change it. */
+function UsersTable(props: {
+  users: ResultOf<typeof Users>['users']['nodes'];
+  toggles: ReturnType<typeof usePendingChanges<boolean>>;
+  change: (username: string, field: 'isAdmin' | 'disabled', value: boolean) => void;
+}) {
+  const { toggles, change } = props;
+  return (
+    <table className="list cards-on-phone">
+      <caption className="visually-hidden">Users</caption>
+      <thead>
+        <tr>
+          <th scope="col">User</th>
+          <th scope="col">Email</th>
+          <th scope="col">Administrator</th>
+          <th scope="col">Disabled</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.users.map((u) => (
+          <tr key={u.id}>
+            <td className="row-head">{u.username}</td>
+            <td data-label="Email">{u.email ?? '—'}</td>
+            <td>
+              <label className="toggle">
+                <input
+                  type="checkbox"
+                  aria-label={`${u.username} is an administrator`}
+                  checked={toggles.shown(`${u.username} isAdmin`, u.isAdmin)}
+                  disabled={toggles.busy(`${u.username} isAdmin`)}
+                  onChange={(e) => change(u.username, 'isAdmin', e.target.checked)}
+                />
+                <span className="on-phone" aria-hidden="true">
+                  Administrator
+                </span>
+              </label>
+              <Progress busy={toggles.busy(`${u.username} isAdmin`)} what="Saving…" />
+            </td>
+            <td>
+              <label className="toggle">
+                <input
+                  type="checkbox"
+                  aria-label={`${u.username} is disabled`}
+                  checked={toggles.shown(`${u.username} disabled`, u.disabled)}
+                  disabled={toggles.busy(`${u.username} disabled`)}
+                  onChange={(e) => change(u.username, 'disabled', e.target.checked)}
+                />
+                <span className="on-phone" aria-hidden="true">
+                  Disabled
+                </span>
+              </label>
+              <Progress busy={toggles.busy(`${u.username} disabled`)} what="Saving…" />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The form that creates a user; `created` runs once one is. */
+function AddUser({ created }: { created: () => void }) {
+  const client = useClient();
+  return (
+    <ActionForm
+      label="Create user"
+      reset
+      done="Created."
+      act={async (f) => {
+        const r = await client
+          .mutation(CreateUser, {
+            input: { username: f.username ?? '', email: f.email || undefined, password: f.password || undefined, isAdmin: f.isAdmin === 'on' },
+          })
+          .toPromise();
+        const p = problemOf(r.data?.createUser, r.error);
+        if (!p) created();
+        return p;
+      }}
+    >
+      <Field label="Username" name="username" required />
+      <Field label="Email" name="email" type="email" />
+      <Field label="Password" name="password" type="password" autoComplete="new-password" />
+      <div className="field check">
+        <input id="f-isAdmin" type="checkbox" name="isAdmin" />
+        <label htmlFor="f-isAdmin">Site administrator</label>
+      </div>
+    </ActionForm>
   );
 }

@@ -1,7 +1,8 @@
 // A project's automation rules (docs/design/automation-rules.md): the rules in the order they
 // apply, each with what it recently did; add one, move it up or down, turn it off, or delete it.
 import { useState } from 'react';
-import { graphql } from '../graphql.ts';
+import { useClient } from 'urql';
+import { graphql, type ResultOf } from '../graphql.ts';
 import { ActButton, ActionForm, Check, check, Field, type Problem, ProblemText, Progress, problemOf, Select, Time, useEditor } from '../ui.tsx';
 
 const RulesQuery = graphql(`
@@ -117,95 +118,124 @@ export function AutomationRules({ slug }: { slug: string }) {
       {rules.length === 0 && <p>No automation rules.</p>}
       <ol className="cards">
         {rules.map((r, i) => (
-          <li key={r.id}>
-            <div className="card-head">
-              <span className="badge">{r.versionType === 'tag' ? 'Tags' : 'Branches'}</span> {label(MATCHES, r.predefinedMatchArg)}
-              {r.predefinedMatchArg === 'custom-match' && <code> {r.matchArg}</code>} → {label(ACTIONS, r.action)}
-              {!r.enabled && <span className="badge">disabled</span>}
-            </div>
-            {r.description && <p>{r.description}</p>}
-            {r.matches.length > 0 && (
-              <p className="muted">
-                Recently:{' '}
-                {r.matches.map((m, j) => (
-                  <span key={m.id}>
-                    {j > 0 && ' · '}
-                    {m.versionName} {PAST[m.action] ?? m.action} <Time iso={m.createdAt} />
-                  </span>
-                ))}
-              </p>
-            )}
-            <div className="actions">
-              <button type="button" disabled={i === 0 || moving !== null} aria-label={`Move rule ${i + 1} up`} onClick={() => move(r.id, -1)}>
-                Up
-              </button>
-              <button type="button" disabled={i === rules.length - 1 || moving !== null} aria-label={`Move rule ${i + 1} down`} onClick={() => move(r.id, 1)}>
-                Down
-              </button>
-              <button
-                type="button"
-                disabled={moving !== null}
-                aria-label={`${r.enabled ? 'Disable' : 'Enable'} rule ${i + 1}`}
-                onClick={() => toggle(r.id, !r.enabled)}
-              >
-                {r.enabled ? 'Disable' : 'Enable'}
-              </button>
-              <Progress busy={moving === r.id} what="Saving…" />
-              <ActButton
-                danger
-                label={`Delete rule ${i + 1}`}
-                act={async () => {
-                  const d = await client.mutation(DeleteRule, { project: slug, id: r.id }).toPromise();
-                  return problemOf(d.data?.deleteAutomationRule, d.error);
-                }}
-                report={setProblem}
-                done={reload}
-              >
-                Delete
-              </ActButton>
-            </div>
-          </li>
+          <RuleCard key={r.id} slug={slug} r={r} i={i} count={rules.length} moving={moving} move={move} toggle={toggle} report={setProblem} reload={reload} />
         ))}
       </ol>
-      <details open={rules.length === 0}>
-        <summary>Add a rule</summary>
-        <ActionForm
-          label="Add rule"
-          onTry={() => setProblem(null)}
-          reset
-          act={async (f) => {
-            const input = {
-              description: f.description ?? '',
-              predefinedMatchArg: f.predefinedMatchArg,
-              matchArg: f.predefinedMatchArg === 'custom-match' ? (f.matchArg ?? '') : null,
-              versionType: f.versionType as 'tag' | 'branch',
-              action: f.action,
-              enabled: check(f, 'enabled'),
-            };
-            const r = await client.mutation(CreateRule, { project: slug, input }).toPromise();
-            const problem = problemOf(r.data?.createAutomationRule, r.error);
-            if (!problem) reload();
-            return problem;
-          }}
-        >
-          <div className="grid">
-            <Select
-              label="Versions"
-              name="versionType"
-              options={[
-                { value: 'tag', label: 'Tags' },
-                { value: 'branch', label: 'Branches' },
-              ]}
-              defaultValue="tag"
-            />
-            <Select label="Match" name="predefinedMatchArg" options={MATCHES} defaultValue="semver-versions" />
-            <Field label="Regular expression (custom match)" name="matchArg" hint="For example ^release-. Searched in the tag or branch name." />
-            <Select label="Action" name="action" options={ACTIONS} defaultValue="activate-version" />
-            <Field label="Description" name="description" />
-            <Check label="Enabled" name="enabled" checked />
-          </div>
-        </ActionForm>
-      </details>
+      <AddRule slug={slug} open={rules.length === 0} onTry={() => setProblem(null)} reload={reload} />
     </>
+  );
+}
+
+type Rule = NonNullable<ResultOf<typeof RulesQuery>['project']>['automationRules']['nodes'][number];
+
+/** One rule, the `i`th of `count`: what it matches and does, what it recently did, and its buttons. */
+function RuleCard(props: {
+  slug: string;
+  r: Rule;
+  i: number;
+  count: number;
+  moving: number | null;
+  move: (id: number, steps: number) => void;
+  toggle: (id: number, enabled: boolean) => void;
+  report: (p: Problem | null) => void;
+  reload: () => void;
+}) {
+  const { r, i, moving, move } = props;
+  const client = useClient();
+  return (
+    <li>
+      <div className="card-head">
+        <span className="badge">{r.versionType === 'tag' ? 'Tags' : 'Branches'}</span> {label(MATCHES, r.predefinedMatchArg)}
+        {r.predefinedMatchArg === 'custom-match' && <code> {r.matchArg}</code>} → {label(ACTIONS, r.action)}
+        {!r.enabled && <span className="badge">disabled</span>}
+      </div>
+      {r.description && <p>{r.description}</p>}
+      {r.matches.length > 0 && (
+        <p className="muted">
+          Recently:{' '}
+          {r.matches.map((m, j) => (
+            <span key={m.id}>
+              {j > 0 && ' · '}
+              {m.versionName} {PAST[m.action] ?? m.action} <Time iso={m.createdAt} />
+            </span>
+          ))}
+        </p>
+      )}
+      <div className="actions">
+        <button type="button" disabled={i === 0 || moving !== null} aria-label={`Move rule ${i + 1} up`} onClick={() => move(r.id, -1)}>
+          Up
+        </button>
+        <button type="button" disabled={i === props.count - 1 || moving !== null} aria-label={`Move rule ${i + 1} down`} onClick={() => move(r.id, 1)}>
+          Down
+        </button>
+        <button
+          type="button"
+          disabled={moving !== null}
+          aria-label={`${r.enabled ? 'Disable' : 'Enable'} rule ${i + 1}`}
+          onClick={() => props.toggle(r.id, !r.enabled)}
+        >
+          {r.enabled ? 'Disable' : 'Enable'}
+        </button>
+        <Progress busy={moving === r.id} what="Saving…" />
+        <ActButton
+          danger
+          label={`Delete rule ${i + 1}`}
+          act={async () => {
+            const d = await client.mutation(DeleteRule, { project: props.slug, id: r.id }).toPromise();
+            return problemOf(d.data?.deleteAutomationRule, d.error);
+          }}
+          report={props.report}
+          done={props.reload}
+        >
+          Delete
+        </ActButton>
+      </div>
+    </li>
+  );
+}
+
+/** The form that adds a rule, open when there is none yet. */
+function AddRule({ slug, open, onTry, reload }: { slug: string; open: boolean; onTry: () => void; reload: () => void }) {
+  const client = useClient();
+  return (
+    <details open={open}>
+      <summary>Add a rule</summary>
+      <ActionForm
+        label="Add rule"
+        onTry={onTry}
+        reset
+        act={async (f) => {
+          const input = {
+            description: f.description ?? '',
+            predefinedMatchArg: f.predefinedMatchArg,
+            matchArg: f.predefinedMatchArg === 'custom-match' ? (f.matchArg ?? '') : null,
+            versionType: f.versionType as 'tag' | 'branch',
+            action: f.action,
+            enabled: check(f, 'enabled'),
+          };
+          const r = await client.mutation(CreateRule, { project: slug, input }).toPromise();
+          const problem = problemOf(r.data?.createAutomationRule, r.error);
+          if (!problem) reload();
+          return problem;
+        }}
+      >
+        <div className="grid">
+          <Select
+            label="Versions"
+            name="versionType"
+            options={[
+              { value: 'tag', label: 'Tags' },
+              { value: 'branch', label: 'Branches' },
+            ]}
+            defaultValue="tag"
+          />
+          <Select label="Match" name="predefinedMatchArg" options={MATCHES} defaultValue="semver-versions" />
+          <Field label="Regular expression (custom match)" name="matchArg" hint="For example ^release-. Searched in the tag or branch name." />
+          <Select label="Action" name="action" options={ACTIONS} defaultValue="activate-version" />
+          <Field label="Description" name="description" />
+          <Check label="Enabled" name="enabled" checked />
+        </div>
+      </ActionForm>
+    </details>
   );
 }

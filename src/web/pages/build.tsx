@@ -6,7 +6,7 @@ import { useEffect, useState } from 'react';
 import { useClient, useQuery, useSubscription } from 'urql';
 import { Link } from 'wouter';
 import { ansiRuns } from '../ansi.ts';
-import { graphql } from '../graphql.ts';
+import { graphql, type ResultOf } from '../graphql.ts';
 import { shownCommand } from '../shell.ts';
 import { ActButton, buildOutcome, Failure, Loading, NotFound, type Problem, ProblemText, problemOf, StateBadge, seconds, Time } from '../ui.tsx';
 
@@ -100,14 +100,15 @@ function CommandDuration({ c, buildRunning }: { c: Command; buildRunning: boolea
   return null;
 }
 
-export function BuildPage({ slug, id }: { slug: string; id: number }) {
-  const [{ data, fetching, error }] = useQuery({ query: BuildQuery, variables: { slug, id }, requestPolicy: 'cache-and-network' });
-  const build = data?.project?.build;
-  const running = build ? build.state !== 'finished' : false;
+type Build = NonNullable<NonNullable<ResultOf<typeof BuildQuery>['project']>['build']>;
+
+/**
+ * The build's commands as shown: read with the build, each update of the subscription folded in
+ * while it runs, and read once more as stored when it ends (null until the build is read).
+ */
+function useCommands(build: Build | null | undefined, running: boolean, slug: string, id: number) {
   const [commands, setCommands] = useState<Command[] | null>(null);
-  const [problem, setProblem] = useState<Problem | null>(null);
   const client = useClient();
-  const elapsed = useElapsed(build?.startedAt ?? null, running);
 
   useEffect(() => {
     if (build && commands === null) setCommands(build.commands.map((c) => ({ ...c })));
@@ -157,12 +158,22 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
     }
     return update;
   });
+  return commands;
+}
+
+export function BuildPage({ slug, id }: { slug: string; id: number }) {
+  const [{ data, fetching, error }] = useQuery({ query: BuildQuery, variables: { slug, id }, requestPolicy: 'cache-and-network' });
+  const build = data?.project?.build;
+  const running = build ? build.state !== 'finished' : false;
+  const commands = useCommands(build, running, slug, id);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const client = useClient();
+  const elapsed = useElapsed(build?.startedAt ?? null, running);
 
   if (fetching && !data) return <Loading what="the build" />;
   if (error && !data) return <Failure error={error} />;
   if (!data?.project || !build) return <NotFound what={`There is no build #${id} of "${slug}" that you can see.`} />;
   const shown = commands ?? build.commands;
-  const outcome = buildOutcome(build);
   return (
     <section className="build">
       <p>
@@ -186,24 +197,7 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
         )}
       </div>
       <ProblemText problem={problem} />
-      <dl className="facts">
-        <dt>Version</dt>
-        <dd>{build.versionSlug ?? '—'}</dd>
-        <dt>Commit</dt>
-        <dd>
-          <code className="commit">{build.commit ?? '—'}</code>
-        </dd>
-        <dt>Started</dt>
-        <dd>
-          <Time iso={build.startedAt ?? build.createdAt} />
-        </dd>
-        <dt>Duration</dt>
-        <dd>{outcome === 'skipped' ? 'nothing was built' : running ? `${seconds(elapsed)} so far` : seconds(build.duration)}</dd>
-        <dt>Raw log</dt>
-        <dd>
-          <a href={`/api/v2/build/${build.id}.txt`}>Build #{build.id} as text</a>
-        </dd>
-      </dl>
+      <BuildFacts build={build} running={running} elapsed={elapsed} />
       {build.error && (
         <p className="error" role="alert">
           {build.error}
@@ -227,5 +221,30 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
         ))}
       </div>
     </section>
+  );
+}
+
+/** The build's version, commit, start, duration (so far, while it runs) and a link to its log as text. */
+function BuildFacts({ build, running, elapsed }: { build: Build; running: boolean; elapsed: number | null }) {
+  const outcome = buildOutcome(build);
+  return (
+    <dl className="facts">
+      <dt>Version</dt>
+      <dd>{build.versionSlug ?? '—'}</dd>
+      <dt>Commit</dt>
+      <dd>
+        <code className="commit">{build.commit ?? '—'}</code>
+      </dd>
+      <dt>Started</dt>
+      <dd>
+        <Time iso={build.startedAt ?? build.createdAt} />
+      </dd>
+      <dt>Duration</dt>
+      <dd>{outcome === 'skipped' ? 'nothing was built' : running ? `${seconds(elapsed)} so far` : seconds(build.duration)}</dd>
+      <dt>Raw log</dt>
+      <dd>
+        <a href={`/api/v2/build/${build.id}.txt`}>Build #{build.id} as text</a>
+      </dd>
+    </dl>
   );
 }

@@ -6,7 +6,7 @@
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import { Link, useLocation } from 'wouter';
-import { graphql } from '../graphql.ts';
+import { graphql, type ResultOf } from '../graphql.ts';
 import {
   ActButton,
   ActionForm,
@@ -234,12 +234,9 @@ function useVersionChanges(project: string, report: (p: Problem | null) => void)
 }
 
 function Versions({ project }: { project: ProjectData }) {
-  const client = useClient();
-  const [, navigate] = useLocation();
   const [problem, setProblem] = useState<Problem | null>(null);
-  const { change, shown, busy } = useVersionChanges(project.slug, setProblem);
+  const changes = useVersionChanges(project.slug, setProblem);
   const versions = sortVersions(project.versions.nodes);
-  const maintainer = project.viewerIsMaintainer;
   return (
     <>
       <ProblemText problem={problem} />
@@ -262,108 +259,119 @@ function Versions({ project }: { project: ProjectData }) {
             </tr>
           </thead>
           <tbody>
-            {versions.map((v) => {
-              const active = shown(v.slug, 'active', v.active);
-              const hidden = shown(v.slug, 'hidden', v.hidden);
-              const privacy = shown(v.slug, 'privacyLevel', v.privacyLevel);
-              const pending = busy(v.slug, 'active') || busy(v.slug, 'hidden') || busy(v.slug, 'privacyLevel');
-              return (
-                <tr key={v.id} aria-busy={pending || undefined}>
-                  <th scope="row" className="row-head">
-                    {v.built && v.active ? <a href={v.documentationUrl}>{v.verboseName}</a> : v.verboseName}
-                    {v.slug === project.defaultVersion && <span className="badge">default</span>}
-                    {v.hidden && <span className="badge">hidden</span>}
-                  </th>
-                  <td data-label="Type">{VERSION_TYPES[v.type] ?? v.type}</td>
-                  <td data-label="Built">{v.built ? 'Yes' : 'No'}</td>
-                  <td>
-                    <label className="toggle">
-                      <input
-                        type="checkbox"
-                        aria-label={`${v.slug} active`}
-                        checked={active}
-                        disabled={!maintainer || busy(v.slug, 'active')}
-                        onChange={(e) => change(v.slug, { field: 'active', value: e.target.checked })}
-                      />
-                      <span className="on-phone" aria-hidden="true">
-                        Active (built and served)
-                      </span>
-                    </label>
-                    <Progress busy={busy(v.slug, 'active')} what="Saving…" />
-                  </td>
-                  <td>
-                    <label className="toggle">
-                      <input
-                        type="checkbox"
-                        aria-label={`${v.slug} hidden`}
-                        checked={hidden}
-                        disabled={!maintainer || busy(v.slug, 'hidden')}
-                        onChange={(e) => change(v.slug, { field: 'hidden', value: e.target.checked })}
-                      />
-                      <span className="on-phone" aria-hidden="true">
-                        Hidden (served, not in version menus)
-                      </span>
-                    </label>
-                    <Progress busy={busy(v.slug, 'hidden')} what="Saving…" />
-                  </td>
-                  <td>
-                    <label className="toggle">
-                      <span className="on-phone" aria-hidden="true">
-                        Privacy
-                      </span>
-                      <select
-                        aria-label={`${v.slug} privacy`}
-                        value={privacy}
-                        disabled={!maintainer || busy(v.slug, 'privacyLevel')}
-                        onChange={(e) => change(v.slug, { field: 'privacyLevel', value: e.target.value as 'public' | 'private' })}
-                      >
-                        <option value="public">Public</option>
-                        <option value="private">Private</option>
-                      </select>
-                    </label>
-                    <Progress busy={busy(v.slug, 'privacyLevel')} what="Saving…" />
-                  </td>
-                  <td data-label="Last build">
-                    {v.lastBuild ? (
-                      <Link href={`/projects/${project.slug}/builds/${v.lastBuild.id}`}>
-                        <StateBadge {...v.lastBuild} /> #{v.lastBuild.id}
-                      </Link>
-                    ) : (
-                      '—'
-                    )}
-                    {v.lastBuild && (
-                      <>
-                        {' '}
-                        <Time iso={v.lastBuild.createdAt} />
-                      </>
-                    )}
-                  </td>
-                  <td>
-                    {maintainer && v.active && (
-                      <ActButton
-                        label={`Build ${v.slug}`}
-                        act={async () => {
-                          const r = await client
-                            .mutation(TriggerBuild, { project: project.slug, version: v.slug }, { additionalTypenames: ['BuildPage'] })
-                            .toPromise();
-                          const a = r.data?.triggerBuild;
-                          const p = problemOf(a, r.error);
-                          if (!p && a?.__typename === 'MutationTriggerBuildSuccess') navigate(`/projects/${project.slug}/builds/${a.data.build.id}`);
-                          return p;
-                        }}
-                        report={setProblem}
-                      >
-                        Build {v.slug}
-                      </ActButton>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
+            {versions.map((v) => (
+              <VersionRow key={v.id} v={v} project={project} changes={changes} report={setProblem} />
+            ))}
           </tbody>
         </table>
       )}
     </>
+  );
+}
+
+type VersionData = ProjectData['versions']['nodes'][number];
+type VersionChanges = ReturnType<typeof useVersionChanges>;
+
+/** One version's row: its name and badges, type, whether it is built, its toggles, its last build and a button to build it. */
+function VersionRow({ v, project, changes, report }: { v: VersionData; project: ProjectData; changes: VersionChanges; report: (p: Problem | null) => void }) {
+  const { busy } = changes;
+  const maintainer = project.viewerIsMaintainer;
+  const pending = busy(v.slug, 'active') || busy(v.slug, 'hidden') || busy(v.slug, 'privacyLevel');
+  return (
+    <tr aria-busy={pending || undefined}>
+      <th scope="row" className="row-head">
+        {v.built && v.active ? <a href={v.documentationUrl}>{v.verboseName}</a> : v.verboseName}
+        {v.slug === project.defaultVersion && <span className="badge">default</span>}
+        {v.hidden && <span className="badge">hidden</span>}
+      </th>
+      <td data-label="Type">{VERSION_TYPES[v.type] ?? v.type}</td>
+      <td data-label="Built">{v.built ? 'Yes' : 'No'}</td>
+      <VersionToggle v={v} field="active" maintainer={maintainer} changes={changes} text="Active (built and served)" />
+      <VersionToggle v={v} field="hidden" maintainer={maintainer} changes={changes} text="Hidden (served, not in version menus)" />
+      <VersionPrivacy v={v} maintainer={maintainer} changes={changes} />
+      <td data-label="Last build">
+        {v.lastBuild ? (
+          <Link href={`/projects/${project.slug}/builds/${v.lastBuild.id}`}>
+            <StateBadge {...v.lastBuild} /> #{v.lastBuild.id}
+          </Link>
+        ) : (
+          '—'
+        )}
+        {v.lastBuild && (
+          <>
+            {' '}
+            <Time iso={v.lastBuild.createdAt} />
+          </>
+        )}
+      </td>
+      <td>{maintainer && v.active && <BuildVersionButton project={project.slug} version={v.slug} report={report} />}</td>
+    </tr>
+  );
+}
+
+/** A version's checkbox for `field` (active or hidden), shown as asked while its change runs; `text` names it on a phone. */
+function VersionToggle(props: { v: VersionData; field: 'active' | 'hidden'; maintainer: boolean; changes: VersionChanges; text: string }) {
+  const { v, field, changes } = props;
+  return (
+    <td>
+      <label className="toggle">
+        <input
+          type="checkbox"
+          aria-label={`${v.slug} ${field}`}
+          checked={changes.shown(v.slug, field, v[field])}
+          disabled={!props.maintainer || changes.busy(v.slug, field)}
+          onChange={(e) => changes.change(v.slug, { field, value: e.target.checked })}
+        />
+        <span className="on-phone" aria-hidden="true">
+          {props.text}
+        </span>
+      </label>
+      <Progress busy={changes.busy(v.slug, field)} what="Saving…" />
+    </td>
+  );
+}
+
+/** A version's privacy, public or private, shown as asked while its change runs. */
+function VersionPrivacy({ v, maintainer, changes }: { v: VersionData; maintainer: boolean; changes: VersionChanges }) {
+  return (
+    <td>
+      <label className="toggle">
+        <span className="on-phone" aria-hidden="true">
+          Privacy
+        </span>
+        <select
+          aria-label={`${v.slug} privacy`}
+          value={changes.shown(v.slug, 'privacyLevel', v.privacyLevel)}
+          disabled={!maintainer || changes.busy(v.slug, 'privacyLevel')}
+          onChange={(e) => changes.change(v.slug, { field: 'privacyLevel', value: e.target.value as 'public' | 'private' })}
+        >
+          <option value="public">Public</option>
+          <option value="private">Private</option>
+        </select>
+      </label>
+      <Progress busy={changes.busy(v.slug, 'privacyLevel')} what="Saving…" />
+    </td>
+  );
+}
+
+/** Builds one version now, then opens the new build's page. */
+function BuildVersionButton({ project, version, report }: { project: string; version: string; report: (p: Problem | null) => void }) {
+  const client = useClient();
+  const [, navigate] = useLocation();
+  return (
+    <ActButton
+      label={`Build ${version}`}
+      act={async () => {
+        const r = await client.mutation(TriggerBuild, { project, version }, { additionalTypenames: ['BuildPage'] }).toPromise();
+        const a = r.data?.triggerBuild;
+        const p = problemOf(a, r.error);
+        if (!p && a?.__typename === 'MutationTriggerBuildSuccess') navigate(`/projects/${project}/builds/${a.data.build.id}`);
+        return p;
+      }}
+      report={report}
+    >
+      Build {version}
+    </ActButton>
   );
 }
 
@@ -517,126 +525,160 @@ function settingsInput(f: Record<string, string>) {
 
 function Settings({ project, admin }: { project: ProjectData; admin: boolean }) {
   const [{ data: choiceData }] = useQuery({ query: ChoicesQuery });
-  const languages = choiceData?.languages;
-  const programmingLanguages = choiceData?.programmingLanguages;
-  const client = useClient();
-  const [, navigate] = useLocation();
-  const versions = sortVersions(project.versions.nodes).map((v) => v.slug);
   if (!project.viewerIsMaintainer) return <NotMaintainerSettings slug={project.slug} admin={admin} />;
   return (
     <>
-      <ActionForm
-        label="Save settings"
-        done="Saved."
-        act={async (f) => {
-          const input = settingsInput(f);
-          const r = await client.mutation(UpdateProject, { slug: project.slug, input }).toPromise();
-          const a = r.data?.updateProject;
-          const p = problemOf(a, r.error);
-          if (!p && a?.__typename === 'MutationUpdateProjectSuccess' && a.data.slug !== project.slug) navigate(`/projects/${a.data.slug}/settings`);
-          return p;
-        }}
-      >
-        <Field label="Name" name="name" defaultValue={project.name} required />
-        <Field label="Description" name="description" defaultValue={project.description} />
-        <Field label="Homepage" name="homepage" type="url" defaultValue={project.homepage ?? ''} />
-        <Field label="Repository URL" name="repository" field="repository.url" defaultValue={project.repository.url} required />
-        <Field
-          label="Default branch"
-          name="defaultBranch"
-          defaultValue={project.defaultBranchOverride ?? ''}
-          placeholder={project.repositoryDefaultBranch ?? undefined}
-          hint={
-            project.repositoryDefaultBranch ? (
-              <>
-                The branch <code>latest</code> builds. Empty: the repository's own default branch, <code>{project.repositoryDefaultBranch}</code>.
-              </>
-            ) : (
-              <>
-                The branch <code>latest</code> builds. Empty: the repository's own default branch (read when its branches are next listed, at the first build).
-              </>
-            )
-          }
-        />
-        <Select
-          label="Default version"
-          name="defaultVersion"
-          options={versions.length ? versions : [project.defaultVersion]}
-          defaultValue={project.defaultVersion}
-          hint="The version a reader of the project's address is sent to."
-        />
-        <Select label="Language" name="language" options={choiceOptions(languages, project.language)} defaultValue={project.language.code} />
-        <Select
-          label="Programming language"
-          name="programmingLanguage"
-          options={choiceOptions(programmingLanguages, project.programmingLanguage)}
-          defaultValue={project.programmingLanguage.code}
-        />
-        <Select label="Privacy" name="privacyLevel" options={PRIVACY} defaultValue={project.privacyLevel} />
-        <Select label="Pull request previews' privacy" name="externalBuildsPrivacyLevel" options={PRIVACY} defaultValue={project.externalBuildsPrivacyLevel} />
-        <Field label="Tags (comma separated)" name="tags" defaultValue={project.tags.join(', ')} />
-        <Field
-          label="Path of .readthedocs.yaml"
-          name="readthedocsYamlPath"
-          defaultValue={project.readthedocsYamlPath ?? ''}
-          hint="Empty: .readthedocs.yaml at the top of the repository."
-        />
-        <Select
-          label="Versions and translations"
-          name="versioningScheme"
-          field="versioningScheme"
-          options={VERSIONING_SCHEMES}
-          defaultValue={project.versioningScheme}
-        />
-        <Field label="Analytics code" name="analyticsCode" defaultValue={project.analyticsCode ?? ''} />
-        <Check label="Analytics disabled" name="analyticsDisabled" checked={project.analyticsDisabled} />
-        <Check
-          label="Addons data in pages"
-          name="addonsEnabled"
-          checked={project.addonsEnabled}
-          hint="Read the Docs' addons data and event, which a theme's own version selector (sphinx_rtd_theme 3) waits for. Off, pages get no version menu either."
-        />
-        <Check label="Version menu in pages" name="versionSwitcher" checked={project.versionSwitcher} hint="Hidden where the theme draws its own." />
-        <Check label="Hotkeys (Read the Docs' addons script)" name="hotkeysEnabled" checked={project.hotkeysEnabled} />
-        <Check label="Doc diff against latest (Read the Docs' addons script)" name="docDiffEnabled" checked={project.docDiffEnabled} />
-        <Check label="Search box in pages (and search.html answered by the server)" name="docsSearch" checked={project.docsSearch} />
-        <Check label="Build pull requests as previews (GitHub and GitLab integrations)" name="externalBuildsEnabled" checked={project.externalBuildsEnabled} />
-        <Check label="Warn on old versions" name="showVersionWarning" checked={project.showVersionWarning} />
-        <Check
-          label="Email maintainers about builds"
-          name="emailNotifications"
-          checked={project.emailNotifications}
-          hint="When a build of the default version fails, and when one passes again (if this installation sends email)."
-        />
-        <Check
-          label="Single version"
-          name="singleVersion"
-          checked={project.singleVersion}
-          hint="Serve only the default version, at the top of the project (as the one-version scheme does)."
-        />
-      </ActionForm>
+      <SettingsForm project={project} choices={choiceData} />
       <BadgeSnippets project={project} />
       <ProjectOrganization project={project} />
       <BuildLimits slug={project.slug} admin={admin} />
-      <section className="danger-zone">
-        <h2>Delete the project</h2>
-        <p>Its versions, builds, redirects, variables and integrations go, and its built docs are deleted from storage. This cannot be undone.</p>
-        <ActionForm
-          label={`Delete ${project.slug}`}
-          danger
-          act={async (f) => {
-            const r = await client
-              .mutation(DeleteProject, { project: project.slug, confirm: f.confirm ?? '' }, { additionalTypenames: ['Project', 'ProjectPage'] })
-              .toPromise();
-            const p = problemOf(r.data?.deleteProject, r.error);
-            if (!p) navigate('/', { replace: true });
-            return p;
-          }}
-        >
-          <Field label={`Type "${project.slug}" to confirm`} name="confirm" required />
-        </ActionForm>
-      </section>
+      <DeleteProjectZone slug={project.slug} />
     </>
+  );
+}
+
+type Choices = ResultOf<typeof ChoicesQuery>;
+
+/** The project's settings form: what it is, where its repository is, how it is served and what its pages offer. */
+function SettingsForm({ project, choices }: { project: ProjectData; choices: Choices | undefined }) {
+  const client = useClient();
+  const [, navigate] = useLocation();
+  return (
+    <ActionForm
+      label="Save settings"
+      done="Saved."
+      act={async (f) => {
+        const input = settingsInput(f);
+        const r = await client.mutation(UpdateProject, { slug: project.slug, input }).toPromise();
+        const a = r.data?.updateProject;
+        const p = problemOf(a, r.error);
+        if (!p && a?.__typename === 'MutationUpdateProjectSuccess' && a.data.slug !== project.slug) navigate(`/projects/${a.data.slug}/settings`);
+        return p;
+      }}
+    >
+      <ProjectFields project={project} choices={choices} />
+      <PageChecks project={project} />
+    </ActionForm>
+  );
+}
+
+/** The settings form's fields of the project itself: its name, repository, versions, languages, privacy and tags. */
+function ProjectFields({ project, choices }: { project: ProjectData; choices: Choices | undefined }) {
+  const versions = sortVersions(project.versions.nodes).map((v) => v.slug);
+  return (
+    <>
+      <Field label="Name" name="name" defaultValue={project.name} required />
+      <Field label="Description" name="description" defaultValue={project.description} />
+      <Field label="Homepage" name="homepage" type="url" defaultValue={project.homepage ?? ''} />
+      <Field label="Repository URL" name="repository" field="repository.url" defaultValue={project.repository.url} required />
+      <Field
+        label="Default branch"
+        name="defaultBranch"
+        defaultValue={project.defaultBranchOverride ?? ''}
+        placeholder={project.repositoryDefaultBranch ?? undefined}
+        hint={
+          project.repositoryDefaultBranch ? (
+            <>
+              The branch <code>latest</code> builds. Empty: the repository's own default branch, <code>{project.repositoryDefaultBranch}</code>.
+            </>
+          ) : (
+            <>
+              The branch <code>latest</code> builds. Empty: the repository's own default branch (read when its branches are next listed, at the first build).
+            </>
+          )
+        }
+      />
+      <Select
+        label="Default version"
+        name="defaultVersion"
+        options={versions.length ? versions : [project.defaultVersion]}
+        defaultValue={project.defaultVersion}
+        hint="The version a reader of the project's address is sent to."
+      />
+      <Select label="Language" name="language" options={choiceOptions(choices?.languages, project.language)} defaultValue={project.language.code} />
+      <Select
+        label="Programming language"
+        name="programmingLanguage"
+        options={choiceOptions(choices?.programmingLanguages, project.programmingLanguage)}
+        defaultValue={project.programmingLanguage.code}
+      />
+      <Select label="Privacy" name="privacyLevel" options={PRIVACY} defaultValue={project.privacyLevel} />
+      <Select label="Pull request previews' privacy" name="externalBuildsPrivacyLevel" options={PRIVACY} defaultValue={project.externalBuildsPrivacyLevel} />
+      <Field label="Tags (comma separated)" name="tags" defaultValue={project.tags.join(', ')} />
+      <Field
+        label="Path of .readthedocs.yaml"
+        name="readthedocsYamlPath"
+        defaultValue={project.readthedocsYamlPath ?? ''}
+        hint="Empty: .readthedocs.yaml at the top of the repository."
+      />
+      <Select
+        label="Versions and translations"
+        name="versioningScheme"
+        field="versioningScheme"
+        options={VERSIONING_SCHEMES}
+        defaultValue={project.versioningScheme}
+      />
+    </>
+  );
+}
+
+/** The settings form's analytics, and what the project's pages and builds offer (each a checkbox). */
+function PageChecks({ project }: { project: ProjectData }) {
+  return (
+    <>
+      <Field label="Analytics code" name="analyticsCode" defaultValue={project.analyticsCode ?? ''} />
+      <Check label="Analytics disabled" name="analyticsDisabled" checked={project.analyticsDisabled} />
+      <Check
+        label="Addons data in pages"
+        name="addonsEnabled"
+        checked={project.addonsEnabled}
+        hint="Read the Docs' addons data and event, which a theme's own version selector (sphinx_rtd_theme 3) waits for. Off, pages get no version menu either."
+      />
+      <Check label="Version menu in pages" name="versionSwitcher" checked={project.versionSwitcher} hint="Hidden where the theme draws its own." />
+      <Check label="Hotkeys (Read the Docs' addons script)" name="hotkeysEnabled" checked={project.hotkeysEnabled} />
+      <Check label="Doc diff against latest (Read the Docs' addons script)" name="docDiffEnabled" checked={project.docDiffEnabled} />
+      <Check label="Search box in pages (and search.html answered by the server)" name="docsSearch" checked={project.docsSearch} />
+      <Check label="Build pull requests as previews (GitHub and GitLab integrations)" name="externalBuildsEnabled" checked={project.externalBuildsEnabled} />
+      <Check label="Warn on old versions" name="showVersionWarning" checked={project.showVersionWarning} />
+      <Check
+        label="Email maintainers about builds"
+        name="emailNotifications"
+        checked={project.emailNotifications}
+        hint="When a build of the default version fails, and when one passes again (if this installation sends email)."
+      />
+      <Check
+        label="Single version"
+        name="singleVersion"
+        checked={project.singleVersion}
+        hint="Serve only the default version, at the top of the project (as the one-version scheme does)."
+      />
+    </>
+  );
+}
+
+/** Deleting the project, once its slug is typed: then the reader goes to the projects' list. */
+function DeleteProjectZone({ slug }: { slug: string }) {
+  const client = useClient();
+  const [, navigate] = useLocation();
+  return (
+    <section className="danger-zone">
+      <h2>Delete the project</h2>
+      <p>Its versions, builds, redirects, variables and integrations go, and its built docs are deleted from storage. This cannot be undone.</p>
+      <ActionForm
+        label={`Delete ${slug}`}
+        danger
+        act={async (f) => {
+          const r = await client
+            .mutation(DeleteProject, { project: slug, confirm: f.confirm ?? '' }, { additionalTypenames: ['Project', 'ProjectPage'] })
+            .toPromise();
+          const p = problemOf(r.data?.deleteProject, r.error);
+          if (!p) navigate('/', { replace: true });
+          return p;
+        }}
+      >
+        <Field label={`Type "${slug}" to confirm`} name="confirm" required />
+      </ActionForm>
+    </section>
   );
 }
 
@@ -945,25 +987,12 @@ function RedirectFields(props: {
 }
 
 function Redirects({ slug }: { slug: string }) {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(RedirectsQuery, { slug });
-  const [moving, setMoving] = useState<number | null>(null);
+  const { data, problem, setProblem, reload, pending } = useEditor(RedirectsQuery, { slug });
+  const moves = useRedirectMove(slug, setProblem, reload);
   if (!data) return pending('redirects');
   const p = data?.project;
   if (!p) return null;
   const nodes = [...p.redirects.nodes].sort((a, b) => a.position - b.position);
-  // One move at a time: the order another move is computed from must be the one Lectern holds.
-  const move = async (id: number, position: number) => {
-    if (moving !== null) return;
-    setMoving(id);
-    setProblem(null);
-    try {
-      const r = await client.mutation(UpdateRedirect, { project: slug, id, input: { position } }).toPromise();
-      setProblem(problemOf(r.data?.updateRedirect, r.error));
-      reload();
-    } finally {
-      setMoving(null);
-    }
-  };
   return (
     <>
       <p>Redirects are tried in this order; the first that matches wins.</p>
@@ -977,73 +1006,117 @@ function Redirects({ slug }: { slug: string }) {
               {!r.enabled && <span className="badge">disabled</span>}
               {r.force && <span className="badge">forced</span>}
             </div>
-            {p.viewerIsMaintainer && (
-              <div className="actions">
-                <button
-                  type="button"
-                  disabled={i === 0 || moving !== null}
-                  onClick={() => move(r.id, nodes[i - 1]!.position)}
-                  aria-label={`Move redirect ${r.fromUrl} up`}
-                >
-                  Up
-                </button>
-                <button
-                  type="button"
-                  disabled={i === nodes.length - 1 || moving !== null}
-                  onClick={() => move(r.id, nodes[i + 1]!.position)}
-                  aria-label={`Move redirect ${r.fromUrl} down`}
-                >
-                  Down
-                </button>
-                <Progress busy={moving === r.id} what="Moving…" />
-                <ActButton
-                  danger
-                  act={async () => {
-                    const d = await client.mutation(DeleteRedirect, { project: slug, id: r.id }).toPromise();
-                    return problemOf(d.data?.deleteRedirect, d.error);
-                  }}
-                  report={setProblem}
-                  done={reload}
-                >
-                  Delete
-                </ActButton>
-                <details>
-                  <summary>Edit</summary>
-                  <ActionForm
-                    label="Save"
-                    done="Saved."
-                    act={async (f) => {
-                      const u = await client.mutation(UpdateRedirect, { project: slug, id: r.id, input: redirectInput(f) }).toPromise();
-                      return problemOf(u.data?.updateRedirect, u.error);
-                    }}
-                  >
-                    <RedirectFields r={r} />
-                  </ActionForm>
-                </details>
-              </div>
-            )}
+            {p.viewerIsMaintainer && <RedirectActions slug={slug} nodes={nodes} i={i} moves={moves} report={setProblem} reload={reload} />}
           </li>
         ))}
       </ol>
-      {p.viewerIsMaintainer && (
-        <details open={nodes.length === 0}>
-          <summary>Add a redirect</summary>
-          <ActionForm
-            label="Add redirect"
-            onTry={() => setProblem(null)}
-            reset
-            act={async (f) => {
-              const r = await client.mutation(CreateRedirect, { project: slug, input: redirectInput(f) }).toPromise();
-              const problem = problemOf(r.data?.createRedirect, r.error);
-              if (!problem) reload();
-              return problem;
-            }}
-          >
-            <RedirectFields />
-          </ActionForm>
-        </details>
-      )}
+      {p.viewerIsMaintainer && <AddRedirect slug={slug} open={nodes.length === 0} onTry={() => setProblem(null)} reload={reload} />}
     </>
+  );
+}
+
+type RedirectData = NonNullable<ResultOf<typeof RedirectsQuery>['project']>['redirects']['nodes'][number];
+
+/** Moving a redirect to another's position, one move at a time; `moving` is the redirect being moved. */
+function useRedirectMove(slug: string, report: (p: Problem | null) => void, reload: () => void) {
+  const client = useClient();
+  const [moving, setMoving] = useState<number | null>(null);
+  // One move at a time: the order another move is computed from must be the one Lectern holds.
+  const move = async (id: number, position: number) => {
+    if (moving !== null) return;
+    setMoving(id);
+    report(null);
+    try {
+      const r = await client.mutation(UpdateRedirect, { project: slug, id, input: { position } }).toPromise();
+      report(problemOf(r.data?.updateRedirect, r.error));
+      reload();
+    } finally {
+      setMoving(null);
+    }
+  };
+  return { moving, move };
+}
+
+/** A redirect's buttons for a maintainer: move it up or down, delete it, or edit it. */
+function RedirectActions(props: {
+  slug: string;
+  nodes: RedirectData[];
+  i: number;
+  moves: ReturnType<typeof useRedirectMove>;
+  report: (p: Problem | null) => void;
+  reload: () => void;
+}) {
+  const { slug, nodes, i } = props;
+  const { moving, move } = props.moves;
+  const r = nodes[i]!;
+  const client = useClient();
+  return (
+    <div className="actions">
+      <button
+        type="button"
+        disabled={i === 0 || moving !== null}
+        onClick={() => move(r.id, nodes[i - 1]!.position)}
+        aria-label={`Move redirect ${r.fromUrl} up`}
+      >
+        Up
+      </button>
+      <button
+        type="button"
+        disabled={i === nodes.length - 1 || moving !== null}
+        onClick={() => move(r.id, nodes[i + 1]!.position)}
+        aria-label={`Move redirect ${r.fromUrl} down`}
+      >
+        Down
+      </button>
+      <Progress busy={moving === r.id} what="Moving…" />
+      <ActButton
+        danger
+        act={async () => {
+          const d = await client.mutation(DeleteRedirect, { project: slug, id: r.id }).toPromise();
+          return problemOf(d.data?.deleteRedirect, d.error);
+        }}
+        report={props.report}
+        done={props.reload}
+      >
+        Delete
+      </ActButton>
+      <details>
+        <summary>Edit</summary>
+        <ActionForm
+          label="Save"
+          done="Saved."
+          act={async (f) => {
+            const u = await client.mutation(UpdateRedirect, { project: slug, id: r.id, input: redirectInput(f) }).toPromise();
+            return problemOf(u.data?.updateRedirect, u.error);
+          }}
+        >
+          <RedirectFields r={r} />
+        </ActionForm>
+      </details>
+    </div>
+  );
+}
+
+/** The form that adds a redirect, open when there is none yet. */
+function AddRedirect({ slug, open, onTry, reload }: { slug: string; open: boolean; onTry: () => void; reload: () => void }) {
+  const client = useClient();
+  return (
+    <details open={open}>
+      <summary>Add a redirect</summary>
+      <ActionForm
+        label="Add redirect"
+        onTry={onTry}
+        reset
+        act={async (f) => {
+          const r = await client.mutation(CreateRedirect, { project: slug, input: redirectInput(f) }).toPromise();
+          const problem = problemOf(r.data?.createRedirect, r.error);
+          if (!problem) reload();
+          return problem;
+        }}
+      >
+        <RedirectFields />
+      </ActionForm>
+    </details>
   );
 }
 
@@ -1181,27 +1254,7 @@ function Integrations({ slug }: { slug: string }) {
         {list.map((i) => (
           <li key={i.id}>
             <strong>{PROVIDERS[i.provider] ?? i.provider}</strong> <code className="wrap">{i.webhookUrl}</code>{' '}
-            {(i.provider === 'github' || i.provider === 'gitlab') && (
-              <details>
-                <summary>{i.hasToken ? 'Commit statuses: token set' : 'Commit statuses on pull requests: set a token'}</summary>
-                <ActionForm
-                  label="Save token"
-                  done="Saved."
-                  reset
-                  act={async (f) => {
-                    const r = await client
-                      .mutation(SetIntegrationToken, { project: slug, id: i.id, token: f[`token-${i.id}`] || null, apiUrl: f[`apiUrl-${i.id}`] || null })
-                      .toPromise();
-                    const p = problemOf(r.data?.setIntegrationToken, r.error);
-                    if (!p) reload();
-                    return p;
-                  }}
-                >
-                  <Field label="Token (empty removes it)" name={`token-${i.id}`} type="password" autoComplete="off" />
-                  <Field label="API base URL (empty: the provider's public API)" name={`apiUrl-${i.id}`} type="url" defaultValue={i.apiUrl ?? ''} />
-                </ActionForm>
-              </details>
-            )}{' '}
+            {(i.provider === 'github' || i.provider === 'gitlab') && <IntegrationToken slug={slug} i={i} reload={reload} />}{' '}
             <ActButton
               danger
               act={async () => {
@@ -1245,6 +1298,34 @@ function Integrations({ slug }: { slug: string }) {
         />
       </ActionForm>
     </>
+  );
+}
+
+type IntegrationData = NonNullable<ResultOf<typeof IntegrationsQuery>['project']>['integrations'][number];
+
+/** A GitHub or GitLab integration's token (and API base URL), with which builds set commit statuses on pull requests. */
+function IntegrationToken({ slug, i, reload }: { slug: string; i: IntegrationData; reload: () => void }) {
+  const client = useClient();
+  return (
+    <details>
+      <summary>{i.hasToken ? 'Commit statuses: token set' : 'Commit statuses on pull requests: set a token'}</summary>
+      <ActionForm
+        label="Save token"
+        done="Saved."
+        reset
+        act={async (f) => {
+          const r = await client
+            .mutation(SetIntegrationToken, { project: slug, id: i.id, token: f[`token-${i.id}`] || null, apiUrl: f[`apiUrl-${i.id}`] || null })
+            .toPromise();
+          const p = problemOf(r.data?.setIntegrationToken, r.error);
+          if (!p) reload();
+          return p;
+        }}
+      >
+        <Field label="Token (empty removes it)" name={`token-${i.id}`} type="password" autoComplete="off" />
+        <Field label="API base URL (empty: the provider's public API)" name={`apiUrl-${i.id}`} type="url" defaultValue={i.apiUrl ?? ''} />
+      </ActionForm>
+    </details>
   );
 }
 
@@ -1368,7 +1449,7 @@ const RemoveTranslation = graphql(`
 `);
 
 function Related({ slug }: { slug: string }) {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(RelatedQuery, { slug });
+  const { data, problem, setProblem, reload, pending } = useEditor(RelatedQuery, { slug });
   if (!data) return pending('subprojects and translations');
   const p = data?.project;
   if (!p) return null;
@@ -1380,6 +1461,25 @@ function Related({ slug }: { slug: string }) {
   return (
     <>
       <ProblemText problem={problem} />
+      <Subprojects slug={slug} p={p} after={after} onTry={() => setProblem(null)} />
+      <Translations slug={slug} p={p} after={after} onTry={() => setProblem(null)} />
+    </>
+  );
+}
+
+/** What the Subprojects and Translations sections are given: the project, and what to do after a change (show its problem, read again). */
+type RelatedProps = {
+  slug: string;
+  p: NonNullable<ResultOf<typeof RelatedQuery>['project']>;
+  after: (problem: Problem | null) => Problem | null;
+  onTry: () => void;
+};
+
+/** The project's subprojects, each under its alias; a maintainer adds and removes them. */
+function Subprojects({ slug, p, after, onTry }: RelatedProps) {
+  const client = useClient();
+  return (
+    <>
       <h2>Subprojects</h2>
       {p.subprojects.nodes.length === 0 && <p>No subprojects.</p>}
       <ul className="cards">
@@ -1405,7 +1505,7 @@ function Related({ slug }: { slug: string }) {
         <ActionForm
           className="inline"
           label="Add subproject"
-          onTry={() => setProblem(null)}
+          onTry={onTry}
           reset
           act={async (f) => {
             const r = await client.mutation(CreateSubproject, { project: slug, input: { child: f.child, alias: f.alias || undefined } }).toPromise();
@@ -1416,6 +1516,15 @@ function Related({ slug }: { slug: string }) {
           <Field label="Alias" name="alias" />
         </ActionForm>
       )}
+    </>
+  );
+}
+
+/** The project's translations, and the project it is a translation of; a maintainer adds and removes them. */
+function Translations({ slug, p, after, onTry }: RelatedProps) {
+  const client = useClient();
+  return (
+    <>
       <h2>Translations</h2>
       {p.translationOf && (
         <p>
@@ -1446,7 +1555,7 @@ function Related({ slug }: { slug: string }) {
         <ActionForm
           className="inline"
           label="Add translation"
-          onTry={() => setProblem(null)}
+          onTry={onTry}
           reset
           act={async (f) => {
             const r = await client.mutation(AddTranslation, { project: slug, translation: f.translation ?? '' }).toPromise();

@@ -1,7 +1,7 @@
 // The projects the reader can see (search by name, filter by tag), and importing a repository.
 import { useClient, useQuery } from 'urql';
 import { Link, useLocation, useSearch } from 'wouter';
-import { graphql } from '../graphql.ts';
+import { graphql, type ResultOf } from '../graphql.ts';
 import { ActionForm, Failure, Field, Loading, problemOf, Select, StateBadge, Time } from '../ui.tsx';
 
 const PAGE = 25;
@@ -67,66 +67,80 @@ export function ProjectsPage() {
       {data && total === 0 && <p>No projects{name || tag ? ' match' : ' yet'}.</p>}
       {data && total > 0 && (
         <>
-          <table className="list cards-on-phone">
-            <caption className="visually-hidden">Projects</caption>
-            <thead>
-              <tr>
-                <th scope="col">Project</th>
-                <th scope="col">Language</th>
-                <th scope="col">Tags</th>
-                <th scope="col">Last build</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.projects.nodes.map((p) => {
-                const last = p.builds.nodes[0];
-                return (
-                  <tr key={p.id}>
-                    <td>
-                      <Link href={`/projects/${p.slug}`}>{p.name}</Link>
-                      {p.privacyLevel === 'private' && <span className="badge">private</span>}
-                      <div className="muted">{p.description}</div>
-                    </td>
-                    <td data-label="Language">{p.language.name}</td>
-                    <td data-label="Tags">
-                      {p.tags.map((t) => (
-                        <Link key={t} href={`/?tag=${encodeURIComponent(t)}`} className="tag">
-                          {t}
-                        </Link>
-                      ))}
-                    </td>
-                    <td data-label="Last build">
-                      {last ? (
-                        <>
-                          <StateBadge {...last} /> <Time iso={last.createdAt} />
-                        </>
-                      ) : (
-                        '—'
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-          <nav className="pager" aria-label="Pages">
-            {page > 0 && (
-              <button type="button" onClick={() => go(name, tag, page - 1)}>
-                Previous
-              </button>
-            )}
-            <span>
-              {page * PAGE + 1}–{Math.min(total, (page + 1) * PAGE)} of {total}
-            </span>
-            {(page + 1) * PAGE < total && (
-              <button type="button" onClick={() => go(name, tag, page + 1)}>
-                Next
-              </button>
-            )}
-          </nav>
+          <ProjectsTable projects={data.projects.nodes} />
+          <Pager page={page} total={total} go={(p) => go(name, tag, p)} />
         </>
       )}
     </section>
+  );
+}
+
+/** The projects of one page: each with its language, tags and last build. */
+function ProjectsTable({ projects }: { projects: ResultOf<typeof Projects>['projects']['nodes'] }) {
+  return (
+    <table className="list cards-on-phone">
+      <caption className="visually-hidden">Projects</caption>
+      <thead>
+        <tr>
+          <th scope="col">Project</th>
+          <th scope="col">Language</th>
+          <th scope="col">Tags</th>
+          <th scope="col">Last build</th>
+        </tr>
+      </thead>
+      <tbody>
+        {projects.map((p) => {
+          const last = p.builds.nodes[0];
+          return (
+            <tr key={p.id}>
+              <td>
+                <Link href={`/projects/${p.slug}`}>{p.name}</Link>
+                {p.privacyLevel === 'private' && <span className="badge">private</span>}
+                <div className="muted">{p.description}</div>
+              </td>
+              <td data-label="Language">{p.language.name}</td>
+              <td data-label="Tags">
+                {p.tags.map((t) => (
+                  <Link key={t} href={`/?tag=${encodeURIComponent(t)}`} className="tag">
+                    {t}
+                  </Link>
+                ))}
+              </td>
+              <td data-label="Last build">
+                {last ? (
+                  <>
+                    <StateBadge {...last} /> <Time iso={last.createdAt} />
+                  </>
+                ) : (
+                  '—'
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+/** Which projects of `total` the page shows, with buttons to the previous and next pages; `go` opens page `p`. */
+function Pager({ page, total, go }: { page: number; total: number; go: (p: number) => void }) {
+  return (
+    <nav className="pager" aria-label="Pages">
+      {page > 0 && (
+        <button type="button" onClick={() => go(page - 1)}>
+          Previous
+        </button>
+      )}
+      <span>
+        {page * PAGE + 1}–{Math.min(total, (page + 1) * PAGE)} of {total}
+      </span>
+      {(page + 1) * PAGE < total && (
+        <button type="button" onClick={() => go(page + 1)}>
+          Next
+        </button>
+      )}
+    </nav>
   );
 }
 

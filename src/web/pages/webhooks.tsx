@@ -1,9 +1,10 @@
 // A project's outgoing webhooks (build notifications): each with its events and the outcomes of its
 // recent deliveries; add one (the secret is shown once), or delete it.
 import { useState } from 'react';
+import { useClient } from 'urql';
 import { Link } from 'wouter';
-import { graphql } from '../graphql.ts';
-import { ActButton, ActionForm, Check, check, Field, ProblemText, problemOf, Time, useEditor } from '../ui.tsx';
+import { graphql, type ResultOf } from '../graphql.ts';
+import { ActButton, ActionForm, Check, check, Field, type Problem, ProblemText, problemOf, Time, useEditor } from '../ui.tsx';
 
 const WebhooksQuery = graphql(`
   query ProjectWebhooks($slug: String!) {
@@ -43,7 +44,7 @@ const EVENTS = [
 ] as const;
 
 export function Webhooks({ slug }: { slug: string }) {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(WebhooksQuery, { slug });
+  const { data, problem, setProblem, reload, pending } = useEditor(WebhooksQuery, { slug });
   const [secret, setSecret] = useState<string | null>(null);
   if (!data) return pending('webhooks');
   const hooks = data?.project?.webhooks ?? [];
@@ -63,112 +64,132 @@ export function Webhooks({ slug }: { slug: string }) {
       )}
       {hooks.length === 0 && <p>No webhooks.</p>}
       {hooks.map((h) => (
-        <section key={h.id} className="card">
-          <h2 className="wrap">
-            <code>{h.url}</code>
-          </h2>
-          <p>
-            {h.events.map((e) => EVENTS.find(([v]) => v === e)?.[1] ?? e).join(', ')}
-            {h.payload ? ', custom payload' : ', default JSON payload'}{' '}
-            <span className="muted">
-              added <Time iso={h.createdAt} />
-            </span>{' '}
-            <ActButton
-              danger
-              act={async () => {
-                const r = await client.mutation(DeleteWebhook, { project: slug, id: h.id }).toPromise();
-                return problemOf(r.data?.deleteWebhook, r.error);
-              }}
-              report={setProblem}
-              done={reload}
-              label={`Delete the webhook to ${h.url}`}
-            >
-              Delete
-            </ActButton>
-          </p>
-          {h.deliveries.length === 0 ? (
-            <p className="muted">Nothing sent yet.</p>
-          ) : (
-            <table className="list cards-on-phone">
-              <caption>Recent deliveries</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">Build</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Answer</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last attempt</th>
-                </tr>
-              </thead>
-              <tbody>
-                {h.deliveries.map((d) => (
-                  <tr key={d.id}>
-                    <th scope="row" className="row-head">
-                      {EVENTS.find(([v]) => v === d.event)?.[1] ?? d.event}
-                    </th>
-                    <td data-label="Build">
-                      <Link href={`/projects/${slug}/builds/${d.buildId}`}>#{d.buildId}</Link>
-                    </td>
-                    <td data-label="State">
-                      <span className={`badge badge-${d.state === 'delivered' ? 'passed' : d.state === 'failed' ? 'failed' : d.state}`}>{d.state}</span>
-                      {d.nextAttemptAt && (
-                        <small>
-                          {' '}
-                          next try <Time iso={d.nextAttemptAt} />
-                        </small>
-                      )}
-                    </td>
-                    <td data-label="Answer">
-                      {d.statusCode ?? '—'}
-                      {d.error && <small className="error"> {d.error}</small>}
-                    </td>
-                    <td data-label="Attempts">{d.attempts}</td>
-                    <td data-label="Last attempt">
-                      <Time iso={d.lastAttemptAt} />
-                      {d.durationMs !== null && <small> ({d.durationMs} ms)</small>}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-        </section>
+        <WebhookCard key={h.id} slug={slug} h={h} report={setProblem} reload={reload} />
       ))}
       <h2>Add a webhook</h2>
-      <ActionForm
-        label="Add webhook"
-        onTry={() => setProblem(null)}
-        reset
-        act={async (f) => {
-          const events = EVENTS.filter(([v]) => check(f, v)).map(([v]) => v);
-          const input = { url: f.url, events, payload: f.payload || null, secret: f.secret || null };
-          const r = await client.mutation(CreateWebhook, { project: slug, input }).toPromise();
-          const a = r.data?.createWebhook;
-          const p = problemOf(a, r.error);
-          if (!p && a?.__typename === 'MutationCreateWebhookSuccess') {
-            setSecret(a.data.secret);
-            reload();
-          }
-          return p;
-        }}
-      >
-        <Field label="URL" name="url" type="url" required />
-        {EVENTS.map(([v, label]) => (
-          <Check key={v} label={label} name={v} checked={v !== 'BUILD_TRIGGERED'} />
-        ))}
-        <div className="field">
-          <label htmlFor="f-payload">Payload template (optional)</label>
-          <textarea id="f-payload" name="payload" rows={4} placeholder='{"text": "{{ project.name }} {{ version.slug }}: {{ event }} {{ build.url }}"}' />
-          <small>
-            Read the Docs' variables: <code>{'{{ event }}'}</code>, <code>{'{{ build.id }}'}</code>, <code>{'{{ build.url }}'}</code>,{' '}
-            <code>{'{{ build.docs_url }}'}</code>, <code>{'{{ build.commit }}'}</code>, <code>{'{{ project.slug }}'}</code>, <code>{'{{ project.name }}'}</code>
-            , <code>{'{{ project.url }}'}</code>, <code>{'{{ version.slug }}'}</code>, <code>{'{{ version.name }}'}</code>. Empty: a JSON body describing the
-            build.
-          </small>
-        </div>
-        <Field label="Secret (optional: generated when empty)" name="secret" type="password" autoComplete="off" />
-      </ActionForm>
+      <AddWebhook slug={slug} onTry={() => setProblem(null)} created={setSecret} reload={reload} />
     </>
+  );
+}
+
+type Webhook = NonNullable<ResultOf<typeof WebhooksQuery>['project']>['webhooks'][number];
+
+/** One webhook: its URL, its events, a button that deletes it, and its recent deliveries. */
+function WebhookCard({ slug, h, report, reload }: { slug: string; h: Webhook; report: (p: Problem | null) => void; reload: () => void }) {
+  const client = useClient();
+  return (
+    <section className="card">
+      <h2 className="wrap">
+        <code>{h.url}</code>
+      </h2>
+      <p>
+        {h.events.map((e) => EVENTS.find(([v]) => v === e)?.[1] ?? e).join(', ')}
+        {h.payload ? ', custom payload' : ', default JSON payload'}{' '}
+        <span className="muted">
+          added <Time iso={h.createdAt} />
+        </span>{' '}
+        <ActButton
+          danger
+          act={async () => {
+            const r = await client.mutation(DeleteWebhook, { project: slug, id: h.id }).toPromise();
+            return problemOf(r.data?.deleteWebhook, r.error);
+          }}
+          report={report}
+          done={reload}
+          label={`Delete the webhook to ${h.url}`}
+        >
+          Delete
+        </ActButton>
+      </p>
+      {h.deliveries.length === 0 ? <p className="muted">Nothing sent yet.</p> : <Deliveries slug={slug} deliveries={h.deliveries} />}
+    </section>
+  );
+}
+
+/** A webhook's recent deliveries: each one's event, build, state, answer, attempts and last attempt. */
+function Deliveries({ slug, deliveries }: { slug: string; deliveries: Webhook['deliveries'] }) {
+  return (
+    <table className="list cards-on-phone">
+      <caption>Recent deliveries</caption>
+      <thead>
+        <tr>
+          <th scope="col">Event</th>
+          <th scope="col">Build</th>
+          <th scope="col">State</th>
+          <th scope="col">Answer</th>
+          <th scope="col">Attempts</th>
+          <th scope="col">Last attempt</th>
+        </tr>
+      </thead>
+      <tbody>
+        {deliveries.map((d) => (
+          <tr key={d.id}>
+            <th scope="row" className="row-head">
+              {EVENTS.find(([v]) => v === d.event)?.[1] ?? d.event}
+            </th>
+            <td data-label="Build">
+              <Link href={`/projects/${slug}/builds/${d.buildId}`}>#{d.buildId}</Link>
+            </td>
+            <td data-label="State">
+              <span className={`badge badge-${d.state === 'delivered' ? 'passed' : d.state === 'failed' ? 'failed' : d.state}`}>{d.state}</span>
+              {d.nextAttemptAt && (
+                <small>
+                  {' '}
+                  next try <Time iso={d.nextAttemptAt} />
+                </small>
+              )}
+            </td>
+            <td data-label="Answer">
+              {d.statusCode ?? '—'}
+              {d.error && <small className="error"> {d.error}</small>}
+            </td>
+            <td data-label="Attempts">{d.attempts}</td>
+            <td data-label="Last attempt">
+              <Time iso={d.lastAttemptAt} />
+              {d.durationMs !== null && <small> ({d.durationMs} ms)</small>}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The form that adds a webhook; `created` is given the new webhook's secret. */
+function AddWebhook({ slug, onTry, created, reload }: { slug: string; onTry: () => void; created: (secret: string | null) => void; reload: () => void }) {
+  const client = useClient();
+  return (
+    <ActionForm
+      label="Add webhook"
+      onTry={onTry}
+      reset
+      act={async (f) => {
+        const events = EVENTS.filter(([v]) => check(f, v)).map(([v]) => v);
+        const input = { url: f.url, events, payload: f.payload || null, secret: f.secret || null };
+        const r = await client.mutation(CreateWebhook, { project: slug, input }).toPromise();
+        const a = r.data?.createWebhook;
+        const p = problemOf(a, r.error);
+        if (!p && a?.__typename === 'MutationCreateWebhookSuccess') {
+          created(a.data.secret);
+          reload();
+        }
+        return p;
+      }}
+    >
+      <Field label="URL" name="url" type="url" required />
+      {EVENTS.map(([v, label]) => (
+        <Check key={v} label={label} name={v} checked={v !== 'BUILD_TRIGGERED'} />
+      ))}
+      <div className="field">
+        <label htmlFor="f-payload">Payload template (optional)</label>
+        <textarea id="f-payload" name="payload" rows={4} placeholder='{"text": "{{ project.name }} {{ version.slug }}: {{ event }} {{ build.url }}"}' />
+        <small>
+          Read the Docs' variables: <code>{'{{ event }}'}</code>, <code>{'{{ build.id }}'}</code>, <code>{'{{ build.url }}'}</code>,{' '}
+          <code>{'{{ build.docs_url }}'}</code>, <code>{'{{ build.commit }}'}</code>, <code>{'{{ project.slug }}'}</code>, <code>{'{{ project.name }}'}</code>,{' '}
+          <code>{'{{ project.url }}'}</code>, <code>{'{{ version.slug }}'}</code>, <code>{'{{ version.name }}'}</code>. Empty: a JSON body describing the build.
+        </small>
+      </div>
+      <Field label="Secret (optional: generated when empty)" name="secret" type="password" autoComplete="off" />
+    </ActionForm>
   );
 }
