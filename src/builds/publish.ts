@@ -105,38 +105,33 @@ async function serveBuild(prisma: PrismaClient, input: PublishInput, downloads: 
 export async function publishBuild(deps: PublishDeps, input: PublishInput): Promise<PublishResult> {
   const { prisma, storage } = deps;
   const { projectSlug, version, buildId } = input;
-  const limits = input.limits ?? { maxBytes: DEFAULT_BUILD_LIMITS.maxPublishBytes, maxFiles: DEFAULT_BUILD_LIMITS.maxPublishFiles };
   const downloads = input.downloads ?? {};
+  const upload = await uploadOutput(deps, input, downloads);
+  const previous = await serveBuild(prisma, input, downloads);
+  deps.events.emit('servedChanged', {});
+  const stale = previous === undefined ? buildId : previous !== null && previous !== buildId ? previous : null;
+  let cleanupError: unknown;
+  const cleanup = stale === null ? null : storage.deletePrefix(`${buildPrefix(projectSlug, version.slug, stale)}/`).catch((e: unknown) => (cleanupError = e));
+  // 6. The search index follows what is served, read back from storage, while the stale files go
+  // (other keys); it never fails the build.
+  const indexed = previous === undefined ? {} : await indexServed(deps, input);
+  await cleanup;
+  return { published: previous !== undefined, upload, cleanupError, ...indexed };
+}
+
+/**
+ * Steps 1 and 2: the output's downloads and HTML, each directory held open, walked and counted
+ * against the limits, then uploaded, each file checked again as it is read. What a failed upload
+ * put in storage is removed (unless the version serves this very build).
+ */
+async function uploadOutput(deps: PublishDeps, input: PublishInput, downloads: Partial<Record<DownloadFormat, string>>): Promise<PutDirectoryResult> {
+  const { prisma, storage } = deps;
+  const { projectSlug, version, buildId } = input;
+  const limits = input.limits ?? { maxBytes: DEFAULT_BUILD_LIMITS.maxPublishBytes, maxFiles: DEFAULT_BUILD_LIMITS.maxPublishFiles };
   const opened: OutputDir[] = [];
-  const open = async (dir: string) => {
-    const d = await OutputDir.open(dir);
-    opened.push(d);
-    return d;
-  };
   let uploaded = false;
-  let upload: PutDirectoryResult;
   try {
-    const root = input.outputDir === undefined ? undefined : await open(input.outputDir);
-    const inRoot = (p: string) => {
-      if (!root || input.outputDir === undefined) return null;
-      const rel = path.relative(path.resolve(input.outputDir), path.resolve(p));
-      return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : null;
-    };
-    const subdir = async (dir: string) => {
-      const rel = inRoot(dir);
-      if (rel === null) return open(dir);
-      const d = await root!.subdir(rel);
-      opened.push(d);
-      return d;
-    };
-    // Each download as a file below a directory held open: the output's, or its own.
-    const files: { format: DownloadFormat; dir: OutputDir; rel: string }[] = [];
-    for (const [format, file] of Object.entries(downloads) as [DownloadFormat, string][]) {
-      const rel = inRoot(file);
-      if (rel !== null) files.push({ format, dir: root!, rel });
-      else files.push({ format, dir: await open(path.dirname(file)), rel: path.basename(file) });
-    }
-    const html = await subdir(input.htmlDir);
+    const { files, html } = await openOutput(input, downloads, opened);
 
     // 1. Everything is walked and counted before anything goes up.
     const walked = new PublishBudget(limits);
@@ -160,39 +155,64 @@ export async function publishBuild(deps: PublishDeps, input: PublishInput): Prom
       }
       await storage.put(downloadKey(projectSlug, version.slug, buildId, f.format), stream);
     }
-    upload = await storage.putDirectory(html, artifactPrefix(projectSlug, version.slug, buildId, 'html'), { budget: read });
+    return await storage.putDirectory(html, artifactPrefix(projectSlug, version.slug, buildId, 'html'), { budget: read });
   } catch (e) {
     if (uploaded) await removeUnpublished(prisma, storage, input).catch(() => {});
     throw e;
   } finally {
     await Promise.all(opened.map((d) => d.close().catch(() => {})));
   }
+}
 
-  const previous = await serveBuild(prisma, input, downloads);
-  deps.events.emit('servedChanged', {});
-  const stale = previous === undefined ? buildId : previous !== null && previous !== buildId ? previous : null;
-  let cleanupError: unknown;
-  const cleanup = stale === null ? null : storage.deletePrefix(`${buildPrefix(projectSlug, version.slug, stale)}/`).catch((e: unknown) => (cleanupError = e));
-  // 6. The search index follows what is served, read back from storage, while the stale files go
-  // (other keys); it never fails the build.
-  let index: IndexResult | undefined;
-  let indexError: unknown;
-  if (previous !== undefined) {
-    try {
-      const owner = await prisma.version.findUniqueOrThrow({ where: { id: version.id }, select: { projectId: true, project: { select: { language: true } } } });
-      index = await indexBuild(prisma, storage, {
-        projectId: owner.projectId,
-        versionId: version.id,
-        buildId,
-        language: owner.project.language,
-        htmlPrefix: artifactPrefix(projectSlug, version.slug, buildId, 'html'),
-      });
-    } catch (e) {
-      indexError = e;
-    }
+/**
+ * The output's HTML directory and each download as a file below a directory held open: the
+ * output's own where they are inside it, or their own. Every directory opened is added to `opened`.
+ */
+async function openOutput(input: PublishInput, downloads: Partial<Record<DownloadFormat, string>>, opened: OutputDir[]) {
+  const open = async (dir: string) => {
+    const d = await OutputDir.open(dir);
+    opened.push(d);
+    return d;
+  };
+  const root = input.outputDir === undefined ? undefined : await open(input.outputDir);
+  const inRoot = (p: string) => {
+    if (!root || input.outputDir === undefined) return null;
+    const rel = path.relative(path.resolve(input.outputDir), path.resolve(p));
+    return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : null;
+  };
+  const files: { format: DownloadFormat; dir: OutputDir; rel: string }[] = [];
+  for (const [format, file] of Object.entries(downloads) as [DownloadFormat, string][]) {
+    const rel = inRoot(file);
+    if (rel !== null) files.push({ format, dir: root!, rel });
+    else files.push({ format, dir: await open(path.dirname(file)), rel: path.basename(file) });
   }
-  await cleanup;
-  return { published: previous !== undefined, upload, cleanupError, index, indexError };
+  const htmlRel = inRoot(input.htmlDir);
+  let html: OutputDir;
+  if (htmlRel === null) html = await open(input.htmlDir);
+  else {
+    html = await root!.subdir(htmlRel);
+    opened.push(html);
+  }
+  return { files, html };
+}
+
+/** Step 6: the search index of what the version now serves; a failure is returned, not thrown. */
+async function indexServed(deps: PublishDeps, input: PublishInput): Promise<{ index?: IndexResult; indexError?: unknown }> {
+  const { prisma, storage } = deps;
+  const { projectSlug, version, buildId } = input;
+  try {
+    const owner = await prisma.version.findUniqueOrThrow({ where: { id: version.id }, select: { projectId: true, project: { select: { language: true } } } });
+    const index = await indexBuild(prisma, storage, {
+      projectId: owner.projectId,
+      versionId: version.id,
+      buildId,
+      language: owner.project.language,
+      htmlPrefix: artifactPrefix(projectSlug, version.slug, buildId, 'html'),
+    });
+    return { index };
+  } catch (e) {
+    return { indexError: e };
+  }
 }
 
 /** Removes what a failed publish uploaded, unless the version serves this very build (a retry of a published one). */

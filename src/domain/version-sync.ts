@@ -3,7 +3,7 @@
 // read by a worker, from a queued sync job (sync-versions, webhooks) or beside a build after its
 // clone; this file decides and writes, and queues the job.
 import { explain, rcompare } from '@renovatebot/pep440';
-import type { Prisma, Version } from '../generated/prisma/client.ts';
+import type { Prisma, Project, Version } from '../generated/prisma/client.ts';
 import { queueVersionSync } from '../queue/version-syncs.ts';
 import { projectToChange } from './access.ts';
 import { applyAutomationRules } from './automation-rules.ts';
@@ -41,19 +41,34 @@ export interface SyncResult {
 /** Brings the versions of `projectId` in line with `refs`, in one transaction. */
 export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Promise<SyncResult> {
   const project = await tx.project.findUniqueOrThrow({ where: { id: projectId } });
-  // A version is born as private as its project: a private project's new branch is never public.
-  const privacyLevel = project.privacyLevel;
   const existing = await tx.version.findMany({ where: { projectId, type: { not: 'external' } } });
+  const result: SyncResult = { added: [], removed: [], toBuild: [] };
+  const { added, seen } = await matchRefs(tx, project, refs, existing, result);
+  const gone = await retireUnseen(tx, existing, seen, result);
+
+  // The project's automation rules, on what this sync added and on active versions now gone.
+  const applied = await applyAutomationRules(tx, projectId, added, gone);
+  result.toBuild.push(...applied.toBuild);
+  result.removed.push(...applied.deleted);
+
+  await followHead(tx, project, refs, existing);
+  await promoteStable(tx, project, existing, result);
+  return result;
+}
+
+/**
+ * Each remote branch and tag, matched to its version (updated where it moved) or made one (inactive,
+ * as private as its project: a private project's new branch is never public). `existing` gains the
+ * versions made; `seen` holds every version a ref matched or made.
+ */
+async function matchRefs(tx: Tx, project: Pick<Project, 'id' | 'privacyLevel'>, refs: RemoteRefs, existing: Version[], result: SyncResult) {
   const remote = [
     ...refs.branches.map((b) => ({ name: b.name, identifier: b.name, type: 'branch' as const })),
     ...refs.tags.map((t) => ({ name: t.name, identifier: t.commit, type: 'tag' as const })),
   ];
-  const result: SyncResult = { added: [], removed: [], toBuild: [] };
   const added: Version[] = [];
-  const gone: Version[] = [];
   const taken = new Set(existing.map((v) => v.slug));
   const seen = new Set<number>();
-
   for (const ref of remote) {
     const lower = ref.name.toLowerCase();
     // A branch or tag literally named latest/stable takes over that slug from the machine.
@@ -73,14 +88,30 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
     const slug = versionSlug(ref.name, taken);
     taken.add(slug);
     const created = await tx.version.create({
-      data: { projectId, slug, verboseName: ref.name, identifier: ref.identifier, type: ref.type, active: false, privacyLevel },
+      data: {
+        projectId: project.id,
+        slug,
+        verboseName: ref.name,
+        identifier: ref.identifier,
+        type: ref.type,
+        active: false,
+        privacyLevel: project.privacyLevel,
+      },
     });
     existing.push(created);
     added.push(created);
     seen.add(created.id);
     result.added.push(slug);
   }
+  return { added, seen };
+}
 
+/**
+ * The versions no ref matched: a user's latest/stable goes back to the machine, an inactive one is
+ * deleted; the active ones are returned (gone from the repository, for the automation rules).
+ */
+async function retireUnseen(tx: Tx, existing: Version[], seen: Set<number>, result: SyncResult): Promise<Version[]> {
+  const gone: Version[] = [];
   for (const v of existing) {
     if (seen.has(v.id)) continue;
     if (!v.machine && MACHINE.has(v.slug)) {
@@ -94,46 +125,45 @@ export async function applyRefs(tx: Tx, projectId: number, refs: RemoteRefs): Pr
       result.removed.push(v.slug);
     } else if (!v.machine) gone.push(v);
   }
+  return gone;
+}
 
-  // The project's automation rules, on what this sync added and on active versions now gone.
-  const applied = await applyAutomationRules(tx, projectId, added, gone);
-  result.toBuild.push(...applied.toBuild);
-  result.removed.push(...applied.deleted);
-
+/** The repository's default branch kept, and Lectern's `latest` pointed at the project's default branch (or that one). */
+async function followHead(tx: Tx, project: Pick<Project, 'id' | 'repositoryHead' | 'defaultBranch'>, refs: RemoteRefs, existing: Version[]) {
   // The repository's own default branch, kept for the settings page (`master` is only Read the Docs' answer when nothing is known).
-  if (refs.head && project.repositoryHead !== refs.head) await tx.project.update({ where: { id: projectId }, data: { repositoryHead: refs.head } });
-
+  if (refs.head && project.repositoryHead !== refs.head) await tx.project.update({ where: { id: project.id }, data: { repositoryHead: refs.head } });
   const latest = existing.find((v) => v.slug === 'latest');
   const head = project.defaultBranch ?? refs.head;
   if (latest?.machine && head && latest.identifier !== head) {
     await tx.version.update({ where: { id: latest.id }, data: { identifier: head, type: 'branch' } });
   }
+}
 
-  const current = await tx.version.findMany({ where: { projectId, type: { not: 'external' }, machine: false } });
+/** Lectern's `stable` made, or moved, to the highest version; a new or moved active one is to be built. */
+async function promoteStable(tx: Tx, project: Pick<Project, 'id' | 'privacyLevel'>, existing: Version[], result: SyncResult) {
+  const current = await tx.version.findMany({ where: { projectId: project.id, type: { not: 'external' }, machine: false } });
   const candidate = stableCandidate(current.filter((v) => !MACHINE.has(v.slug)));
   const stable = existing.find((v) => v.slug === 'stable' && result.removed.indexOf(v.slug) < 0);
-  if (candidate) {
-    if (!stable) {
-      const created = await tx.version.create({
-        data: {
-          projectId,
-          slug: 'stable',
-          verboseName: 'stable',
-          machine: true,
-          active: true,
-          type: candidate.type,
-          identifier: candidate.identifier,
-          privacyLevel,
-        },
-      });
-      result.added.push('stable');
-      result.toBuild.push(created);
-    } else if (stable.machine && (stable.identifier !== candidate.identifier || stable.type !== candidate.type)) {
-      const moved = await tx.version.update({ where: { id: stable.id }, data: { identifier: candidate.identifier, type: candidate.type } });
-      if (moved.active) result.toBuild.push(moved);
-    }
+  if (!candidate) return;
+  if (!stable) {
+    const created = await tx.version.create({
+      data: {
+        projectId: project.id,
+        slug: 'stable',
+        verboseName: 'stable',
+        machine: true,
+        active: true,
+        type: candidate.type,
+        identifier: candidate.identifier,
+        privacyLevel: project.privacyLevel,
+      },
+    });
+    result.added.push('stable');
+    result.toBuild.push(created);
+  } else if (stable.machine && (stable.identifier !== candidate.identifier || stable.type !== candidate.type)) {
+    const moved = await tx.version.update({ where: { id: stable.id }, data: { identifier: candidate.identifier, type: candidate.type } });
+    if (moved.active) result.toBuild.push(moved);
   }
-  return result;
 }
 
 /**

@@ -17,7 +17,7 @@ import type { Context } from '../domain/context.ts';
 import { ValidationError } from '../domain/errors.ts';
 import { versionSlug } from '../domain/slug.ts';
 import { Collector, checkString } from '../domain/validate.ts';
-import type { Prisma } from '../generated/prisma/client.ts';
+import type { Prisma, Project } from '../generated/prisma/client.ts';
 import { finishedEvent, queueBuildEvent } from '../queue/deliveries.ts';
 import { ArchiveRefused, docsLayout, extractArchive } from './archive.ts';
 import type { UploadedFile } from './spool.ts';
@@ -59,66 +59,25 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
   if (/[\u0000-\u001f\u007f]/.test(input.version)) c.add('version', 'The name holds a control character.');
   c.throwIfAny();
   const name = input.version.trim();
-  const slug = versionSlug(name);
-
-  const { config, prisma, storage } = ctx;
-  const limits = config.build;
-  const work = await fs.mkdtemp(path.join(await ensure(uploadsDir(config.dataDir)), 'unpacked-'));
+  const work = await fs.mkdtemp(path.join(await ensure(uploadsDir(ctx.config.dataDir)), 'unpacked-'));
   try {
-    let unpacked: Awaited<ReturnType<typeof extractArchive>>;
-    let layout: Awaited<ReturnType<typeof docsLayout>>;
-    try {
-      unpacked = await extractArchive(input.archive.path, work, {
-        maxBytes: limits.maxPublishBytes,
-        maxFiles: limits.maxPublishFiles,
-        maxRatio: limits.uploadMaxRatio,
-      });
-      layout = await docsLayout(work);
-    } catch (e) {
-      if (e instanceof ArchiveRefused) throw ValidationError.field('archive', e.message);
-      throw e;
-    }
+    const { unpacked, layout } = await unpack(ctx, input.archive, work);
     const documentationType = await doctypeOf(layout.htmlDir);
     const started = new Date();
-
-    // The version (made if missing) and its build, in one transaction; the build is not queued.
-    const { version, build } = await prisma.$transaction(async (tx) => {
-      const version =
-        (await tx.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug } } })) ??
-        (await tx.version.create({
-          data: { projectId: project.id, slug, verboseName: name, type: 'unknown', active: true, privacyLevel: project.privacyLevel },
-        }));
-      await lockVersion(tx, version.id);
-      const build = await tx.build.create({
-        data: {
-          projectId: project.id,
-          versionId: version.id,
-          versionSlug: version.slug,
-          state: 'building',
-          startedAt: started,
-          uploadedBy: ctx.viewer!.username,
-          uploadArchiveBytes: BigInt(input.archive.size),
-          uploadFiles: unpacked.files,
-          uploadBytes: BigInt(unpacked.bytes),
-        },
-      });
-      await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id, ...(version.active ? {} : { active: true }) } });
-      await queueBuildEvent(tx, ctx.events, build, 'build:triggered');
-      return { version, build };
-    });
+    const { version, build } = await startBuild(ctx, project, name, input.archive, unpacked, started);
     announceBuild(ctx.events, build);
-
     const finish = async (data: Prisma.BuildUpdateInput) => {
-      await prisma.build.update({
+      await ctx.prisma.build.update({
         where: { id: build.id },
         data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started.getTime()) / 1000) },
       });
       await Recorder.announce(ctx, build.id);
-      await queueBuildEvent(prisma, ctx.events, build, finishedEvent(data.success === true), { email: !!ctx.config.email });
+      await queueBuildEvent(ctx.prisma, ctx.events, build, finishedEvent(data.success === true), { email: !!ctx.config.email });
     };
+    const limits = ctx.config.build;
     try {
       const published = await publishBuild(
-        { prisma, storage, events: ctx.events },
+        { prisma: ctx.prisma, storage: ctx.storage, events: ctx.events },
         {
           projectSlug: project.slug,
           version,
@@ -131,20 +90,81 @@ export async function uploadDocs<Q extends object>(ctx: Context, input: UploadDo
         },
       );
       logPublishProblems(ctx.log, build.id, published);
-      const formats = Object.keys(layout.downloads);
-      await finish({
-        success: true,
-        error: null,
-        message: `Uploaded by ${ctx.viewer!.username}: ${unpacked.files} files, ${unpacked.bytes} bytes, from a ${unpacked.format} archive of ${input.archive.size} bytes${formats.length ? ` (with ${formats.join(', ')})` : ''}.${published.published ? '' : ' A newer build of this version was published meanwhile; this upload is not served.'}`,
-      });
+      await finish({ success: true, error: null, message: uploadMessage(ctx.viewer!.username, input.archive, unpacked, layout, published.published) });
     } catch (e) {
       ctx.log.error({ err: e, build: build.id }, 'could not publish an upload');
       await finish({ success: false, error: `Publishing the upload failed: ${(e as Error).message}` });
     }
-    return prisma.build.findUniqueOrThrow({ ...query, where: { id: build.id } });
+    return ctx.prisma.build.findUniqueOrThrow({ ...query, where: { id: build.id } });
   } finally {
     await fs.rm(work, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+/** The archive unpacked into `work` within the installation's limits, and where its HTML and downloads are; a refusal is the `archive` field's. */
+async function unpack(ctx: Context, archive: UploadedFile, work: string) {
+  const limits = ctx.config.build;
+  try {
+    const unpacked = await extractArchive(archive.path, work, {
+      maxBytes: limits.maxPublishBytes,
+      maxFiles: limits.maxPublishFiles,
+      maxRatio: limits.uploadMaxRatio,
+    });
+    return { unpacked, layout: await docsLayout(work) };
+  } catch (e) {
+    if (e instanceof ArchiveRefused) throw ValidationError.field('archive', e.message);
+    throw e;
+  }
+}
+
+/** The version (made if missing, active) and its upload's build, in one transaction; the build is not queued. */
+async function startBuild(
+  ctx: Context,
+  project: Pick<Project, 'id' | 'privacyLevel'>,
+  name: string,
+  archive: UploadedFile,
+  unpacked: { files: number; bytes: number },
+  started: Date,
+) {
+  const slug = versionSlug(name);
+  return ctx.prisma.$transaction(async (tx) => {
+    const version =
+      (await tx.version.findUnique({ where: { projectId_slug: { projectId: project.id, slug } } })) ??
+      (await tx.version.create({
+        data: { projectId: project.id, slug, verboseName: name, type: 'unknown', active: true, privacyLevel: project.privacyLevel },
+      }));
+    await lockVersion(tx, version.id);
+    const build = await tx.build.create({
+      data: {
+        projectId: project.id,
+        versionId: version.id,
+        versionSlug: version.slug,
+        state: 'building',
+        startedAt: started,
+        uploadedBy: ctx.viewer!.username,
+        uploadArchiveBytes: BigInt(archive.size),
+        uploadFiles: unpacked.files,
+        uploadBytes: BigInt(unpacked.bytes),
+      },
+    });
+    await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id, ...(version.active ? {} : { active: true }) } });
+    await queueBuildEvent(tx, ctx.events, build, 'build:triggered');
+    return { version, build };
+  });
+}
+
+/** What an upload's build says it did. */
+function uploadMessage(
+  username: string,
+  archive: UploadedFile,
+  unpacked: { files: number; bytes: number; format: string },
+  layout: { downloads: object },
+  published: boolean,
+): string {
+  const formats = Object.keys(layout.downloads);
+  const withFormats = formats.length ? ` (with ${formats.join(', ')})` : '';
+  const notServed = published ? '' : ' A newer build of this version was published meanwhile; this upload is not served.';
+  return `Uploaded by ${username}: ${unpacked.files} files, ${unpacked.bytes} bytes, from a ${unpacked.format} archive of ${archive.size} bytes${withFormats}.${notServed}`;
 }
 
 async function ensure(dir: string): Promise<string> {
