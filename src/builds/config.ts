@@ -297,13 +297,42 @@ async function normalize(root: string, file: string | null, raw: Mapping, doc: D
   if (raw.sphinx != null && raw.mkdocs != null) {
     c.problem('sphinx', 'sphinx and mkdocs cannot both be configured; keep the one that builds these docs');
   }
-  let mkdocs = await c.mkdocs(raw.mkdocs);
-  let sphinx = mkdocs ? null : await c.sphinx(raw.sphinx);
+  const mkdocs = await c.mkdocs(raw.mkdocs);
+  const sphinx = mkdocs ? null : await c.sphinx(raw.sphinx);
   const submodules = c.submodules(raw.submodules);
   const search = c.search(raw.search);
   c.throwIfAny(file);
 
-  // Which documentation this is, and where its configuration lives (docs/design/read-the-docs.md §8.2 `doctype`).
+  const docs = await whichDocs(root, file, raw, build, sphinx, mkdocs);
+  return {
+    version: '2',
+    formats,
+    python,
+    conda,
+    build,
+    doctype: docs.doctype,
+    sphinx: docs.sphinx,
+    mkdocs: docs.mkdocs,
+    submodules,
+    search,
+  };
+}
+
+/**
+ * Which documentation this is, and where its configuration lives (docs/design/read-the-docs.md
+ * §8.2 `doctype`): generic for the project's own commands; else what the file names, its
+ * configuration found where not set; else Sphinx where there is a conf.py, MkDocs where there is an mkdocs.yml.
+ */
+async function whichDocs(
+  root: string,
+  file: string | null,
+  raw: Mapping,
+  build: BuildConfig['build'],
+  sphinxAsked: BuildConfig['sphinx'],
+  mkdocsAsked: BuildConfig['mkdocs'],
+): Promise<Pick<BuildConfig, 'doctype' | 'sphinx' | 'mkdocs'>> {
+  let sphinx = sphinxAsked;
+  let mkdocs = mkdocsAsked;
   const hasKey = raw.sphinx != null || raw.mkdocs != null;
   const jobs = build.jobs;
   const newJobsOverridden = [jobs.create_environment, jobs.install, ...Object.values(jobs.build)].some((j) => j !== null);
@@ -354,18 +383,7 @@ async function normalize(root: string, file: string | null, raw: Mapping, doc: D
     doctype = sphinx!.builder;
   }
 
-  return {
-    version: '2',
-    formats,
-    python,
-    conda,
-    build,
-    doctype,
-    sphinx,
-    mkdocs,
-    submodules,
-    search,
-  };
+  return { doctype, sphinx, mkdocs };
 }
 
 /** Collects every problem of a file, so one message lists them all. */

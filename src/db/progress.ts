@@ -263,6 +263,36 @@ const commonPrefix = (a: string, b: string) => {
 };
 
 /**
+ * What changed in `commands` since they were last seen (`sent`: the output sent of each command
+ * still running; `ended`: the commands whose end was sent, updated here): updates of commands
+ * already known, and of new ones. Commands deleted meanwhile (a retried build starts over) are forgotten.
+ */
+function commandUpdates(build: BuildProgress['build'], commands: BuildCommand[], sent: Map<number, string>, ended: Set<number>) {
+  const known: BuildProgress[] = [];
+  const fresh: BuildProgress[] = [];
+  for (const command of commands) {
+    const before = sent.get(command.id);
+    const offset = before === undefined ? 0 : commonPrefix(before, command.output);
+    const output = command.output.slice(offset);
+    const kind: ProgressKind | null = command.endTime
+      ? 'COMMAND_FINISHED'
+      : before === undefined
+        ? 'COMMAND_STARTED'
+        : output !== '' || offset !== before.length
+          ? 'OUTPUT'
+          : null;
+    if (command.endTime) {
+      ended.add(command.id);
+      sent.delete(command.id);
+    } else sent.set(command.id, command.output);
+    if (kind) (before === undefined ? fresh : known).push({ kind, build, command, output, outputOffset: offset });
+  }
+  const present = new Set(commands.map((c) => c.id));
+  for (const id of sent.keys()) if (!present.has(id)) sent.delete(id);
+  return { known, fresh };
+}
+
+/**
  * A build's state changes and command output as they are written, until the build is finished
  * (the last update is then its `finished` STATE) or `signal` aborts. It starts with the build as
  * it is: its state, then every command so far. Output is what the recorder stored, masked.
@@ -302,29 +332,7 @@ export async function* followBuild(db: PrismaClient, buildId: number, opts: Foll
         { isolationLevel: 'RepeatableRead' },
       );
       if (!build) return;
-      const known: BuildProgress[] = [];
-      const fresh: BuildProgress[] = [];
-      for (const command of commands) {
-        const before = sent.get(command.id);
-        const offset = before === undefined ? 0 : commonPrefix(before, command.output);
-        const output = command.output.slice(offset);
-        const kind: ProgressKind | null = command.endTime
-          ? 'COMMAND_FINISHED'
-          : before === undefined
-            ? 'COMMAND_STARTED'
-            : output !== '' || offset !== before.length
-              ? 'OUTPUT'
-              : null;
-        if (command.endTime) {
-          ended.add(command.id);
-          sent.delete(command.id);
-        } else sent.set(command.id, command.output);
-        if (kind) (before === undefined ? fresh : known).push({ kind, build, command, output, outputOffset: offset });
-      }
-      // Commands deleted meanwhile (a retried build starts over) are forgotten.
-      const present = new Set(commands.map((c) => c.id));
-      for (const id of sent.keys()) if (!present.has(id)) sent.delete(id);
-
+      const { known, fresh } = commandUpdates(build, commands, sent, ended);
       const stateChange: BuildProgress[] = build.state !== lastState ? [{ kind: 'STATE', build, command: null, output: null, outputOffset: null }] : [];
       lastState = build.state;
       // Output of commands already running came before the state change; new commands after it.

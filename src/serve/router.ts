@@ -21,7 +21,7 @@ import { type Freshness, ServedGeneration, TtlCache } from './cache.ts';
 import { generatedRobots, generatedSitemap } from './crawlers.ts';
 import type { FastPath } from './fast.ts';
 import { cookieGrants, GRANT_PATH, type Grant, issueTicket, peekTicket, takeTicket, underGrant, urlGrant } from './grants.ts';
-import { DOCS_SANDBOX, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, previewNumberOf, queryOf, withQuery } from './paths.ts';
+import { DOCS_SANDBOX, type DocPath, docsDomainOf, docsHostLabel, encodePath, headerSafe, parseDocPath, previewNumberOf, queryOf, withQuery } from './paths.ts';
 import { matchRedirect, type RedirectMatch, type RedirectRequest } from './redirects.ts';
 import { type ReadableVersion, Reader, Resolver, type ServedProjectRow } from './resolve.ts';
 import { answerSearchPage, type BoxResult, isSearchPage, resultsPage, SEARCH_JS, searchTag } from './search-box.ts';
@@ -203,26 +203,7 @@ class DocsServer {
     }
     const epoch = this.deps.fast?.epoch() ?? 0;
     const fresh: Freshness = { until: Infinity };
-    if (!this.domain) {
-      res.setHeader('Content-Security-Policy', DOCS_SANDBOX);
-      // A service worker would outlive the page and answer for Lectern's origin: none is served
-      // from docs sharing it (the sandbox already keeps a page from registering one).
-      if (req.headers['service-worker'] !== undefined) {
-        res.status(403).set('Cache-Control', 'no-store').type('text/plain').send("Service workers are not served from docs on the dashboard's origin.\n");
-        return;
-      }
-    }
-    // The switcher and search scripts are the same for every project: no lookups.
-    const script = /^(?:\/projects\/[^/]+)?\/_\/(switcher|search)\.js$/.exec(site.rest);
-    if (script) {
-      this.compress(req, res, () => {
-        res
-          .set('Cache-Control', 'public, max-age=86400')
-          .type('text/javascript; charset=utf-8')
-          .send(script[1] === 'search' ? SEARCH_JS : SWITCHER_JS);
-      });
-      return;
-    }
+    if (this.answeredWithoutLookups(req, res, site)) return;
     const slugOk = (s: string | undefined) => s !== undefined && /^[a-z0-9][a-z0-9_-]*$/.test(s);
     if (!slugOk(site.slug ?? site.hostLabel)) return notFound(res);
     const who = await this.readerFor(req, res, site, `${unparsed.base}${site.rest || '/'}`, unparsed.base);
@@ -245,33 +226,17 @@ class DocsServer {
     let priv = root.privacyLevel !== 'public';
     const path = parseDocPath(site.rest);
     if (!path) return notFound(res, priv);
-    let top = root;
-    let { base } = site;
-    let plainBase = unparsed.base;
-    let requestRoot = this.ownRootOf(root);
-    let { segments, raw } = path;
-    // A preview host serves its one version: no subproject is reached through it.
-    if (segments[0] === 'projects' && segments.length >= 2 && site.preview === undefined) {
-      const child = await this.resolve.subprojectByAlias(root.id, segments[1]!, fresh);
-      if (child && (await reader.canSeeProject(child))) {
-        top = child;
-        priv ||= child.privacyLevel !== 'public';
-        base = `${base}/projects/${raw[1]}`;
-        plainBase = `${plainBase}/projects/${raw[1]}`;
-        requestRoot = `${requestRoot}/projects/${segments[1]}`;
-        segments = segments.slice(2);
-        raw = raw.slice(2);
-      }
-    }
+    const at = await this.subprojectOf(root, reader, path, site, unparsed.base, fresh);
+    priv ||= at.top.privacyLevel !== 'public';
     const scope: Scope = {
       req,
       res,
       reader,
-      top,
-      base,
-      plainBase,
+      top: at.top,
+      base: at.base,
+      plainBase: at.plainBase,
       preview: site.preview,
-      requestRoot,
+      requestRoot: at.requestRoot,
       query: queryOf(req.originalUrl),
       fresh,
       epoch,
@@ -279,7 +244,53 @@ class DocsServer {
       granted,
       grant,
     };
-    await this.serveUnder(scope, segments, raw, path.dir);
+    await this.serveUnder(scope, at.segments, at.raw, path.dir);
+  }
+
+  /**
+   * What is answered before any lookup: without a docs domain, docs get the sandbox's CSP and no
+   * service worker; the switcher and search scripts are the same for every project. True when answered.
+   */
+  private answeredWithoutLookups(req: Request, res: Response, site: Site): boolean {
+    if (!this.domain) {
+      res.setHeader('Content-Security-Policy', DOCS_SANDBOX);
+      // A service worker would outlive the page and answer for Lectern's origin: none is served
+      // from docs sharing it (the sandbox already keeps a page from registering one).
+      if (req.headers['service-worker'] !== undefined) {
+        res.status(403).set('Cache-Control', 'no-store').type('text/plain').send("Service workers are not served from docs on the dashboard's origin.\n");
+        return true;
+      }
+    }
+    const script = /^(?:\/projects\/[^/]+)?\/_\/(switcher|search)\.js$/.exec(site.rest);
+    if (!script) return false;
+    this.compress(req, res, () => {
+      res
+        .set('Cache-Control', 'public, max-age=86400')
+        .type('text/javascript; charset=utf-8')
+        .send(script[1] === 'search' ? SEARCH_JS : SWITCHER_JS);
+    });
+    return true;
+  }
+
+  /**
+   * The project a path is under: the root project, or its subproject named by `/projects/<alias>/`
+   * where the reader may see it (never through a preview host, which serves its one version), with
+   * the bases and the path below it.
+   */
+  private async subprojectOf(root: ServedProjectRow, reader: Reader, path: DocPath, site: Site, plainBase: string, fresh: Freshness) {
+    const { segments, raw } = path;
+    const own = { top: root, base: site.base, plainBase, requestRoot: this.ownRootOf(root), segments, raw };
+    if (segments[0] !== 'projects' || segments.length < 2 || site.preview !== undefined) return own;
+    const child = await this.resolve.subprojectByAlias(root.id, segments[1]!, fresh);
+    if (!child || !(await reader.canSeeProject(child))) return own;
+    return {
+      top: child,
+      base: `${site.base}/projects/${raw[1]}`,
+      plainBase: `${plainBase}/projects/${raw[1]}`,
+      requestRoot: `${own.requestRoot}/projects/${segments[1]}`,
+      segments: segments.slice(2),
+      raw: raw.slice(2),
+    };
   }
 
   /**
@@ -439,7 +450,24 @@ class DocsServer {
       if (s.preview !== undefined) return notFound(s.res, s.private);
       return this.toPreviewHost(s, project, version, `${fileRaw.join('/')}${dir && fileRaw.length ? '/' : ''}`);
     }
+    return this.serveFile(s, project, version, { segments, raw, dir, fresh, file, fileRaw, filename, rr });
+  }
 
+  /**
+   * A file of `version` the reader may read, as the request names it (`file`, below the version;
+   * `rr`, as redirects see it): a forced redirect, the version's root, Sphinx's search page with a
+   * question, or the stored file; else what is missing (after one more look in the database when
+   * the cached row may be stale).
+   */
+  private async serveFile(
+    s: Scope,
+    project: ServedProjectRow,
+    version: ReadableVersion,
+    at: { segments: string[]; raw: string[]; dir: boolean; fresh: boolean; file: string[]; fileRaw: string[]; filename: string; rr: RedirectRequest },
+  ): Promise<void> {
+    const { segments, raw, dir, fresh, file, fileRaw, filename, rr } = at;
+    const { reader } = s;
+    const versionSlug = rr.version;
     const forced = matchRedirect(project.redirects, rr, (r) => r.force);
     if (forced) return this.userRedirect(s, forced);
     // `/en/latest` is the version's root: relative links in its index need the slash.

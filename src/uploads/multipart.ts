@@ -71,18 +71,25 @@ function operationsWithFiles(fields: Map<string, string>, files: Map<string, Upl
   return operations;
 }
 
+/** What a multipart request's parts have left so far: its fields, its files spooled to disk, and the first failure. */
+interface Parts {
+  fields: Map<string, string>;
+  files: Map<string, UploadedFile>;
+  /** Each file's spooling, settled or not. */
+  pending: Promise<unknown>[];
+  spooled: UploadedFile[];
+  /** The file streams still being read. */
+  active: Set<NodeJS.ReadableStream & { destroy(e?: Error): void }>;
+  failed?: unknown;
+}
+
 export function graphqlMultipart(opts: MultipartOptions): express.RequestHandler {
   return (req, res, next) => {
     if (req.method !== 'POST' || !/^multipart\/form-data\b/i.test(req.get('content-type') ?? '')) return next();
     if (!req.get('authorization')) {
       return next(new BadMultipart('A multipart request (an upload) needs a token: send "Authorization: Token <key>".', 401));
     }
-    const fields = new Map<string, string>();
-    const files = new Map<string, UploadedFile>();
-    const pending: Promise<unknown>[] = [];
-    const spooled: UploadedFile[] = [];
-    const cleanup = () => Promise.all(spooled.map((f) => f.remove().catch(() => {})));
-    let failed: unknown;
+    const parts: Parts = { fields: new Map(), files: new Map(), pending: [], spooled: [], active: new Set() };
     let bb: busboy.Busboy;
     try {
       bb = busboy({
@@ -92,69 +99,82 @@ export function graphqlMultipart(opts: MultipartOptions): express.RequestHandler
     } catch (e) {
       return next(new BadMultipart(`Malformed multipart request: ${(e as Error).message}.`));
     }
-    const active = new Set<NodeJS.ReadableStream & { destroy(e?: Error): void }>();
     const fail = (e: unknown) => {
-      if (failed) return;
-      failed = e;
+      if (parts.failed) return;
+      parts.failed = e;
       req.unpipe(bb);
       // What is still coming is not read: the connection closes after the answer.
       if (!res.headersSent) res.set('Connection', 'close');
-      for (const s of active) s.destroy(new Error('refused'));
+      for (const s of parts.active) s.destroy(new Error('refused'));
       bb.destroy();
     };
     // A client that goes away mid-body leaves nothing behind.
     req.once('close', () => {
       if (!req.complete) fail(new BadMultipart('The request ended before its body did.'));
     });
-    bb.on('field', (name, value, info) => {
-      if (info.valueTruncated) fail(new BadMultipart(`The multipart field "${name}" is larger than ${opts.maxFieldBytes} bytes.`, 413));
-      else fields.set(name, value);
-    });
-    bb.on('file', (name, stream, info) => {
-      if (failed) {
-        stream.resume();
-        return;
-      }
-      active.add(stream);
-      pending.push(
-        spool(stream, opts.dir, opts.maxBytes, info.filename ?? '').then(
-          (f) => {
-            active.delete(stream);
-            spooled.push(f);
-            files.set(name, f);
-          },
-          (e: unknown) => {
-            active.delete(stream);
-            stream.resume();
-            fail(e); // UploadTooLarge carries its 413
-          },
-        ),
-      );
-    });
-    for (const limit of ['fieldsLimit', 'filesLimit', 'partsLimit'] as const) {
-      bb.on(limit, () => fail(new BadMultipart(`The multipart request has more parts than an upload needs (${limit}).`)));
-    }
-    bb.on('error', (e: Error) => fail(new BadMultipart(`Malformed multipart request: ${e.message}.`)));
+    readParts(bb, parts, opts, fail);
     let closed = false;
-    bb.on('close', async () => {
+    bb.on('close', () => {
       if (closed) return;
       closed = true;
-      await Promise.all(pending);
-      res.once('close', () => void cleanup());
-      if (failed) {
-        await cleanup();
-        return next(failed);
-      }
-      try {
-        req.body = operationsWithFiles(fields, files);
-        next();
-      } catch (e) {
-        await cleanup();
-        next(e);
-      }
+      void finishParts(req, res, next, parts);
     });
     req.pipe(bb);
   };
+}
+
+/** Each field kept and each file spooled as busboy reads them; a part too large or too many parts fail the request. */
+function readParts(bb: busboy.Busboy, parts: Parts, opts: MultipartOptions, fail: (e: unknown) => void): void {
+  bb.on('field', (name, value, info) => {
+    if (info.valueTruncated) fail(new BadMultipart(`The multipart field "${name}" is larger than ${opts.maxFieldBytes} bytes.`, 413));
+    else parts.fields.set(name, value);
+  });
+  bb.on('file', (name, stream, info) => {
+    if (parts.failed) {
+      stream.resume();
+      return;
+    }
+    parts.active.add(stream);
+    parts.pending.push(
+      spool(stream, opts.dir, opts.maxBytes, info.filename ?? '').then(
+        (f) => {
+          parts.active.delete(stream);
+          parts.spooled.push(f);
+          parts.files.set(name, f);
+        },
+        (e: unknown) => {
+          parts.active.delete(stream);
+          stream.resume();
+          fail(e); // UploadTooLarge carries its 413
+        },
+      ),
+    );
+  });
+  for (const limit of ['fieldsLimit', 'filesLimit', 'partsLimit'] as const) {
+    bb.on(limit, () => fail(new BadMultipart(`The multipart request has more parts than an upload needs (${limit}).`)));
+  }
+  bb.on('error', (e: Error) => fail(new BadMultipart(`Malformed multipart request: ${e.message}.`)));
+}
+
+/**
+ * Once every file is spooled: the GraphQL request with its files in place goes on, or the failure;
+ * the spooled files are removed when the answer is sent (at once, on a failure).
+ */
+async function finishParts(req: express.Request, res: express.Response, next: express.NextFunction, parts: Parts): Promise<void> {
+  const cleanup = () => Promise.all(parts.spooled.map((f) => f.remove().catch(() => {})));
+  await Promise.all(parts.pending);
+  res.once('close', () => void cleanup());
+  if (parts.failed) {
+    await cleanup();
+    return next(parts.failed);
+  }
+  try {
+    req.body = operationsWithFiles(parts.fields, parts.files);
+    next();
+  } catch (e) {
+    await cleanup();
+    next(e);
+  }
 }
 
 /**

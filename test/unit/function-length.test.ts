@@ -18,11 +18,6 @@ const WAITING: Record<string, number> = {
   'sandbox/subprocess.ts:runCommand': 91,
   'sandbox/sandbox.ts:prepareSandbox': 90,
   'sandbox/subprocess.ts:(argument of Promise)': 89,
-  'db/progress.ts:followBuild': 88,
-  'builds/config.ts:normalize': 86,
-  'serve/router.ts:handle': 86,
-  'uploads/multipart.ts:graphqlMultipart': 85,
-  'serve/router.ts:serveUnder': 84,
   'builds/images.ts:buildImage': 82,
 };
 
