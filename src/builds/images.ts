@@ -154,51 +154,17 @@ export async function buildImage(name: ImageName, settings: ImageSettings, log: 
     `deb ${mirror} ${suite}-updates main`,
     ...(settings.securityMirror ? [`deb ${settings.securityMirror.replace(/\/+$/, '')} ${suite}-security main`] : []),
   ];
-  const toolsFile = '/.lectern-tools';
   const started = Date.now();
   try {
-    await runLogged(
-      mmdebstrap,
-      [
-        // root when Lectern is root, else a user namespace of its own
-        '--mode=auto',
-        '--variant=minbase',
-        '--format=directory',
-        `--include=${packages.join(',')}`,
-        // dpkg without fsync while the image is made (nothing reads it before it is done): about
-        // half the time on this project's machines (docs/design/images.md). It leaves nothing in the image.
-        ...(existsSync(EATMYDATA_HOOKS) ? [`--hook-dir=${EATMYDATA_HOOKS}`] : []),
-        // No recommended packages (what a build needs is named), and no documentation or manuals.
-        '--aptopt=APT::Install-Recommends "false"',
-        '--dpkgopt=path-exclude=/usr/share/doc/*',
-        '--dpkgopt=path-include=/usr/share/doc/*/copyright',
-        '--dpkgopt=path-exclude=/usr/share/man/*',
-        '--dpkgopt=path-exclude=/usr/share/info/*',
-        // Mount points the sandbox needs, and the versions of the tools it holds (read by readImage).
-        '--customize-hook=touch "$1/etc/resolv.conf"',
-        '--customize-hook=rm -f "$1/etc/machine-id" "$1/var/lib/dbus/machine-id"',
-        `--customize-hook=chroot "$1" sh -c 'echo python=$(python3 -c "import platform; print(platform.python_version())"); for p in nodejs ruby rustc golang; do echo $p=$(apt-cache policy $p | sed -n "s/^  Candidate: //p"); done' > "$1${toolsFile}"`,
-        suite,
-        rootfs,
-        ...sources,
-      ],
-      log,
-    );
-    const found = Object.fromEntries(
-      (await readFile(path.join(rootfs, toolsFile), 'utf8'))
-        .split('\n')
-        .map((l) => l.trim().split('='))
-        .filter((kv) => kv.length === 2),
-    ) as Record<string, string>;
-    const none = (v: string | undefined) => (v && v !== '(none)' ? v : null);
-    if (!found.python) throw new ImageError(`the image's python3 did not say its version`);
+    await runLogged(mmdebstrap, mmdebstrapArgs(packages, suite, rootfs, sources), log);
+    const tools = await toolVersions(rootfs);
     const meta = {
       name,
       suite,
       created: new Date().toISOString(),
       sources,
       packages,
-      tools: { python: found.python, nodejs: none(found.nodejs), ruby: none(found.ruby), rust: none(found.rustc), golang: none(found.golang) },
+      tools,
     };
     await writeFile(path.join(dir, 'image.json'), `${JSON.stringify(meta, null, 2)}\n`);
     // One switch makes it current: a link renamed over the old one.
@@ -213,6 +179,57 @@ export async function buildImage(name: ImageName, settings: ImageSettings, log: 
     await rm(dir, { recursive: true, force: true }).catch(() => {});
     throw e;
   }
+}
+
+/** Where an image's own customize hook writes the versions of its tools (read back by toolVersions). */
+const TOOLS_FILE = '/.lectern-tools';
+
+/**
+ * mmdebstrap's arguments for an image of `suite` in `rootfs`: a minimal Debian with `packages`
+ * (no recommended ones, no documentation), from the apt `sources`, then the hooks that make the
+ * sandbox's mount points and write the versions of its tools (TOOLS_FILE).
+ */
+function mmdebstrapArgs(packages: string[], suite: string, rootfs: string, sources: string[]): string[] {
+  return [
+    // root when Lectern is root, else a user namespace of its own
+    '--mode=auto',
+    '--variant=minbase',
+    '--format=directory',
+    `--include=${packages.join(',')}`,
+    // dpkg without fsync while the image is made (nothing reads it before it is done): about
+    // half the time on this project's machines (docs/design/images.md). It leaves nothing in the image.
+    ...(existsSync(EATMYDATA_HOOKS) ? [`--hook-dir=${EATMYDATA_HOOKS}`] : []),
+    // No recommended packages (what a build needs is named), and no documentation or manuals.
+    '--aptopt=APT::Install-Recommends "false"',
+    '--dpkgopt=path-exclude=/usr/share/doc/*',
+    '--dpkgopt=path-include=/usr/share/doc/*/copyright',
+    '--dpkgopt=path-exclude=/usr/share/man/*',
+    '--dpkgopt=path-exclude=/usr/share/info/*',
+    // Mount points the sandbox needs, and the versions of the tools it holds (read by readImage).
+    '--customize-hook=touch "$1/etc/resolv.conf"',
+    '--customize-hook=rm -f "$1/etc/machine-id" "$1/var/lib/dbus/machine-id"',
+    `--customize-hook=chroot "$1" sh -c 'echo python=$(python3 -c "import platform; print(platform.python_version())"); for p in nodejs ruby rustc golang; do echo $p=$(apt-cache policy $p | sed -n "s/^  Candidate: //p"); done' > "$1${TOOLS_FILE}"`,
+    suite,
+    rootfs,
+    ...sources,
+  ];
+}
+
+/**
+ * The versions of the tools a new image holds, as its customize hook wrote them (TOOLS_FILE):
+ * its python3's, which it must say, and the Debian versions of the others its apt sources offer
+ * (null for none).
+ */
+async function toolVersions(rootfs: string): Promise<InstalledImage['tools']> {
+  const found = Object.fromEntries(
+    (await readFile(path.join(rootfs, TOOLS_FILE), 'utf8'))
+      .split('\n')
+      .map((l) => l.trim().split('='))
+      .filter((kv) => kv.length === 2),
+  ) as Record<string, string>;
+  const none = (v: string | undefined) => (v && v !== '(none)' ? v : null);
+  if (!found.python) throw new ImageError(`the image's python3 did not say its version`);
+  return { python: found.python, nodejs: none(found.nodejs), ruby: none(found.ruby), rust: none(found.rustc), golang: none(found.golang) };
 }
 
 /** Removes image `name` whole; false when it is not installed. */

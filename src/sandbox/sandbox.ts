@@ -486,6 +486,11 @@ function bwrapArgv(p: {
   ];
 }
 
+/**
+ * The sandbox of one command: its files made (the build's /tmp, its resolv.conf, its cgroups, an
+ * image's layer), the whole argv to spawn (bubblewrap's, after an image's mount), and what
+ * runCommand calls around it (sandboxRun). docs/design/sandbox.md.
+ */
 export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
   const network = o.network && filteredNetworkAvailable();
   const notes = o.network && !network ? ['slirp4netns or nftables is not installed: this step runs without network.'] : [];
@@ -527,7 +532,16 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
   // An image: bubblewrap starts in a mount namespace of its own where the build's layer is
   // mounted over the image, and gone with the namespace when the command ends.
   if (layer) full.unshift(...layerMount(unshare!, mount!, bash, layer));
+  return sandboxRun(full, notes, network, cgroups, o);
+}
 
+/**
+ * The prepared sandbox around its argv `full`: what runCommand calls once bubblewrap is spawned
+ * (`start`: the cgroups joined and the filtered network connected before the command may run),
+ * while it runs (`watch`: the disk used) and when it has ended (`stop`: the network helper killed,
+ * which bound was hit, the cgroups removed).
+ */
+function sandboxRun(full: string[], notes: string[], network: boolean, cgroups: Cgroups | null, o: SandboxOptions): SandboxRun {
   let slirp: ChildProcess | null = null;
   return {
     argv: full,
@@ -782,6 +796,10 @@ function ownCgroup(controller: string | null): string | null {
   return null;
 }
 
+/**
+ * Makes the memory and pids cgroups of sandbox `name` under Lectern's own, bounded by `limits`
+ * (v1: one per controller; v2: one for both, with no swap); null when none could be made.
+ */
 function makeCgroups(name: string, limits: BuildLimits): Cgroups | null {
   const dirs: string[] = [];
   let memoryDir: string | null = null;
@@ -832,6 +850,15 @@ function makeCgroups(name: string, limits: BuildLimits): Cgroups | null {
     }
   }
   if (!dirs.length) return null;
+  return cgroupsOf(dirs, memoryDir, pidsDir, v2);
+}
+
+/**
+ * The cgroups `makeCgroups` made (`dirs`; the memory and pids ones among them, v1 or v2): a
+ * process is added to each, their events say which bound was hit, and they are removed once the
+ * sandbox's last processes have left.
+ */
+function cgroupsOf(dirs: string[], memoryDir: string | null, pidsDir: string | null, v2: boolean): Cgroups {
   return {
     memory: memoryDir !== null,
     add(pid) {

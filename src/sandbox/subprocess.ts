@@ -1,7 +1,7 @@
 // Runs one build command: its output captured (bounded) and streamed to a callback as it comes,
 // a time limit, and an AbortSignal that kills the whole process group.
 // @see docs/design/sandbox.md
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import type { LimitHit, SandboxRun } from './sandbox.ts';
 
@@ -61,6 +61,18 @@ class Tail {
   }
 }
 
+/** What happened while a command ran: set by its timer, its abort signal and its sandbox, read when it ends. */
+interface Outcome {
+  /** A bound of the sandbox that stopped the command. */
+  limit: LimitHit | null;
+  /** Why the sandbox could not be set up (the command was then killed). */
+  setupError: string | null;
+  /** The next look at the sandbox's bounds, while the command runs. */
+  watching: NodeJS.Timeout | undefined;
+  timedOut: boolean;
+  aborted: boolean;
+}
+
 export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const box = opts.sandbox;
@@ -77,19 +89,9 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
       detached: true,
       stdio: box ? ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
     });
-    let limit: LimitHit | null = null;
-    let setupError: string | null = null;
-    let watching: NodeJS.Timeout | undefined;
+    const outcome: Outcome = { limit: null, setupError: null, watching: undefined, timedOut: false, aborted: false };
     const tail = new Tail(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT);
-    let timedOut = false;
-    let aborted = false;
-    const kill = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    };
+    const kill = () => killGroup(child);
     const onData = (data: Buffer | string) => {
       const text = typeof data === 'string' ? data : data.toString('utf8');
       tail.push(text);
@@ -100,29 +102,14 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
     child.stderr!.setEncoding('utf8').on('data', onData);
     if (box) {
       for (const note of box.notes) onData(Buffer.from(`[Lectern: ${note}]\n`));
-      box.start(child).then(
-        () => {
-          const check = async () => {
-            const hit = await box.watch().catch(() => null);
-            if (hit && !limit) {
-              limit = hit;
-              kill();
-            } else if (child.exitCode === null && child.signalCode === null) watching = setTimeout(check, 1000);
-          };
-          watching = setTimeout(check, 1000);
-        },
-        (e: Error) => {
-          setupError = e.message;
-          kill();
-        },
-      );
+      startSandbox(box, child, outcome, kill);
     }
     const timer = setTimeout(() => {
-      timedOut = true;
+      outcome.timedOut = true;
       kill();
     }, opts.timeoutMs);
     const onAbort = () => {
-      aborted = true;
+      outcome.aborted = true;
       kill();
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -135,20 +122,63 @@ export function runCommand(argv: string[], opts: RunOptions): Promise<RunResult>
     });
     child.once('close', async (code, signal) => {
       clearTimeout(timer);
-      clearTimeout(watching);
+      clearTimeout(outcome.watching);
       opts.signal?.removeEventListener('abort', onAbort);
       const stopped = box ? await box.stop(code).catch(() => null) : null;
-      limit ??= stopped;
-      let output = tail.text();
-      const note = (text: string) => {
-        output += `\n${text}\n`;
-        opts.onOutput?.(`\n${text}\n`);
-      };
-      if (timedOut) note(`[killed: the command ran longer than ${Math.round(opts.timeoutMs / 1000)} s]`);
-      if (limit) note(`[Lectern stopped this command: ${limit.message}]`);
-      if (setupError) note(`[Lectern could not set up the sandbox: ${setupError}]`);
-      const exitCode = setupError ? 125 : (code ?? (signal ? 128 + 9 : 1));
-      resolve({ exitCode: limit && exitCode === 0 ? 137 : exitCode, output, timedOut, aborted, limit });
+      outcome.limit ??= stopped;
+      resolve(endedResult(tail.text(), code, signal, outcome, opts));
     });
   });
+}
+
+/** Kills the command's whole process group (it was started detached, as a group's leader), else the command alone. */
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
+/**
+ * Lets the sandboxed command run (`box.start`), then looks at the sandbox's bounds every second
+ * while it runs: a bound hit is kept in `outcome` and the command killed. A sandbox that could
+ * not be set up kills the command too, and says why in `outcome`.
+ */
+function startSandbox(box: SandboxRun, child: ChildProcess, outcome: Outcome, kill: () => void): void {
+  box.start(child).then(
+    () => {
+      const check = async () => {
+        const hit = await box.watch().catch(() => null);
+        if (hit && !outcome.limit) {
+          outcome.limit = hit;
+          kill();
+        } else if (child.exitCode === null && child.signalCode === null) outcome.watching = setTimeout(check, 1000);
+      };
+      outcome.watching = setTimeout(check, 1000);
+    },
+    (e: Error) => {
+      outcome.setupError = e.message;
+      kill();
+    },
+  );
+}
+
+/**
+ * The result of a command that has ended: its output followed by Lectern's notes on why it was
+ * stopped (each streamed to `onOutput` too), and its exit code: 125 when the sandbox could not be
+ * set up, 137 for a command stopped by a bound that still exited 0.
+ */
+function endedResult(kept: string, code: number | null, signal: NodeJS.Signals | null, outcome: Outcome, opts: RunOptions): RunResult {
+  const { timedOut, aborted, limit, setupError } = outcome;
+  let output = kept;
+  const note = (text: string) => {
+    output += `\n${text}\n`;
+    opts.onOutput?.(`\n${text}\n`);
+  };
+  if (timedOut) note(`[killed: the command ran longer than ${Math.round(opts.timeoutMs / 1000)} s]`);
+  if (limit) note(`[Lectern stopped this command: ${limit.message}]`);
+  if (setupError) note(`[Lectern could not set up the sandbox: ${setupError}]`);
+  const exitCode = setupError ? 125 : (code ?? (signal ? 128 + 9 : 1));
+  return { exitCode: limit && exitCode === 0 ? 137 : exitCode, output, timedOut, aborted, limit };
 }

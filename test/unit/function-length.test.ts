@@ -1,9 +1,7 @@
 // The length of src/'s functions (issue 23: "no function over 80 lines in src/, the dashboard's
 // components included"; docs/design/layers.md "Functions"). Every function, method, arrow and
 // React component of src/ is parsed (Babel's parser, TypeScript and JSX) and counted from its first
-// line to its last. A function over the limit fails the test, unless it is one of those still
-// waiting to be split, listed below with its length then: the list only shrinks (a listed function
-// that grew, or that is now within the limit and still listed, fails too).
+// line to its last; a function over the limit fails the test, named with its length.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from '@babel/parser';
@@ -11,15 +9,6 @@ import { describe, expect, it } from 'vitest';
 
 const src = path.resolve(import.meta.dirname, '../../src');
 const LIMIT = 80;
-
-/** Functions over the limit not split yet, `file:name` (as `tooLong` names them) with their length when listed. */
-const WAITING: Record<string, number> = {
-  'sandbox/sandbox.ts:makeCgroups': 91,
-  'sandbox/subprocess.ts:runCommand': 91,
-  'sandbox/sandbox.ts:prepareSandbox': 90,
-  'sandbox/subprocess.ts:(argument of Promise)': 89,
-  'builds/images.ts:buildImage': 82,
-};
 
 const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ClassMethod', 'ClassPrivateMethod', 'ObjectMethod']);
 
@@ -94,23 +83,13 @@ describe(`the functions of src/ (at most ${LIMIT} lines)`, () => {
     expect(tooLong(`export function Page() {\n  return (\n    <div>\n${paragraphs}\n    </div>\n  );\n}`, true)).toEqual([{ name: 'Page', lines: LIMIT + 6 }]);
   });
 
-  it(`are at most ${LIMIT} lines long, but for those waiting to be split, which only get shorter`, () => {
-    const found = new Map<string, number>();
+  it(`are at most ${LIMIT} lines long`, () => {
+    const problems: string[] = [];
     for (const file of sourceFiles()) {
       const rel = path.relative(src, file);
       for (const f of tooLong(readFileSync(file, 'utf8'), file.endsWith('x'))) {
-        const key = `${rel}:${f.name}`;
-        found.set(key, Math.max(found.get(key) ?? 0, f.lines));
+        problems.push(`${rel}: ${f.name} has ${f.lines} lines: split it into functions of at most ${LIMIT}`);
       }
-    }
-    const problems: string[] = [];
-    for (const [key, lines] of found) {
-      const waiting = WAITING[key];
-      if (waiting === undefined) problems.push(`${key} has ${lines} lines: split it into functions of at most ${LIMIT}`);
-      else if (lines > waiting) problems.push(`${key} grew from ${waiting} to ${lines} lines: split it, do not grow it`);
-    }
-    for (const key of Object.keys(WAITING)) {
-      if (!found.has(key)) problems.push(`${key} is within ${LIMIT} lines now (or gone): take it off the waiting list`);
     }
     expect(problems).toEqual([]);
   });
