@@ -503,10 +503,26 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
   mkdirSync(tmp, { recursive: true });
 
   if (o.asRoot && !(root && o.image)) throw new Error('a command runs as root only in a build image, and only when Lectern runs as root');
-  const cgroups = root ? makeCgroups(`lectern-${id}`, o.limits) : null;
-  const rlimits = rlimitsFor(o, cgroups?.memory ?? false);
   const { bwrap, prlimit, bash } = tools();
   if (!bwrap || !bash) throw new Error('bubblewrap (bwrap) or bash is not installed: Lectern runs no command without its sandbox');
+  // Made last of what can be refused: a refusal after them would leave their directories behind.
+  const cgroups = root ? makeCgroups(`lectern-${id}`, o.limits) : null;
+  try {
+    return sandboxRun(sandboxArgv(argv, o, { root, network, tmp, resolv, bwrap, prlimit, bash, cgroups }), notes, network, cgroups, o);
+  } catch (e) {
+    cgroups?.remove();
+    throw e;
+  }
+}
+
+/** bubblewrap's argv around `argv`, with an image's layer mounted first where the build has one. */
+function sandboxArgv(
+  argv: string[],
+  o: SandboxOptions,
+  s: { root: boolean; network: boolean; tmp: string; resolv: string; bwrap: string; prlimit: string | null; bash: string; cgroups: Cgroups | null },
+): string[] {
+  const { root, network, tmp, resolv, bwrap, prlimit, bash, cgroups } = s;
+  const rlimits = rlimitsFor(o, cgroups?.memory ?? false);
   const { dropUser, caps } = privileges(o, root);
   // pip's local index and wheels, unless they overlap a hidden directory (the data dir, a home).
   const pip = pipPaths().filter((p) => !o.hide.some((h) => isUnder(p, h) || isUnder(h, p)));
@@ -532,7 +548,7 @@ export function prepareSandbox(argv: string[], o: SandboxOptions): SandboxRun {
   // An image: bubblewrap starts in a mount namespace of its own where the build's layer is
   // mounted over the image, and gone with the namespace when the command ends.
   if (layer) full.unshift(...layerMount(unshare!, mount!, bash, layer));
-  return sandboxRun(full, notes, network, cgroups, o);
+  return full;
 }
 
 /**
