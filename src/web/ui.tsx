@@ -515,3 +515,24 @@ export function ActButton(props: {
     </span>
   );
 }
+
+/** Which rows of `total` page `page` (of `size` rows) shows, with buttons to the previous and next pages; `go` opens page `p`. */
+export function Pager({ page, size, total, go }: { page: number; size: number; total: number; go: (p: number) => void }) {
+  return (
+    <nav className="pager" aria-label="Pages">
+      {page > 0 && (
+        <button type="button" onClick={() => go(page - 1)}>
+          Previous
+        </button>
+      )}
+      <span>
+        {page * size + 1}–{Math.min(total, (page + 1) * size)} of {total}
+      </span>
+      {(page + 1) * size < total && (
+        <button type="button" onClick={() => go(page + 1)}>
+          Next
+        </button>
+      )}
+    </nav>
+  );
+}

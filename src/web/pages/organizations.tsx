@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { type Client, useClient, useQuery } from 'urql';
 import { Link, useLocation, useSearch } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
-import { ActionForm, Check, check, Failure, Field, Loading, NotFound, problemOf, TextArea, Time } from '../ui.tsx';
+import { ActionForm, Check, check, Failure, Field, Loading, NotFound, Pager, problemOf, TextArea, Time } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
 import { AuditLog } from './audit.tsx';
 import { Invitations, Members } from './organization-members.tsx';
@@ -225,23 +225,7 @@ function OrganizationProjects({ slug, owner }: { slug: string; owner: boolean })
           </tbody>
         </table>
       )}
-      {total > PAGE && (
-        <nav className="pager" aria-label="Pages">
-          {page > 0 && (
-            <button type="button" onClick={() => setPage(page - 1)}>
-              Previous
-            </button>
-          )}
-          <span>
-            {page * PAGE + 1}–{Math.min(total, (page + 1) * PAGE)} of {total}
-          </span>
-          {(page + 1) * PAGE < total && (
-            <button type="button" onClick={() => setPage(page + 1)}>
-              Next
-            </button>
-          )}
-        </nav>
-      )}
+      {total > PAGE && <Pager page={page} size={PAGE} total={total} go={setPage} />}
     </>
   );
 }

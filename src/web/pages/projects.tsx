@@ -2,7 +2,7 @@
 import { useClient, useQuery } from 'urql';
 import { Link, useLocation, useSearch } from 'wouter';
 import { graphql, type ResultOf } from '../graphql.ts';
-import { ActionForm, Failure, Field, Loading, problemOf, Select, StateBadge, Time } from '../ui.tsx';
+import { ActionForm, Failure, Field, Loading, Pager, problemOf, Select, StateBadge, Time } from '../ui.tsx';
 
 const PAGE = 25;
 
@@ -68,7 +68,7 @@ export function ProjectsPage() {
       {data && total > 0 && (
         <>
           <ProjectsTable projects={data.projects.nodes} />
-          <Pager page={page} total={total} go={(p) => go(name, tag, p)} />
+          <Pager page={page} size={PAGE} total={total} go={(p) => go(name, tag, p)} />
         </>
       )}
     </section>
@@ -120,27 +120,6 @@ function ProjectsTable({ projects }: { projects: ResultOf<typeof Projects>['proj
         })}
       </tbody>
     </table>
-  );
-}
-
-/** Which projects of `total` the page shows, with buttons to the previous and next pages; `go` opens page `p`. */
-function Pager({ page, total, go }: { page: number; total: number; go: (p: number) => void }) {
-  return (
-    <nav className="pager" aria-label="Pages">
-      {page > 0 && (
-        <button type="button" onClick={() => go(page - 1)}>
-          Previous
-        </button>
-      )}
-      <span>
-        {page * PAGE + 1}–{Math.min(total, (page + 1) * PAGE)} of {total}
-      </span>
-      {(page + 1) * PAGE < total && (
-        <button type="button" onClick={() => go(page + 1)}>
-          Next
-        </button>
-      )}
-    </nav>
   );
 }
 
