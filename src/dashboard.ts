@@ -1,19 +1,17 @@
 // The dashboard (src/web, built by `npm run web:build` into dist/web, which `npm start` and
 // `npm test` run): its hashed assets, cached for good, and its one page for every route of the
-// app, so a bookmarked or reloaded /projects/<slug>/builds opens where it was. The page has a strict
+// app (src/web/routes.ts, the list the app renders too), so a bookmarked or reloaded
+// /projects/<slug>/builds opens where it was. The page has a strict
 // Content-Security-Policy (its own scripts and styles only, talking to its own origin); that it may
 // not be framed (so another page, a project's docs included, cannot overlay or read it) app.ts
 // notFramed adds, as to every answer of Lectern's own.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { type Router } from 'express';
+import { ANY_ROUTE } from './web/routes.ts';
 
 export const DASHBOARD_DIR = path.resolve(import.meta.dirname, '../dist/web');
 const FAVICON = path.resolve(import.meta.dirname, 'web/favicon.svg');
-
-/** The app's routes (src/web/main.tsx); anything else is not the dashboard's. */
-const ROUTES =
-  /^\/(?:|sign-in|setup|forgot-password|reset-password|import|account|admin(?:\/sso|\/audit)?|organizations(?:\/[^/]+){0,2}|invitations\/accept|projects\/[^/]+(?:\/[^/]+){0,2})\/?$/;
 
 const HEADERS = {
   'Content-Security-Policy':
@@ -47,7 +45,7 @@ export function dashboardRouter(dir = DASHBOARD_DIR): Router {
     res.set('Cache-Control', 'public, max-age=86400').set('X-Content-Type-Options', 'nosniff').type('image/svg+xml').send(icon);
   });
   let page: Buffer | undefined;
-  router.get(ROUTES, (_req, res) => {
+  router.get(ANY_ROUTE, (_req, res) => {
     const file = path.join(dir, 'index.html');
     page ??= existsSync(file) ? readFileSync(file) : undefined;
     res.set(HEADERS).set('Cache-Control', 'no-cache');

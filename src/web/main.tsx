@@ -14,6 +14,7 @@ import { BuildPage } from './pages/build.tsx';
 import { AcceptInvitationPage, OrganizationPage, OrganizationsPage } from './pages/organizations.tsx';
 import { ProjectPage } from './pages/project.tsx';
 import { ImportPage, ProjectsPage } from './pages/projects.tsx';
+import { OPEN_ROUTES, ROUTES } from './routes.ts';
 import { Failure, Loading } from './ui.tsx';
 import { ViewerContext, ViewerQuery } from './viewer.ts';
 import './style.css';
@@ -33,7 +34,7 @@ function Shell() {
   if (!fromPage && fetching && !data) return <Loading what="Lectern" />;
   if (error && !data) return <Failure error={error} />;
   const viewer = data?.viewer ?? null;
-  const open = ['/sign-in', '/setup', '/forgot-password', '/reset-password'].some((p) => location.startsWith(p));
+  const open = OPEN_ROUTES.some((p) => location.startsWith(p));
   if (!viewer && !open && data) {
     if (data?.setupNeeded) return <SetupNeeded />;
     return <Redirect to={signInUrl()} replace />;
@@ -69,21 +70,21 @@ function Shell() {
       </header>
       <main id="main">
         <Switch>
-          <Route path="/sign-in" component={SignInPage} />
-          <Route path="/setup" component={SetupPage} />
-          <Route path="/forgot-password" component={ForgotPasswordPage} />
-          <Route path="/reset-password" component={ResetPasswordPage} />
-          <Route path="/" component={ProjectsPage} />
-          <Route path="/import" component={ImportPage} />
-          <Route path="/projects/:slug/builds/:id">{(p) => <BuildPage slug={p.slug} id={Number(p.id)} />}</Route>
-          <Route path="/projects/:slug/:tab?">{(p) => <ProjectPage slug={p.slug} tab={p.tab ?? 'versions'} />}</Route>
-          <Route path="/organizations" component={OrganizationsPage} />
-          <Route path="/organizations/:slug/:tab?">{(p) => <OrganizationPage slug={p.slug} tab={p.tab ?? 'projects'} />}</Route>
-          <Route path="/invitations/accept" component={AcceptInvitationPage} />
-          <Route path="/account" component={AccountPage} />
-          <Route path="/admin" component={AdminPage} />
-          <Route path="/admin/sso" component={AdminSsoPage} />
-          <Route path="/admin/audit" component={AdminAuditPage} />
+          <Route path={ROUTES.signIn} component={SignInPage} />
+          <Route path={ROUTES.setup} component={SetupPage} />
+          <Route path={ROUTES.forgotPassword} component={ForgotPasswordPage} />
+          <Route path={ROUTES.resetPassword} component={ResetPasswordPage} />
+          <Route path={ROUTES.projects} component={ProjectsPage} />
+          <Route path={ROUTES.importProject} component={ImportPage} />
+          <Route path={ROUTES.build}>{(p) => <BuildPage slug={p.slug} id={Number(p.id)} />}</Route>
+          <Route path={ROUTES.project}>{(p) => <ProjectPage slug={p.slug} tab={p.tab ?? 'versions'} />}</Route>
+          <Route path={ROUTES.organizations} component={OrganizationsPage} />
+          <Route path={ROUTES.organization}>{(p) => <OrganizationPage slug={p.slug} tab={p.tab ?? 'projects'} />}</Route>
+          <Route path={ROUTES.acceptInvitation} component={AcceptInvitationPage} />
+          <Route path={ROUTES.account} component={AccountPage} />
+          <Route path={ROUTES.admin} component={AdminPage} />
+          <Route path={ROUTES.adminSso} component={AdminSsoPage} />
+          <Route path={ROUTES.adminAudit} component={AdminAuditPage} />
           <Route>
             <h1>Not found</h1>
             <p>
