@@ -1,6 +1,8 @@
 // Golden response bodies: a whole JSON body compared with test/rest/golden/<name>.json.
 // `UPDATE_GOLDEN=1` rewrites them (review the diff before committing); otherwise a missing or
-// different file fails the test.
+// different file fails the test. Where Read the Docs' own tests keep the body of the same request
+// (test/rest/rtd-responses/), test/unit/rtd-responses.test.ts holds the golden to its shape, so a
+// golden rewritten from Lectern's output cannot drift from what Read the Docs answers.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
