@@ -229,7 +229,11 @@ function projectBody(p: DirectProject, withLastBuild: boolean) {
               ...(v.hasHtmlzip ? { htmlzip: dl('htmlzip') } : {}),
               ...(v.hasEpub ? { epub: dl('epub') } : {}),
             },
-            urls: { documentation: docs(v.slug), vcs: `${p.repositoryUrl}/tree/${v.verboseName}/` },
+            urls: {
+              documentation: docs(v.slug),
+              vcs: `${p.repositoryUrl}/tree/${v.verboseName}/`,
+              dashboard: { edit: `${config.publicUrl}/projects/${p.slug}/versions` },
+            },
             _links: { _self: `${api}/versions/${v.slug}/`, builds: `${api}/versions/${v.slug}/builds/`, project: `${api}/` },
             ...(withLastBuild && {
               last_build: b && {

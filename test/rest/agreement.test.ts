@@ -84,7 +84,7 @@ const version = (v: Node) => ({
   hidden: v.hidden,
   type: v.type,
   privacy_level: v.privacyLevel,
-  urls: { documentation: v.documentationUrl, vcs: v.vcsUrl },
+  urls: { documentation: v.documentationUrl, vcs: v.vcsUrl, dashboard: { edit: `http://lectern.test/projects/${v.project.slug}/versions` } },
   downloads: Object.fromEntries(Object.entries(v.downloads as Node).filter(([, url]) => url)),
   _links: expect.objectContaining({ _self: `${API}/projects/${v.project.slug}/versions/${v.slug}/` }),
 });

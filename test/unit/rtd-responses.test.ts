@@ -50,10 +50,6 @@ const DIFFERENCES: Record<string, { missing?: true; why: string }> = {
     missing: true,
     why: "a version's `aliases` (the version a machine `stable` or `latest` stands for) is not served yet; `ref` names stable's",
   },
-  dashboard: {
-    missing: true,
-    why: "a version's `urls.dashboard.edit` is not served: Lectern's dashboard has no page of one version's settings (they are the project's Versions tab)",
-  },
 };
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

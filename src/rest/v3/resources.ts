@@ -127,7 +127,17 @@ export const Version: Resource = {
       (n) => Object.fromEntries(Object.entries(n.downloads as Node).filter(([k, v]) => k !== '__typename' && v)),
       { type: 'object', properties: { pdf: uri, htmlzip: uri, epub: uri }, description: 'The offline formats built, each where it is downloaded.' },
     ),
-    urls: field('documentationUrl vcsUrl', (n) => ({ documentation: n.documentationUrl, vcs: n.vcsUrl }), links(['documentation', 'vcs'])),
+    // `dashboard.edit`: where the version's settings are changed, the project's Versions tab of the
+    // dashboard (Read the Docs' version edit page; Lectern has no page of one version's own).
+    urls: field(
+      'documentationUrl vcsUrl project { slug }',
+      (n, env) => ({
+        documentation: n.documentationUrl,
+        vcs: n.vcsUrl,
+        dashboard: { edit: `${env.publicUrl}/projects/${n.project.slug}/versions` },
+      }),
+      object({ documentation: uri, vcs: uri, dashboard: links(['edit']) }),
+    ),
     _links: field(
       'slug project { slug }',
       (n, env) => {
