@@ -19,9 +19,12 @@ function pgliteVersion(): string {
   return (JSON.parse(readFileSync(path.join(dist, '../package.json'), 'utf8')) as { version: string }).version;
 }
 
-/** The template's directory for these migrations: its name changes with PGlite's version and with any migration. */
+/** How a template is made; a change to it (database.ts fromTemplate's `make`) changes this, so templates made before are made again. */
+const RECIPE = 2;
+
+/** The template's directory for these migrations: its name changes with PGlite's version, with any migration and with the recipe. */
 export function templatePath(migrations: Migration[]): string {
-  const key = createHash('sha256').update(JSON.stringify({ pglite: pgliteVersion(), migrations: migrations.map((m) => [m.name, m.checksum]) }));
+  const key = createHash('sha256').update(JSON.stringify({ pglite: pgliteVersion(), migrations: migrations.map((m) => [m.name, m.checksum]), recipe: RECIPE }));
   return path.join(templateCacheDir, `pglite-${key.digest('hex').slice(0, 16)}`);
 }
 
