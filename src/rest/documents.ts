@@ -1,8 +1,9 @@
-// The GraphQL documents a REST API runs, built from its route table once, when the API is made,
-// and each validated against the schema on its route's first request (docs/design/rest-api.md,
-// "One document per route"): a request never parses GraphQL, and only a route's first validates. A route's document selects its resource whole, each field and expansion
-// under an @include directive whose variable the request's fields, omit and expand set
-// (resource.ts ResourceSelection), as SOFA builds one operation per field.
+// The GraphQL documents a REST API runs, one per route, built and validated against the schema on
+// the route's first request (docs/design/rest-api.md, "One document per route"): a request never
+// parses GraphQL but a route's first, which builds its document. A route's document selects its
+// resource whole, each field and expansion under an @include directive whose variable the
+// request's fields, omit and expand set (resource.ts ResourceSelection), as SOFA builds one
+// operation per field.
 import type { DocumentNode, GraphQLError, GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { Yoga } from '../graphql/yoga.ts';
 import { buildOperation } from './operation.ts';
@@ -34,10 +35,9 @@ export interface RouteDocuments {
 }
 
 export class ApiDocuments {
-  /** Whether the caller maintains the project `$project`. */
-  readonly maintainer: DocumentNode;
+  readonly #known: ReadonlySet<Route>;
   readonly #routes = new Map<Route, RouteDocuments>();
-  readonly #validated = new Set<Route>();
+  #maintainer: DocumentNode | undefined;
   readonly #schema: GraphQLSchema;
   readonly #parse: (text: string) => DocumentNode;
   readonly #validate: (document: DocumentNode) => readonly GraphQLError[];
@@ -49,24 +49,29 @@ export class ApiDocuments {
     this.#schema = schema as GraphQLSchema;
     this.#parse = (text) => parse(text) as DocumentNode;
     this.#validate = (document) => validate(schema, document) as readonly GraphQLError[];
-    this.maintainer = this.#checked('the maintainer check', this.#parse('query($project: String!) { project(slug: $project) { viewerIsMaintainer } }'));
-    for (const route of routes) this.#routes.set(route, this.#build(route));
+    this.#known = new Set(routes);
+  }
+
+  /** Whether the caller maintains the project `$project`. */
+  get maintainer(): DocumentNode {
+    this.#maintainer ??= this.#checked('the maintainer check', this.#parse('query($project: String!) { project(slug: $project) { viewerIsMaintainer } }'));
+    return this.#maintainer;
   }
 
   /**
-   * The documents of `route`, one of the routes the API was made with; validated the first time
-   * (all of them at once took 0.1 s of a server's start; test/unit/rest-documents.test.ts
-   * validates every route's).
+   * The documents of `route`, one of the routes the API was made with; built and validated the
+   * first time (all of them at once took 0.1-0.15 s of a server's start, before it listened;
+   * test/unit/rest-documents.test.ts builds and validates every route's).
    */
   of(route: Route): RouteDocuments {
     const found = this.#routes.get(route);
-    if (!found) throw new Error(`route ${route.name} is not one of this API's`);
-    if (!this.#validated.has(route)) {
-      this.#checked(`route ${route.name}`, found.document);
-      if (found.lookups) this.#checked(`route ${route.name}'s lookups`, found.lookups.document);
-      this.#validated.add(route);
-    }
-    return found;
+    if (found) return found;
+    if (!this.#known.has(route)) throw new Error(`route ${route.name} is not one of this API's`);
+    const built = this.#build(route);
+    this.#checked(`route ${route.name}`, built.document);
+    if (built.lookups) this.#checked(`route ${route.name}'s lookups`, built.lookups.document);
+    this.#routes.set(route, built);
+    return built;
   }
 
   #build(route: Route): RouteDocuments {

@@ -1,5 +1,5 @@
-// The REST APIs' GraphQL documents (src/rest/documents.ts): one per route, built and validated when
-// the API is made, each resource selected whole under @include directives whose variables a
+// The REST APIs' GraphQL documents (src/rest/documents.ts): one per route, built and validated on
+// the route's first request, each resource selected whole under @include directives whose variables a
 // request's fields, omit and expand set. What a request's variables include must be exactly what
 // the same parameters select written out (`selection`), at every level of expansion.
 import { type FieldNode, Kind, type OperationDefinitionNode, parse, type SelectionSetNode, type ValueNode, validate } from 'graphql';
