@@ -63,13 +63,19 @@ if (ONE_SHOT.has(command) && !held && !process.env.DATABASE_URL && process.featu
   const [{ startEmbeddedEarly }, { DEFAULT_DATA_DIR }] = await Promise.all([import('./db/database.ts'), import('./db/lock.ts')]);
   startEmbeddedEarly(process.env.LECTERN_DATA_DIR || DEFAULT_DATA_DIR);
 }
-const { installPrismaWasmHook } = await import('./prisma-wasm-hook.js');
-installPrismaWasmHook();
 if (!process.features.typescript) {
   const { register } = await import('tsx/esm/api');
   register();
 }
-const { run } = await import('./cli.ts');
+// `serve` and `worker` load the server's modules as one file where `npm start` bundled them from
+// the sources as they are (src/server-bundle.ts); every other command, and a changed source, loads
+// the sources. The bundle answers Prisma's query compiler itself; the sources, through the hook.
+const bundle = LONG_RUNNING.has(command) ? (await import('./server-bundle.ts')).currentBundle() : null;
+if (!bundle) {
+  const { installPrismaWasmHook } = await import('./prisma-wasm-hook.ts');
+  installPrismaWasmHook();
+}
+const { run } = await import(bundle ?? './cli.ts');
 await run(process.argv.slice(2));
 
 /** Whether the command will be sent to the process holding the embedded data dir (Node 24 only: an older Node cannot load the lock's TypeScript yet). */

@@ -88,6 +88,11 @@ async function open(config: Config, o: { shortLived?: boolean; thread?: boolean;
   return db;
 }
 
+/** Defined by the server's bundle (src/setup/server-bundle.ts); undefined when the sources run. */
+declare const LECTERN_BUNDLED: boolean | undefined;
+/** What this process runs: the server's bundle or the sources (src/server-bundle.ts says when each). */
+const MODULES = typeof LECTERN_BUNDLED === 'undefined' ? 'sources' : 'bundle';
+
 async function serve(config: Config): Promise<void> {
   const started = performance.now();
   // The database opens while the API's modules load: PGlite's start waits on reading its files and
@@ -118,7 +123,7 @@ async function serve(config: Config): Promise<void> {
   // Where a person goes next: the public URL (0.0.0.0 is no address to open), and where docs are.
   const docs = `${docsRoot(config, '<project>')}/`;
   log.info(
-    { port, database: db.kind, startupMs: Math.round(performance.now() - started), url: `${config.publicUrl}/`, docs },
+    { port, database: db.kind, modules: MODULES, startupMs: Math.round(performance.now() - started), url: `${config.publicUrl}/`, docs },
     `Lectern listening on ${config.host}:${port}: open ${config.publicUrl}/ (GraphiQL at /graphql); each project's docs at ${docs}`,
   );
   // The build worker starts once the server listens: its start and first look at the queue (0.1 s,
@@ -206,7 +211,7 @@ async function startWorker(config: Config, db: Database, log: Logger, secretKey:
     { concurrency: Math.max(config.buildConcurrency, 1), databaseUrl: config.databaseUrl, leaseSeconds: config.buildLeaseSeconds },
   );
   await worker.start();
-  log.info({ worker: worker.id, concurrency: config.buildConcurrency }, 'build worker started (builds and version syncs)');
+  log.info({ worker: worker.id, concurrency: config.buildConcurrency, modules: MODULES }, 'build worker started (builds and version syncs)');
   return worker;
 }
 

@@ -19,7 +19,7 @@
 //
 //   npx tsx test/bench/cli.ts [rounds=5] [--base <rev>]
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,11 +42,18 @@ const tempDir = (name: string) => {
   return d;
 };
 
-/** A checkout of `rev` beside this one, sharing node_modules and the generated Prisma client. */
+/**
+ * A checkout of `rev` beside this one, sharing the installed packages and the generated Prisma
+ * client, with a node_modules/.cache of its own, as another install has: each revision keeps its
+ * own PGlite template (a revision removes templates it did not make), bundle and resolutions.
+ */
 function worktree(rev: string): string {
   const dir = path.join(tempDir('lectern-bench-base-'), 'tree');
   execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', dir, rev], { stdio: 'ignore' });
-  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  mkdirSync(path.join(dir, 'node_modules'));
+  for (const entry of readdirSync(path.join(ROOT, 'node_modules'))) {
+    if (entry !== '.cache') symlinkSync(path.join(ROOT, 'node_modules', entry), path.join(dir, 'node_modules', entry));
+  }
   cpSync(path.join(ROOT, 'src/generated'), path.join(dir, 'src/generated'), { recursive: true });
   return dir;
 }

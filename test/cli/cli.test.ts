@@ -2,12 +2,14 @@
 // processes, on a NEW install (empty data dir; on the postgres project also an empty database) that
 // the first `serve` migrates, then users and tokens made from the command line, then `serve` again
 // on the now EXISTING install, answering GraphQL with those tokens. The tests in the main describe
-// build on each other and run in order.
+// build on each other and run in order. `serve` runs the server's bundle, as after `npm start`
+// (made first here where the sources changed since: src/setup/server-bundle.ts).
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { verifyPassword } from '../../src/domain/passwords.ts';
+import { bundleServer } from '../../src/setup/server-bundle.ts';
 import { emptyPostgresDatabase, tempDirs } from '../helpers/cli-databases.ts';
 import { type CliResult, cliEnv, gql, killChildren, runCli, type Served, show, startServe } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
@@ -47,6 +49,7 @@ async function serve(label: string): Promise<Served> {
 }
 
 beforeAll(async () => {
+  await bundleServer();
   dataDir = dirs.make('lectern-cli-');
   if (kind === 'postgres') {
     const db = await emptyPostgresDatabase();
@@ -70,7 +73,7 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
   it('`serve` on a NEW data dir migrates, answers /healthz and /readyz, and stops with 0 on SIGTERM', { timeout: 120_000 }, async () => {
     expect(existsSync(`${dataDir}/db`)).toBe(false);
     const s = await serve(`NEW data dir${kind === 'postgres' ? ' and empty database' : ''}`);
-    expect(s.listening).toMatchObject({ level: 30, database: kind });
+    expect(s.listening).toMatchObject({ level: 30, database: kind, modules: 'bundle' });
     const ready = await fetch(`${s.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready', database: kind });
