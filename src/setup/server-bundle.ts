@@ -18,7 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
+import type * as Esbuild from 'esbuild';
 import { isCompilerModule, wasmSpan } from '../prisma-wasm-hook.ts';
 import { BUNDLE_DIR, currentBundle, fileState, MANIFEST, ROOT } from '../server-bundle.ts';
 
@@ -43,7 +43,7 @@ function statesUnder(root: string, dir: string): Map<string, [number, number]> {
 }
 
 /** Writes each module's own location into it (see above). */
-const originPaths: esbuild.Plugin = {
+const originPaths: Esbuild.Plugin = {
   name: 'origin-paths',
   setup(build) {
     // Prisma's query compiler: the small module src/prisma-wasm-hook.ts answers for it, here in the
@@ -89,6 +89,7 @@ const originPaths: esbuild.Plugin = {
 export async function bundleServer(root = ROOT, { force = false } = {}): Promise<string> {
   const current = force ? null : currentBundle(root);
   if (current) return current;
+  const esbuild = await import('esbuild');
   const before = statesUnder(root, 'src');
   const lock = fileState(LOCK, root);
   const result = await esbuild.build({
@@ -140,5 +141,13 @@ export async function bundleServer(root = ROOT, { force = false } = {}): Promise
 }
 
 if (import.meta.main) {
-  await bundleServer(ROOT, { force: process.argv.includes('--force') });
+  // A bundle that cannot be made (a read-only node_modules, a full disk, no esbuild binary for this
+  // platform) costs only speed: `npm start` goes on, and serve loads the sources.
+  try {
+    await bundleServer(ROOT, { force: process.argv.includes('--force') });
+  } catch (e) {
+    console.warn(
+      `lectern: the server's modules were not bundled (${(e as Error).message.split('\n')[0]}); lectern serve will load the sources, which starts more slowly`,
+    );
+  }
 }
