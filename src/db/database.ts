@@ -4,6 +4,7 @@
 // @see docs/design/settings.md "Database"
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 // Each database's driver is loaded when that database is opened (import()): a command on the
 // embedded database loads no PostgreSQL client, and one on PostgreSQL no PGlite
@@ -15,7 +16,7 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 import { lockDataDir } from './lock.ts';
 import { migrate, pendingMigrations, readMigrations, type SqlRunner } from './migrate.ts';
 import { copyTemplate, ensureTemplate, isEmptyDir } from './template.ts';
-import { prestartPGliteThread, startThreadedPGlite, type ThreadedPGlite } from './threaded-pglite.ts';
+import { pgliteFile, prestartPGliteThread, startThreadedPGlite, type ThreadedPGlite, wholeBuffer } from './threaded-pglite.ts';
 
 export type { PrismaClient };
 
@@ -304,10 +305,32 @@ function extraStartParams(shortLived: boolean): string[] {
   return ['-c', `shared_buffers=${shortLived ? PGLITE_SHARED_BUFFERS_SHORT : PGLITE_SHARED_BUFFERS}`];
 }
 
+/** What PGlite.create would read and compile first: its WebAssembly, compiled, and its file bundle. */
+interface PGliteArtifacts {
+  pgliteWasmModule: WebAssembly.Module;
+  fsBundle: { arrayBuffer(): Promise<ArrayBuffer> };
+}
+
+/**
+ * PGlite's WebAssembly compiled and its file bundle read, begun before a new data dir's template
+ * is copied: V8 compiles on its own threads meanwhile (docs/design/startup.md, "PGlite compiled
+ * during the copy"). Undefined where they cannot be read: PGlite.create reads them itself.
+ */
+async function pgliteArtifacts(): Promise<PGliteArtifacts | undefined> {
+  try {
+    const [wasm, data] = await Promise.all([readFile(pgliteFile('pglite.wasm')), readFile(pgliteFile('pglite.data'))]);
+    const pgliteWasmModule = await WebAssembly.compile(wasm);
+    const buffer = wholeBuffer(data);
+    return { pgliteWasmModule, fsBundle: { arrayBuffer: async () => buffer } };
+  } catch {
+    return undefined;
+  }
+}
+
 /** A PGlite on the data dir `dir` (made there, by initdb, when it holds none). */
-async function createPGlite(dir: string, shortLived = false): Promise<PGlite> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  return PGlite.create(dir, { startParams: [...PGlite.defaultStartParams, ...extraStartParams(shortLived)] });
+async function createPGlite(dir: string, shortLived = false, artifacts?: Promise<PGliteArtifacts | undefined>): Promise<PGlite> {
+  const [{ PGlite }, ready] = await Promise.all([import('@electric-sql/pglite'), artifacts]);
+  return PGlite.create(dir, { ...(ready as object), startParams: [...PGlite.defaultStartParams, ...extraStartParams(shortLived)] });
 }
 
 /**
@@ -315,8 +338,8 @@ async function createPGlite(dir: string, shortLived = false): Promise<PGlite> {
  * adapter calls of it, PGlite's own API), returned at once with `started` to wait on; else in this
  * thread, returned once it runs.
  */
-async function startPGlite(dir: string, opts: OpenOptions): Promise<{ db: PGlite; started: Promise<void> }> {
-  if (!opts.thread) return { db: await createPGlite(dir, opts.shortLived), started: Promise.resolve() };
+async function startPGlite(dir: string, opts: OpenOptions, artifacts?: Promise<PGliteArtifacts | undefined>): Promise<{ db: PGlite; started: Promise<void> }> {
+  if (!opts.thread) return { db: await createPGlite(dir, opts.shortLived, artifacts), started: Promise.resolve() };
   const db = startThreadedPGlite(dir, extraStartParams(opts.shortLived ?? false));
   return { db: db as unknown as PGlite, started: db.started };
 }
@@ -456,13 +479,14 @@ async function openEmbedded(opts: OpenOptions): Promise<Database> {
   let opened: PGlite | undefined = taken?.db as unknown as PGlite | undefined;
   try {
     const dir = path.join(opts.dataDir, 'db');
+    const artifacts = taken || opts.thread ? undefined : pgliteArtifacts();
     // A new database is a copy of the template, its migrations applied: they count as applied here.
     const copied = !taken && shouldMigrate && isEmptyDir(dir) ? await fromTemplate(dir) : [];
     mkdirSync(dir, { recursive: true });
     // PGlite starts (on its thread, where opts.thread) while Prisma's modules load; or started already.
     const starting = taken
       ? Promise.resolve({ db: taken.db as unknown as PGlite, started: taken.db.started })
-      : startPGlite(dir, opts).then((p) => ((opened = p.db), p));
+      : startPGlite(dir, opts, artifacts).then((p) => ((opened = p.db), p));
     const [{ db, started }, { PrismaPGlite }, { PrismaClient }] = await Promise.all([
       starting,
       import('pglite-prisma-adapter'),

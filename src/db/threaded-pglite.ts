@@ -13,6 +13,8 @@
 // A PostgreSQL error comes back as PGlite's own DatabaseError, with its code, detail and
 // constraint, so the adapter maps it as it maps the in-process one (a unique violation is P2002).
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { PGlite, Results, Transaction } from '@electric-sql/pglite';
 
@@ -40,6 +42,20 @@ export function prestartPGliteThread(): void {
   prestarted.unref();
 }
 
+/** A file of PGlite's beside its modules: its WebAssembly (`pglite.wasm`), its file bundle (`pglite.data`, the files PostgreSQL reads). */
+export function pgliteFile(name: 'pglite.wasm' | 'pglite.data'): string {
+  return path.join(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), name);
+}
+
+/**
+ * The bytes of `data` as an ArrayBuffer of their own. A file this large is read into a buffer of
+ * its own (not Node's shared pool): it is used as it is, not copied again (6 MB, 0.04 s).
+ */
+export function wholeBuffer(data: Buffer): ArrayBuffer {
+  const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+  return (own ? data.buffer : data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)) as ArrayBuffer;
+}
+
 /**
  * A new thread for PGlite, sent PGlite's WebAssembly, compiled here, and its file bundle, read
  * here, while it starts: a thread's start (a Node environment, then PGlite's modules) takes about
@@ -49,13 +65,8 @@ export function prestartPGliteThread(): void {
 function spawn(): Worker {
   const worker = new Worker(new URL('./pglite-thread.js', import.meta.url));
   try {
-    const dist = new URL('./', import.meta.resolve('@electric-sql/pglite'));
-    const wasm = new WebAssembly.Module(readFileSync(new URL('pglite.wasm', dist)));
-    const data = readFileSync(new URL('pglite.data', dist));
-    // A file this large is read into a buffer of its own (not Node's shared pool): sent as it is,
-    // not copied again (6 MB, 0.04 s).
-    const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
-    const buffer = own ? data.buffer : data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength);
+    const wasm = new WebAssembly.Module(readFileSync(pgliteFile('pglite.wasm')));
+    const buffer = wholeBuffer(readFileSync(pgliteFile('pglite.data')));
     worker.postMessage({ artifacts: { wasm, data: buffer } }, [buffer]);
   } catch {
     worker.postMessage({ artifacts: null });
