@@ -13,8 +13,7 @@
 // A PostgreSQL error comes back as PGlite's own DatabaseError, with its code, detail and
 // constraint, so the adapter maps it as it maps the in-process one (a unique violation is P2002).
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { PGlite, Results, Transaction } from '@electric-sql/pglite';
 
@@ -44,7 +43,7 @@ export function prestartPGliteThread(): void {
 
 /** A file of PGlite's beside its modules: its WebAssembly (`pglite.wasm`), its file bundle (`pglite.data`, the files PostgreSQL reads). */
 export function pgliteFile(name: 'pglite.wasm' | 'pglite.data'): string {
-  return path.join(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), name);
+  return fileURLToPath(new URL(name, import.meta.resolve('@electric-sql/pglite')));
 }
 
 /**
