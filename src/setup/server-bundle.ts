@@ -120,7 +120,7 @@ export async function bundleServer(root = ROOT, { force = false } = {}): Promise
     if (!state) throw new Error(`${input} was bundled but is not a file under src/`);
     inputs[input] = state;
   }
-  const builder = before.get(BUILDER) ?? fileState(BUILDER, root);
+  const builder = before.get(BUILDER);
   if (builder) inputs[BUILDER] = builder;
   if (lock) inputs[LOCK] = lock;
   const dir = path.join(root, BUNDLE_DIR);

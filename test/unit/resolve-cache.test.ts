@@ -4,19 +4,12 @@
 // resolves it from there; an `npm install` (npm's record rewritten) starts again from Node's own
 // resolution; Lectern's own relative imports are never remembered.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { NODE, tempCheckout } from '../helpers/checkout.ts';
 
-const NODE = path.resolve(import.meta.dirname, '../../node_modules/.bin/node');
-const root = mkdtempSync(path.join(os.tmpdir(), 'lectern-resolve-cache-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-const write = (file: string, text: string) => {
-  mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-  writeFileSync(path.join(root, file), text);
-};
+const { root, write } = tempCheckout('lectern-resolve-cache-');
 
 mkdirSync(path.join(root, 'src'), { recursive: true });
 copyFileSync(path.resolve(import.meta.dirname, '../../src/resolve-cache.js'), path.join(root, 'src/resolve-cache.js'));

@@ -4,22 +4,15 @@
 // run, each module still finding the files beside its source; it is current until a file it was
 // made from changes, npm installs, or the manifest is not one the builder wrote.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { currentBundle, MANIFEST } from '../../src/server-bundle.ts';
 import { bundleServer } from '../../src/setup/server-bundle.ts';
+import { NODE, tempCheckout } from '../helpers/checkout.ts';
 
-const NODE = path.resolve(import.meta.dirname, '../../node_modules/.bin/node');
-const root = mkdtempSync(path.join(os.tmpdir(), 'lectern-server-bundle-'));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-const write = (file: string, text: string) => {
-  mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-  writeFileSync(path.join(root, file), text);
-};
+const { root, write } = tempCheckout('lectern-server-bundle-');
 
 write('node_modules/.package-lock.json', '{"lockfileVersion": 3}');
 write('node_modules/pkg/package.json', '{"name": "pkg", "main": "index.js"}');
