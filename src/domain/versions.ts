@@ -51,3 +51,21 @@ export async function updateVersion(
   ctx.events.emit('servedChanged', { projectId: project.id });
   return updated;
 }
+
+/**
+ * The version a machine-managed `stable` or `latest` stands for, as Read the Docs finds it
+ * (docs/design/read-the-docs.md §3.2, `aliases`): for `stable`, the project's own
+ * branch or tag at the same commit (the highest name where several are); for `latest`, the branch
+ * it follows, by name. Never a pull request's preview, which may share the commit. Null for every
+ * other version, which stands for itself.
+ */
+export function originalVersionWhere(v: Pick<Version, 'projectId' | 'slug' | 'machine' | 'identifier'>): Prisma.VersionWhereInput | null {
+  if (!v.machine || !v.identifier) return null;
+  const own = { projectId: v.projectId, machine: false, type: { not: 'external' as const } };
+  if (v.slug === 'stable') return { ...own, identifier: v.identifier };
+  if (v.slug === 'latest') return { ...own, type: 'branch', verboseName: v.identifier };
+  return null;
+}
+
+/** Among several originals (tags at one commit), the one named highest, as `stable` was chosen. */
+export const ORIGINAL_VERSION_ORDER = [{ verboseName: 'desc' }, { id: 'desc' }] satisfies Prisma.VersionOrderByWithRelationInput[];

@@ -3,7 +3,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { offeredVersions, versionRule, visibleVersions } from '../../domain/access.ts';
 import { requestVersionSync } from '../../domain/version-sync.ts';
-import { updateVersion } from '../../domain/versions.ts';
+import { ORIGINAL_VERSION_ORDER, originalVersionWhere, updateVersion } from '../../domain/versions.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { documentationUrl, downloadUrl, servedProjectSelect, versionWebUrl } from '../../urls.ts';
 import { builder, LOOKUP_COST } from '../builder.ts';
@@ -61,12 +61,9 @@ export const Version = builder.prismaObject('Version', {
       description: 'For a machine-managed `stable`: the slug of the version it points to.',
       complexity: LOOKUP_COST,
       resolve: async (v, _a, ctx) => {
-        if (!(v.machine && v.slug === 'stable' && v.identifier)) return null;
-        const target = await ctx.prisma.version.findFirst({
-          where: { projectId: v.projectId, identifier: v.identifier, machine: false },
-          orderBy: { verboseName: 'desc' },
-          select: { slug: true },
-        });
+        const where = v.slug === 'stable' ? originalVersionWhere(v) : null;
+        if (!where) return null;
+        const target = await ctx.prisma.version.findFirst({ where, orderBy: ORIGINAL_VERSION_ORDER, select: { slug: true } });
         return target?.slug ?? null;
       },
     }),
@@ -103,6 +100,26 @@ export const Version = builder.prismaObject('Version', {
     modifiedAt: t.expose('modifiedAt', { type: 'DateTime' }),
   }),
 });
+
+builder.prismaObjectFields(Version, (t) => ({
+  // A plain field: most versions have none, and read nothing (a prismaField's query must be used).
+  original: t.field({
+    type: Version,
+    nullable: true,
+    description:
+      "For a machine-managed `stable` or `latest`: the version it stands for (the branch or tag at stable's commit, the branch latest follows), when that version is active and the caller can see it; null otherwise. REST v3's `aliases`.",
+    complexity: LOOKUP_COST,
+    resolve: async (v, _a, ctx, info) => {
+      const where = originalVersionWhere(v);
+      if (!where) return null;
+      return ctx.prisma.version.findFirst({
+        ...queryFromInfo({ context: ctx, info }),
+        where: { AND: [where, { active: true }, visibleVersions(ctx.viewer)] },
+        orderBy: ORIGINAL_VERSION_ORDER,
+      });
+    },
+  }),
+}));
 
 export const VersionPage = pageOf<Prisma.VersionGetPayload<object>>('VersionPage', Version);
 

@@ -1,5 +1,6 @@
 // The v3 representations (docs/design/rest-api.md "v3 representations",
 // docs/design/read-the-docs.md §3) as resource tables over the GraphQL types.
+import { NO_FLEX } from '../flex.ts';
 import { drfDateTime, titleCase } from '../format.ts';
 import { derived, expandInto, field, type JsonSchema, type Node, plain, type Resource, type RestEnv, selection, serialize } from '../resource.ts';
 
@@ -108,44 +109,68 @@ export const Build: Resource = {
   },
 };
 
+/** A version's fields, but `aliases`: the same in a version and in the version its `aliases` holds. */
+const versionFields: Resource['fields'] = {
+  id: plain('id'),
+  slug: plain('slug'),
+  verbose_name: plain('verboseName'),
+  identifier: plain('identifier'),
+  ref: plain('ref'),
+  built: plain('built'),
+  active: plain('active'),
+  hidden: plain('hidden'),
+  type: plain('type'),
+  privacy_level: plain('privacyLevel'),
+  downloads: field(
+    'downloads { pdf htmlzip epub }',
+    (n) => Object.fromEntries(Object.entries(n.downloads as Node).filter(([k, v]) => k !== '__typename' && v)),
+    { type: 'object', properties: { pdf: uri, htmlzip: uri, epub: uri }, description: 'The offline formats built, each where it is downloaded.' },
+  ),
+  // `dashboard.edit`: where the version's settings are changed, the project's Versions tab of the
+  // dashboard (Read the Docs' version edit page; Lectern has no page of one version's own).
+  urls: field(
+    'documentationUrl vcsUrl project { slug }',
+    (n, env) => ({
+      documentation: n.documentationUrl,
+      vcs: n.vcsUrl,
+      dashboard: { edit: `${env.publicUrl}/projects/${n.project.slug}/versions` },
+    }),
+    object({ documentation: uri, vcs: uri, dashboard: links(['edit']) }),
+  ),
+  _links: field(
+    'slug project { slug }',
+    (n, env) => {
+      const p = `${env.api}/projects/${n.project.slug}`;
+      return { _self: `${p}/versions/${n.slug}/`, builds: `${p}/versions/${n.slug}/builds/`, project: `${p}/` };
+    },
+    links(['_self', 'builds', 'project']),
+  ),
+};
+
+const versionRef: JsonSchema = { $ref: '#/components/schemas/Version' };
+
+/**
+ * The version a machine `stable` or `latest` stands for, inside its `aliases`: serialized whole, as
+ * Read the Docs does, with no expansion; its own `aliases` are empty, as an original's always are
+ * (docs/design/read-the-docs.md §3.2).
+ */
+const AliasedVersion: Resource = {
+  name: 'AliasedVersion',
+  graphqlType: 'Version',
+  fields: { aliases: field('', () => [], { type: 'array', items: versionRef, maxItems: 0 }), ...versionFields },
+};
+
 export const Version: Resource = {
   name: 'Version',
   graphqlType: 'Version',
   fields: {
-    id: plain('id'),
-    slug: plain('slug'),
-    verbose_name: plain('verboseName'),
-    identifier: plain('identifier'),
-    ref: plain('ref'),
-    built: plain('built'),
-    active: plain('active'),
-    hidden: plain('hidden'),
-    type: plain('type'),
-    privacy_level: plain('privacyLevel'),
-    downloads: field(
-      'downloads { pdf htmlzip epub }',
-      (n) => Object.fromEntries(Object.entries(n.downloads as Node).filter(([k, v]) => k !== '__typename' && v)),
-      { type: 'object', properties: { pdf: uri, htmlzip: uri, epub: uri }, description: 'The offline formats built, each where it is downloaded.' },
+    // First, where Read the Docs declares it.
+    aliases: field(
+      `original { ${selection(AliasedVersion, NO_FLEX)} }`,
+      (n, env) => (n.original ? [serialize(AliasedVersion, n.original, env, NO_FLEX)] : []),
+      { type: 'array', items: versionRef, description: 'For a machine-managed `stable` or `latest`: the active version it stands for.' },
     ),
-    // `dashboard.edit`: where the version's settings are changed, the project's Versions tab of the
-    // dashboard (Read the Docs' version edit page; Lectern has no page of one version's own).
-    urls: field(
-      'documentationUrl vcsUrl project { slug }',
-      (n, env) => ({
-        documentation: n.documentationUrl,
-        vcs: n.vcsUrl,
-        dashboard: { edit: `${env.publicUrl}/projects/${n.project.slug}/versions` },
-      }),
-      object({ documentation: uri, vcs: uri, dashboard: links(['edit']) }),
-    ),
-    _links: field(
-      'slug project { slug }',
-      (n, env) => {
-        const p = `${env.api}/projects/${n.project.slug}`;
-        return { _self: `${p}/versions/${n.slug}/`, builds: `${p}/versions/${n.slug}/builds/`, project: `${p}/` };
-      },
-      links(['_self', 'builds', 'project']),
-    ),
+    ...versionFields,
   },
   expandable: {
     last_build: expandInto(Build, 'lastBuild', false),
