@@ -1,10 +1,12 @@
 // A build worker: claims builds from the database and runs up to `concurrency` at once, and beside
-// them version syncs (queue/version-syncs.ts), up to `versionSync.concurrency`: a sync is short and
-// must not wait behind a long build. New builds and syncs wake it at once (LISTEN/NOTIFY on
-// PostgreSQL; its app's events on the embedded database, where every build is queued by the app
-// of this same process: docs/design/events.md); a slow poll is only a safety net, and a sync
-// waiting out its backoff wakes it when due. It renews each job's lease while working, puts back jobs whose worker died, and on stop
-// either lets running ones finish or returns them to the queue.
+// them the job queue's jobs (src/queue/jobs.ts, docs/design/jobs.md): version syncs up to
+// `versionSync.concurrency` (a sync is short and must not wait behind a long build) and notification
+// deliveries up to `notifications.concurrency`, each project's holding at most its share. New builds
+// and jobs wake it at once (LISTEN/NOTIFY on PostgreSQL, one channel; its app's events on the
+// embedded database, where every build is queued by the app of this same process:
+// docs/design/events.md); a slow poll is only a safety net, and a job waiting out its backoff wakes
+// it when due. It renews each build's and job's lease while working, puts back work whose worker
+// died, and on stop either lets running work finish or returns it to the queue.
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -13,29 +15,32 @@ import { pruneAudit } from '../domain/audit.ts';
 import { sendDelivery } from '../notifications/send.ts';
 import { claimBuild, heartbeat, reapExpired, releaseBuild } from '../queue/builds.ts';
 import {
-  type ClaimedDelivery,
-  claimDelivery,
   DEFAULT_DELIVERY_RETRY,
-  nextDeliveryDueMs,
+  DELIVER_TASK,
+  delivered,
   queueFinishedEvents,
-  reapExpiredDeliveries,
   recordAttempt,
-  releaseDelivery,
+  recordLost,
+  recordReleased,
+  startAttempt,
 } from '../queue/deliveries.ts';
 import {
-  type ClaimedVersionSync,
-  claimVersionSync,
-  DEFAULT_SYNC_RETRY,
-  describeSyncError,
-  failVersionSync,
-  finishVersionSync,
-  heartbeatVersionSync,
-  nextVersionSyncDueMs,
+  type ClaimedJob,
+  claimJob,
+  completeJob,
+  describeJobError,
+  failJob,
+  heartbeatJob,
+  JOBS_CHANNEL,
+  nextJobDueMs,
+  pruneEndedJobs,
   type RetryPolicy,
-  reapExpiredVersionSyncs,
-  releaseVersionSync,
+  reapExpiredJobs,
+  releaseJob,
   retryDelaySeconds,
-} from '../queue/version-syncs.ts';
+  type Wanted,
+} from '../queue/jobs.ts';
+import { DEFAULT_SYNC_RETRY, SYNC_TASK } from '../queue/version-syncs.ts';
 import { pruneCaches } from './environment.ts';
 import { Aborted, type PipelineDeps, runBuild } from './pipeline.ts';
 import { removeClosedPreviews } from './previews.ts';
@@ -68,22 +73,23 @@ export const deliverySharePerProject = (concurrency: number) => Math.max(1, Math
 /** Syncs one worker runs at once: each is one `git ls-remote` and one transaction. */
 const DEFAULT_SYNC_CONCURRENCY = 2;
 
-export const NOTIFY_CHANNEL = 'lectern_builds';
+/** The channel the worker LISTENs on: the job queue's, on which builds are announced too. */
+export const NOTIFY_CHANNEL = JOBS_CHANNEL;
+
+/** One task of the job queue as this worker runs it. */
+interface TaskSlots {
+  concurrency: number;
+  /** The slots one group's jobs may hold at once; no limit when absent. */
+  perGroup?: number;
+  retry: RetryPolicy;
+}
 
 export class Worker {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   readonly #running = new Map<number, { controller: AbortController; done: Promise<void> }>();
-  /** Version syncs running, by job id. */
-  readonly #syncing = new Map<number, Promise<void>>();
-  readonly #syncConcurrency: number;
-  readonly #retry: RetryPolicy;
-  /** Webhook notifications being sent, by delivery id. */
-  readonly #delivering = new Map<number, Promise<void>>();
-  /** How many of them each project has (the build's project; 0 for a build that is gone). */
-  readonly #deliveringByProject = new Map<number, number>();
-  readonly #deliveryConcurrency: number;
-  readonly #deliveryPerProject: number;
-  readonly #deliveryRetry: RetryPolicy;
+  /** The job queue's jobs running, by job id. */
+  readonly #jobs = new Map<number, { job: ClaimedJob; group: string; done: Promise<void> }>();
+  readonly #tasks: Record<string, TaskSlots>;
   #stopping = false;
   #wake: (() => void) | null = null;
   #listener: PgListener | null = null;
@@ -96,11 +102,18 @@ export class Worker {
     this.deps = deps;
     this.opts = opts;
     this.#leaseSeconds = opts.leaseSeconds ?? 60;
-    this.#syncConcurrency = deps.syncVersions ? (opts.versionSync?.concurrency ?? DEFAULT_SYNC_CONCURRENCY) : 0;
-    this.#retry = { ...DEFAULT_SYNC_RETRY, ...opts.versionSync?.retry };
-    this.#deliveryConcurrency = deps.notify ? (opts.notifications?.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY) : 0;
-    this.#deliveryRetry = { ...DEFAULT_DELIVERY_RETRY, ...opts.notifications?.retry };
-    this.#deliveryPerProject = Math.max(1, opts.notifications?.perProject ?? deliverySharePerProject(this.#deliveryConcurrency));
+    const deliveries = deps.notify ? (opts.notifications?.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY) : 0;
+    this.#tasks = {
+      [SYNC_TASK]: {
+        concurrency: deps.syncVersions ? (opts.versionSync?.concurrency ?? DEFAULT_SYNC_CONCURRENCY) : 0,
+        retry: { ...DEFAULT_SYNC_RETRY, ...opts.versionSync?.retry },
+      },
+      [DELIVER_TASK]: {
+        concurrency: deliveries,
+        perGroup: Math.max(1, opts.notifications?.perProject ?? deliverySharePerProject(deliveries)),
+        retry: { ...DEFAULT_DELIVERY_RETRY, ...opts.notifications?.retry },
+      },
+    };
   }
 
   get running(): number[] {
@@ -109,7 +122,7 @@ export class Worker {
 
   /** Ids of the version sync jobs running. */
   get syncing(): number[] {
-    return [...this.#syncing.keys()];
+    return [...this.#jobs].filter(([, j]) => j.job.task === SYNC_TASK).map(([id]) => id);
   }
 
   async start(): Promise<void> {
@@ -120,7 +133,7 @@ export class Worker {
     events.on('syncQueued', onQueued);
     events.on('deliveryQueued', onQueued);
     if (this.opts.databaseUrl) {
-      // It comes back by itself when the database does; builds queued meanwhile are looked for then.
+      // It comes back by itself when the database does; work queued meanwhile is looked for then.
       this.#listener = new PgListener(this.opts.databaseUrl, NOTIFY_CHANNEL, { log: this.deps.log, onNotify: onQueued, onReconnect: onQueued });
       await this.#listener.ready;
     }
@@ -144,54 +157,71 @@ export class Worker {
       try {
         if (Date.now() - lastReap > (this.#leaseSeconds * 1000) / 2) {
           lastReap = Date.now();
-          const { retried, failed } = await reapExpired(this.deps.prisma);
-          if (retried.length || failed.length) this.deps.log.warn({ retried, failed }, 'builds whose worker stopped');
-          await queueFinishedEvents(this.deps.prisma, this.deps.events, failed, { email: !!this.deps.notify?.email });
-          if (this.deps.previewRetentionDays !== undefined) {
-            const removed = await removeClosedPreviews(this.deps, this.deps.previewRetentionDays);
-            if (removed.length) this.deps.log.info({ removed }, "closed pull requests' previews removed");
-          }
-          if (this.deps.auditRetentionDays !== undefined) await pruneAudit(this.deps.prisma, this.deps.auditRetentionDays);
-          const pruned = await pruneCaches(this.deps.prisma, this.deps.dataDir);
-          if (pruned.projects.length || pruned.versions.length) this.deps.log.info(pruned, 'caches of deleted projects and versions removed');
-          if (this.#deliveryConcurrency > 0) {
-            const lost = await reapExpiredDeliveries(this.deps.prisma, this.#deliveryRetry.maxAttempts);
-            if (lost) this.deps.log.warn({ deliveries: lost }, 'notifications whose worker stopped');
-          }
-          if (this.#syncConcurrency > 0) {
-            const syncs = await reapExpiredVersionSyncs(this.deps.prisma, this.#retry.maxAttempts);
-            if (syncs.length) this.deps.log.warn({ syncs }, 'version syncs whose worker stopped');
-          }
+          await this.#maintain();
         }
         while (!this.#stopping && this.#running.size < this.opts.concurrency) {
           const build = await claimBuild(this.deps.prisma, this.id, this.#leaseSeconds);
           if (!build) break;
           this.#startBuild(build);
         }
-        while (!this.#stopping && this.#syncing.size < this.#syncConcurrency) {
-          const job = await claimVersionSync(this.deps.prisma, this.id, this.#leaseSeconds);
-          if (!job) {
-            // Nothing due: a sync waiting out its backoff wakes the loop when it is due, not at the next poll.
-            const due = await nextVersionSyncDueMs(this.deps.prisma);
-            if (due !== null && due < poll) setTimeout(wake, due + 5).unref();
-            break;
-          }
-          this.#startSync(job);
-        }
-        while (!this.#stopping && this.#delivering.size < this.#deliveryConcurrency) {
-          const busy = [...this.#deliveringByProject].filter(([, n]) => n >= this.#deliveryPerProject).map(([p]) => p);
-          const job = await claimDelivery(this.deps.prisma, this.id, this.#deliveryLeaseSeconds, busy);
-          if (!job) {
-            const due = await nextDeliveryDueMs(this.deps.prisma, busy);
-            if (due !== null && due < poll) setTimeout(wake, due + 5).unref();
-            break;
-          }
-          this.#startDelivery(job);
-        }
+        await this.#claimJobs(wake, poll);
       } catch (e) {
         this.deps.log.error({ err: e }, 'build worker loop');
       }
       await woken;
+    }
+  }
+
+  /** Puts back builds and jobs whose worker died, and removes what has outlived its keeping. */
+  async #maintain(): Promise<void> {
+    const { prisma, log } = this.deps;
+    const { retried, failed } = await reapExpired(prisma);
+    if (retried.length || failed.length) log.warn({ retried, failed }, 'builds whose worker stopped');
+    await queueFinishedEvents(prisma, this.deps.events, failed, { email: !!this.deps.notify?.email });
+    const lost = await reapExpiredJobs(prisma, Object.fromEntries(Object.entries(this.#tasks).map(([task, t]) => [task, t.retry.maxAttempts])));
+    for (const job of lost) {
+      log.warn({ job: job.id, task: job.task, state: job.state }, 'a job whose worker stopped');
+      if (job.task === DELIVER_TASK)
+        await recordLost(prisma, Number(job.payload.deliveryId), job, 'The worker sending this notification stopped before it ended (its lease expired).');
+    }
+    await pruneEndedJobs(prisma);
+    if (this.deps.previewRetentionDays !== undefined) {
+      const removed = await removeClosedPreviews(this.deps, this.deps.previewRetentionDays);
+      if (removed.length) log.info({ removed }, "closed pull requests' previews removed");
+    }
+    if (this.deps.auditRetentionDays !== undefined) await pruneAudit(prisma, this.deps.auditRetentionDays);
+    const pruned = await pruneCaches(prisma, this.deps.dataDir);
+    if (pruned.projects.length || pruned.versions.length) log.info(pruned, 'caches of deleted projects and versions removed');
+  }
+
+  /** What this worker can take now: the tasks with a free slot, and the groups that have had their share. */
+  #wanted(): Wanted {
+    const tasks: string[] = [];
+    const busy: string[] = [];
+    for (const [task, slots] of Object.entries(this.#tasks)) {
+      const mine = [...this.#jobs.values()].filter((j) => j.job.task === task);
+      if (mine.length >= slots.concurrency) continue;
+      tasks.push(task);
+      if (slots.perGroup === undefined) continue;
+      const byGroup = new Map<string, number>();
+      for (const j of mine) byGroup.set(j.group, (byGroup.get(j.group) ?? 0) + 1);
+      for (const [group, n] of byGroup) if (n >= slots.perGroup) busy.push(`${task}|${group}`);
+    }
+    return { tasks, busy };
+  }
+
+  /** Claims jobs while there are free slots; nothing due wakes the loop when the next one is, not at the next poll. */
+  async #claimJobs(wake: () => void, poll: number): Promise<void> {
+    while (!this.#stopping) {
+      const wanted = this.#wanted();
+      if (!wanted.tasks.length) return;
+      const job = await claimJob(this.deps.prisma, this.id, this.#leaseSeconds, wanted);
+      if (!job) {
+        const due = await nextJobDueMs(this.deps.prisma, wanted);
+        if (due !== null && due < poll) setTimeout(wake, due + 5).unref();
+        return;
+      }
+      this.#startJob(job);
     }
   }
 
@@ -237,75 +267,87 @@ export class Worker {
     this.#running.set(build.id, { controller, done });
   }
 
-  /** A delivery's lease outlasts its attempt's deadline. */
-  get #deliveryLeaseSeconds(): number {
-    return Math.max(this.#leaseSeconds, (this.deps.notify?.webhooks.timeoutSeconds ?? 10) + 30);
-  }
-
-  #startDelivery(job: ClaimedDelivery): void {
-    const { prisma, cipher, log } = this.deps;
-    const project = job.projectId ?? 0;
-    this.#deliveringByProject.set(project, (this.#deliveringByProject.get(project) ?? 0) + 1);
-    const retry = this.#deliveryRetry;
-    const done = sendDelivery({ prisma, cipher, config: this.deps.notify! }, job)
-      .then(async (o) => {
-        const delay = retryDelaySeconds(job.attempts, retry);
-        const state = await recordAttempt(prisma, job.id, this.id, o, delay, o.terminal ? 0 : retry.maxAttempts);
-        // The URL is not logged: a receiver's URL may itself be a secret (Slack's are).
-        const fields = { delivery: job.id, webhook: job.webhookId, event: job.event, build: job.buildId, attempt: job.attempts, status: o.statusCode, state };
-        if (o.error)
-          log.warn(
-            { ...fields, error: o.error, ...(state === 'queued' ? { retryInSeconds: Math.round(delay * 10) / 10 } : {}) },
-            'webhook notification failed',
-          );
-        else log.info(fields, 'webhook notification delivered');
-      })
-      .catch((e: unknown) => log.error({ err: e, delivery: job.id }, 'webhook notification could not be recorded'))
-      .finally(() => {
-        this.#delivering.delete(job.id);
-        const left = (this.#deliveringByProject.get(project) ?? 1) - 1;
-        if (left > 0) this.#deliveringByProject.set(project, left);
-        else this.#deliveringByProject.delete(project);
-        this.#wake?.();
-      });
-    this.#delivering.set(job.id, done);
-  }
-
-  #startSync(job: ClaimedVersionSync): void {
+  #startJob(job: ClaimedJob): void {
     const { prisma, log } = this.deps;
     const beat = setInterval(
       () => {
-        heartbeatVersionSync(prisma, job.id, this.id, this.#leaseSeconds).catch(() => {});
+        heartbeatJob(prisma, job.id, this.id, this.#leaseSeconds).catch(() => {});
       },
       (this.#leaseSeconds * 1000) / 3,
     );
-    const done = this.deps.syncVersions!(job.projectId, job.repositoryUrl)
-      .then(
-        async (result) => {
-          const { added, removed } = (result ?? {}) as { added?: string[]; removed?: string[] };
-          log.info({ project: job.projectId, added, removed, attempt: job.attempts }, 'versions synced');
-          await finishVersionSync(prisma, job.id, this.id);
-        },
-        async (e: unknown) => {
-          // The message with any credentials of the repository URL masked: it is stored and logged.
-          const error = describeSyncError(e);
-          const delay = retryDelaySeconds(job.attempts, this.#retry);
-          const after = await failVersionSync(prisma, job.id, this.id, error, delay, this.#retry.maxAttempts);
-          const retry = after?.state === 'queued' ? { retryInSeconds: Math.round(delay * 10) / 10 } : {};
-          log.warn({ project: job.projectId, attempt: job.attempts, state: after?.state, ...retry, error }, 'version sync failed');
-        },
-      )
-      .catch((e: unknown) => log.error({ err: e, sync: job.id }, 'version sync could not be recorded'))
+    const run = job.task === SYNC_TASK ? this.#runSync(job) : job.task === DELIVER_TASK ? this.#runDelivery(job) : this.#unknownTask(job);
+    const done = run
+      .catch((e: unknown) => log.error({ err: e, job: job.id, task: job.task }, 'job could not be recorded'))
       .finally(() => {
         clearInterval(beat);
-        this.#syncing.delete(job.id);
+        this.#jobs.delete(job.id);
         this.#wake?.();
       });
-    this.#syncing.set(job.id, done);
+    this.#jobs.set(job.id, { job, group: job.groupKey ?? '', done });
+  }
+
+  /** A task this version of Lectern does not know (a newer one's, sharing the database): failed, saying so. */
+  async #unknownTask(job: ClaimedJob): Promise<void> {
+    await failJob(this.deps.prisma, job.id, this.id, `No worker here runs the task ${JSON.stringify(job.task)}.`, 0, 0);
+  }
+
+  async #runSync(job: ClaimedJob): Promise<void> {
+    const { prisma, log } = this.deps;
+    const projectId = Number(job.payload.projectId);
+    const project = await prisma.project.findUnique({ where: { id: projectId }, select: { repositoryUrl: true } });
+    // The project was deleted after asking: nothing left to sync.
+    if (!project) return completeJob(prisma, job.id, this.id);
+    let result: unknown;
+    try {
+      result = await this.deps.syncVersions!(projectId, project.repositoryUrl);
+    } catch (e) {
+      // The message with any credentials of the repository URL masked: it is stored and logged.
+      const error = describeJobError(e);
+      const { retry } = this.#tasks[SYNC_TASK]!;
+      const delay = retryDelaySeconds(job.attempts, retry);
+      const after = await failJob(prisma, job.id, this.id, error, delay, retry.maxAttempts);
+      const again = after?.state === 'queued' ? { retryInSeconds: Math.round(delay * 10) / 10 } : {};
+      log.warn({ project: projectId, attempt: job.attempts, state: after?.state, ...again, error }, 'version sync failed');
+      return;
+    }
+    const { added, removed } = (result ?? {}) as { added?: string[]; removed?: string[] };
+    log.info({ project: projectId, added, removed, attempt: job.attempts }, 'versions synced');
+    await completeJob(prisma, job.id, this.id);
+  }
+
+  async #runDelivery(job: ClaimedJob): Promise<void> {
+    const { prisma, cipher, log } = this.deps;
+    const delivery = await startAttempt(prisma, Number(job.payload.deliveryId), job.attempts);
+    // Its webhook (and with it the delivery) was deleted meanwhile: nothing to send.
+    if (!delivery) return completeJob(prisma, job.id, this.id);
+    const o = await sendDelivery({ prisma, cipher, config: this.deps.notify! }, delivery);
+    // The URL is not logged: a receiver's URL may itself be a secret (Slack's are).
+    const fields = {
+      delivery: delivery.id,
+      webhook: delivery.webhookId,
+      event: delivery.event,
+      build: delivery.buildId,
+      attempt: job.attempts,
+      status: o.statusCode,
+    };
+    if (delivered(o)) {
+      await recordAttempt(prisma, delivery.id, o, 'delivered');
+      await completeJob(prisma, job.id, this.id);
+      log.info({ ...fields, state: 'delivered' }, 'webhook notification delivered');
+      return;
+    }
+    const { retry } = this.#tasks[DELIVER_TASK]!;
+    const delay = retryDelaySeconds(job.attempts, retry);
+    const error = o.error ?? `HTTP ${o.statusCode}`;
+    const after = await failJob(prisma, job.id, this.id, error, delay, o.terminal ? 0 : retry.maxAttempts);
+    // Null: the job is no longer this worker's (its lease ran out); whoever holds it records.
+    if (after) await recordAttempt(prisma, delivery.id, o, after);
+    const again = after?.state === 'queued' ? { retryInSeconds: Math.round(delay * 10) / 10 } : {};
+    log.warn({ ...fields, state: after?.state ?? null, error: o.error, ...again }, 'webhook notification failed');
   }
 
   /**
-   * Stops claiming. Running builds and syncs get `graceMs` to finish; those still running then
+   * Stops claiming. Running builds and jobs get `graceMs` to finish; those still running then
    * are aborted (builds) and given back to the queue, so another worker runs them.
    */
   async stop(graceMs = 30_000): Promise<void> {
@@ -313,7 +355,7 @@ export class Worker {
     this.#wake?.();
     await this.#loop;
     const all = [...this.#running.entries()];
-    const finished = Promise.all([...all.map(([, r]) => r.done), ...this.#syncing.values(), ...this.#delivering.values()]);
+    const finished = Promise.all([...all.map(([, r]) => r.done), ...[...this.#jobs.values()].map((j) => j.done)]);
     const timedOut = await Promise.race([finished.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref())]);
     if (timedOut) {
       for (const [id, r] of this.#running) {
@@ -321,10 +363,12 @@ export class Worker {
         await r.done;
         await releaseBuild(this.deps.prisma, id, this.id);
       }
-      // A sync cannot be interrupted (it is one ls-remote and one transaction); given back, it runs
-      // again elsewhere, which is harmless: a sync is idempotent.
-      for (const id of this.#syncing.keys()) await releaseVersionSync(this.deps.prisma, id, this.id);
-      for (const id of this.#delivering.keys()) await releaseDelivery(this.deps.prisma, id, this.id);
+      // A job cannot be interrupted (a sync is one ls-remote and one transaction, a delivery one
+      // request); given back, it runs again elsewhere, which is harmless: each is idempotent.
+      for (const [id, { job }] of this.#jobs) {
+        await releaseJob(this.deps.prisma, id, this.id);
+        if (job.task === DELIVER_TASK) await recordReleased(this.deps.prisma, Number(job.payload.deliveryId));
+      }
     }
     await this.#listener?.close();
   }

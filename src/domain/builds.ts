@@ -5,6 +5,7 @@
 import type { Events } from '../events.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { queueBuildEvent } from '../queue/deliveries.ts';
+import { JOBS_CHANNEL } from '../queue/jobs.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
@@ -49,8 +50,8 @@ export async function queueBuild(tx: Tx, events: Events, version: { id: number; 
   });
   await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id } });
   await queueBuildEvent(tx, events, build, 'build:triggered');
-  // Wakes workers in other processes (delivered when the transaction commits).
-  await tx.$executeRaw`SELECT pg_notify('lectern_builds', ${String(build.id)})`;
+  // Wakes workers in other processes (delivered when the transaction commits), on the job queue's channel.
+  await tx.$executeRaw`SELECT pg_notify(${JOBS_CHANNEL}, 'build')`;
   return build;
 }
 

@@ -1,18 +1,21 @@
-// Outgoing webhook notifications as jobs in the database, as builds and version syncs are: a build
-// event writes one NotificationDelivery row per subscribed webhook (in the transaction that made
-// the event, so an event is never lost nor sent for something rolled back); workers claim due rows
-// with FOR UPDATE SKIP LOCKED, POST them (../notifications/send.ts), and record the outcome. A receiver that fails
-// or does not answer is tried again later, with capped and jittered exponential backoff
-// (queue/version-syncs.ts retryDelaySeconds), until the attempts run out. A build never waits for a
-// delivery, and a delivery never fails a build.
+// Outgoing notifications (webhooks, commit statuses, emails) as jobs of the one job queue
+// (jobs.ts, docs/design/jobs.md): a build event writes one NotificationDelivery row per recipient,
+// the record GraphQL shows, and a `deliver` job for each, in the transaction that made the event, so
+// an event is never lost nor sent for something rolled back. A worker runs the job: it POSTs
+// (../notifications/send.ts) and records the outcome here. A receiver that fails or does not answer
+// is tried again later, with capped and jittered exponential backoff, until the attempts run out.
+// A build never waits for a delivery, and a delivery never fails a build.
 
 import type { PrismaClient } from '../db/database.ts';
 import type { Events } from '../events.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import { nextDueMs, type RetryPolicy } from './version-syncs.ts';
+import { addJobs, type FailedRun, type RetryPolicy } from './jobs.ts';
 
 export const WEBHOOK_EVENTS = ['build:triggered', 'build:passed', 'build:failed'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** The job queue's task that sends one delivery: payload `{ deliveryId }`. */
+export const DELIVER_TASK = 'deliver';
 
 /** Seven attempts over about ten minutes: a receiver's restart or a short outage, not a day. */
 export const DEFAULT_DELIVERY_RETRY: RetryPolicy = { baseSeconds: 5, capSeconds: 300, maxAttempts: 7 };
@@ -37,7 +40,7 @@ export async function queueBuildEvent(
 ): Promise<number> {
   const email = opts.email === true && event !== 'build:triggered';
   // A preview's status goes through the integration its event came in by, when that has a token.
-  const n = await db.$executeRaw`
+  const made = await db.$queryRaw<{ id: number }[]>`
     INSERT INTO "NotificationDelivery" ("kind", "webhookId", "integrationId", "event", "buildId", "userId")
     SELECT 'webhook', w."id", NULL::int, ${event}, ${build.id}, NULL::int FROM "Webhook" w
     WHERE w."projectId" = ${build.projectId} AND ${event} = ANY(w."events")
@@ -57,12 +60,16 @@ export async function queueBuildEvent(
       AND (${event} = 'build:failed' OR (
         SELECT e."success" FROM "Build" e
         WHERE e."versionId" = b."versionId" AND e."state" = 'finished' AND e."id" <> b."id" AND e."createdAt" <= b."createdAt"
-        ORDER BY e."createdAt" DESC, e."id" DESC LIMIT 1) IS FALSE)`;
-  if (n > 0) {
-    await db.$executeRaw`SELECT pg_notify('lectern_builds', 'notification')`;
+        ORDER BY e."createdAt" DESC, e."id" DESC LIMIT 1) IS FALSE)
+    RETURNING "id"`;
+  if (made.length > 0) {
+    await addJobs(
+      db,
+      made.map((d) => ({ task: DELIVER_TASK, payload: { deliveryId: d.id }, groupKey: `project:${build.projectId}` })),
+    );
     events.emit('deliveryQueued');
   }
-  return n;
+  return made.length;
 }
 
 /** The event a finished build sends. */
@@ -86,33 +93,17 @@ export interface ClaimedDelivery {
   integrationId: number | null;
   event: WebhookEvent;
   buildId: number;
-  /** The build's project (null when the build is gone): deliveries take turns by project. */
+  /** The build's project (null when the build is gone). */
   projectId: number | null;
   /** This attempt's number: 1 for the first. */
   attempts: number;
 }
 
-/**
- * Claims the next due delivery, webhooks and commit statuses alike, of a project not in `busy`:
- * the projects whose deliveries already hold their share of this worker's slots wait, and the
- * others' deliveries go first (docs/design/deliveries.md).
- */
-export async function claimDelivery(db: PrismaClient, workerId: string, leaseSeconds: number, busy: Iterable<number> = []): Promise<ClaimedDelivery | null> {
-  const excluded = [...busy].join(',');
+/** The delivery a `deliver` job's run `attempts` sends, marked running; null when it is gone (its webhook deleted). */
+export async function startAttempt(db: PrismaClient, deliveryId: number, attempts: number): Promise<ClaimedDelivery | null> {
   const rows = await db.$queryRaw<ClaimedDelivery[]>`
-    UPDATE "NotificationDelivery" SET
-      "state" = 'running', "workerId" = ${workerId},
-      "leaseExpiresAt" = now() + make_interval(secs => ${leaseSeconds}::double precision),
-      "attempts" = "attempts" + 1
-    WHERE "id" = (
-      SELECT d."id" FROM "NotificationDelivery" d
-      LEFT JOIN "Build" b ON b."id" = d."buildId"
-      WHERE d."state" = 'queued' AND d."runAt" <= now()
-        AND NOT (COALESCE(b."projectId", 0) = ANY(string_to_array(${excluded}, ',')::int[]))
-      ORDER BY d."runAt", d."id"
-      LIMIT 1
-      FOR UPDATE OF d SKIP LOCKED
-    )
+    UPDATE "NotificationDelivery" SET "state" = 'running', "attempts" = ${attempts}
+    WHERE "id" = ${deliveryId}
     RETURNING "id", "kind", "webhookId", "integrationId", "userId", "event", "buildId", "attempts",
       (SELECT b."projectId" FROM "Build" b WHERE b."id" = "NotificationDelivery"."buildId") AS "projectId"`;
   return rows[0] ?? null;
@@ -124,55 +115,33 @@ export interface Outcome {
   durationMs: number;
 }
 
-/** Records an attempt: delivered on a 2xx; else queued again after `delaySeconds` while attempts remain, else failed. */
-export async function recordAttempt(
-  db: PrismaClient,
-  id: number,
-  workerId: string,
-  outcome: Outcome,
-  delaySeconds: number,
-  maxAttempts: number,
-): Promise<string | null> {
-  const ok = outcome.error === null && outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
-  const rows = await db.$queryRaw<{ state: string }[]>`
-    UPDATE "NotificationDelivery" SET
-      "state" = CASE WHEN ${ok} THEN 'delivered'::"OutgoingState" WHEN "attempts" < ${maxAttempts} THEN 'queued'::"OutgoingState" ELSE 'failed'::"OutgoingState" END,
-      "runAt" = CASE WHEN ${ok} THEN "runAt" ELSE now() + make_interval(secs => ${delaySeconds}::double precision) END,
-      "statusCode" = ${outcome.statusCode}, "error" = ${outcome.error}, "durationMs" = ${outcome.durationMs},
-      "lastAttemptAt" = now(), "workerId" = NULL, "leaseExpiresAt" = NULL
-    WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running'
-    RETURNING "state"::text AS "state"`;
-  return rows[0]?.state ?? null;
-}
-
-/** Deliveries whose worker died mid-attempt: due again (the attempt counted), or failed when none remain. */
-export async function reapExpiredDeliveries(db: PrismaClient, maxAttempts: number): Promise<number> {
-  return db.$executeRaw`
-    UPDATE "NotificationDelivery" SET
-      "state" = CASE WHEN "attempts" < ${maxAttempts} THEN 'queued'::"OutgoingState" ELSE 'failed'::"OutgoingState" END,
-      "error" = 'The worker sending this notification stopped before it ended (its lease expired).',
-      "runAt" = now(), "workerId" = NULL, "leaseExpiresAt" = NULL
-    WHERE "state" = 'running' AND "leaseExpiresAt" < now()`;
-}
-
-/** Gives a running delivery back, due now, its attempt not counted (graceful shutdown). */
-export async function releaseDelivery(db: PrismaClient, id: number, workerId: string): Promise<void> {
-  await db.$executeRaw`
-    UPDATE "NotificationDelivery" SET "state" = 'queued', "attempts" = GREATEST("attempts" - 1, 0), "runAt" = now(),
-      "workerId" = NULL, "leaseExpiresAt" = NULL
-    WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running'`;
-}
+/** Whether an attempt delivered: a 2xx answer. */
+export const delivered = (o: Outcome) => o.error === null && o.statusCode !== null && o.statusCode >= 200 && o.statusCode < 300;
 
 /**
- * Milliseconds until the next waiting delivery of a project not in `busy` is due (0 when one is due
- * now); null when none waits. A busy project's deliveries wake the worker as one of its own ends.
+ * Records an attempt's outcome: `delivered`, or as its job now stands (`run`: queued again, due at
+ * its runAt, or failed for good).
  */
-export async function nextDeliveryDueMs(db: PrismaClient, busy: number[] = []): Promise<number | null> {
-  if (!busy.length) return nextDueMs(db, 'NotificationDelivery');
-  const rows = await db.$queryRaw<{ ms: number | null }[]>`
-    SELECT (EXTRACT(EPOCH FROM (min(d."runAt") - now()::timestamp(3))) * 1000)::float8 AS "ms"
-    FROM "NotificationDelivery" d LEFT JOIN "Build" b ON b."id" = d."buildId"
-    WHERE d."state" = 'queued' AND NOT (COALESCE(b."projectId", 0) = ANY(string_to_array(${busy.join(',')}, ',')::int[]))`;
-  const ms = rows[0]?.ms;
-  return ms === null || ms === undefined ? null : Math.max(0, ms);
+export async function recordAttempt(db: PrismaClient, id: number, outcome: Outcome, run: FailedRun | 'delivered'): Promise<void> {
+  const state = run === 'delivered' ? 'delivered' : run.state;
+  const runAt = run === 'delivered' ? null : run.runAt;
+  await db.$executeRaw`
+    UPDATE "NotificationDelivery" SET
+      "state" = ${state}::"OutgoingState", "runAt" = COALESCE(${runAt}::timestamp(3), "runAt"),
+      "statusCode" = ${outcome.statusCode}, "error" = ${outcome.error}, "durationMs" = ${outcome.durationMs}, "lastAttemptAt" = now()
+    WHERE "id" = ${id}`;
+}
+
+/** A delivery whose job's worker died mid-attempt: as the job now stands, saying why. */
+export async function recordLost(db: PrismaClient, id: number, run: FailedRun, error: string): Promise<void> {
+  await db.$executeRaw`
+    UPDATE "NotificationDelivery" SET "state" = ${run.state}::"OutgoingState", "runAt" = ${run.runAt}::timestamp(3), "error" = ${error}
+    WHERE "id" = ${id}`;
+}
+
+/** A delivery given back to the queue (graceful shutdown): waiting again, due now. */
+export async function recordReleased(db: PrismaClient, id: number): Promise<void> {
+  await db.$executeRaw`
+    UPDATE "NotificationDelivery" SET "state" = 'queued', "attempts" = GREATEST("attempts" - 1, 0), "runAt" = now()
+    WHERE "id" = ${id} AND "state" = 'running'`;
 }

@@ -27,6 +27,7 @@ import { createIntegration } from '../../src/domain/integrations.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { createLogger } from '../../src/log.ts';
+import { SYNC_TASK, syncJobKey } from '../../src/queue/version-syncs.ts';
 import { parseFlex } from '../../src/rest/flex.ts';
 import { bwrapAvailable } from '../../src/sandbox/sandbox.ts';
 
@@ -146,7 +147,7 @@ try {
     const answers: number[] = [];
     const outcomes: number[] = [];
     for (let i = 0; i < Math.min(RUNS, 5); i++) {
-      await db.prisma.versionSyncJob.deleteMany({});
+      await db.prisma.job.deleteMany({ where: { task: SYNC_TASK } });
       const body = JSON.stringify({ ref: `feature-${i}`, ref_type: 'branch' });
       const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
       const start = performance.now();
@@ -158,7 +159,7 @@ try {
       await res.arrayBuffer();
       answers.push(performance.now() - start);
       for (;;) {
-        const job = await db.prisma.versionSyncJob.findUnique({ where: { projectId: project.id } });
+        const job = await db.prisma.job.findUnique({ where: { key: syncJobKey(project.id) } });
         if (job?.lastError || job?.state === 'done' || job?.state === 'failed') break;
         await new Promise((r) => setTimeout(r, 5));
       }

@@ -1,4 +1,4 @@
-// Version syncs as jobs in the database (src/queue/version-syncs.ts), on real repositories
+// Version syncs as jobs of the job queue (src/queue/jobs.ts, version-syncs.ts), on real repositories
 // served by git daemon: a sync asked for waits in the database until a worker runs it, survives a
 // restart, coalesces with requests made meanwhile, is taken back from a worker that died, and one
 // that keeps failing is retried with growing, capped waits and then left failed with its error.
@@ -12,7 +12,8 @@ import type { Worker } from '../../src/builds/worker.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { createUser } from '../../src/domain/users.ts';
 import { createLogger } from '../../src/log.ts';
-import { claimVersionSync, finishVersionSync } from '../../src/queue/version-syncs.ts';
+import { claimJob, completeJob } from '../../src/queue/jobs.ts';
+import { SYNC_TASK, syncJobKey } from '../../src/queue/version-syncs.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { importProject } from '../helpers/builds.ts';
 import { cliEnv, gql, killChildren, root, startServe } from '../helpers/cli-process.ts';
@@ -60,6 +61,8 @@ function recordingLog() {
 const restSync = (slug: string) => t.http.post(`/api/v3/projects/${slug}/sync-versions/`).set('authorization', `Token ${token}`);
 const gqlSync = (slug: string) =>
   t.gql(`mutation($p: String!) { syncVersions(project: $p) { ... on MutationSyncVersionsSuccess { data } ... on Error { message } } }`, { p: slug }, token);
+/** Claims the sync due first as a worker named `workerId` would, and holds it. */
+const claimSync = (workerId: string, leaseSeconds: number) => claimJob(t.db.prisma, workerId, leaseSeconds, { tasks: [SYNC_TASK], busy: [] });
 const versionSlugs = async (projectId: number) => (await t.db.prisma.version.findMany({ where: { projectId }, orderBy: { slug: 'asc' } })).map((v) => v.slug);
 
 /** A repository with a `feature` branch besides `main`. */
@@ -97,7 +100,7 @@ describe('a version sync asked for', () => {
     expect((await restSync(p.slug)).status).toBe(202);
     const viaGraphql = await gqlSync(p.slug);
     expect(viaGraphql.data.syncVersions).toEqual({ data: true });
-    expect(await t.db.prisma.versionSyncJob.count({ where: { projectId: p.id } })).toBe(1);
+    expect(await t.db.prisma.job.count({ where: { task: SYNC_TASK, payload: { equals: { projectId: p.id } } } })).toBe(1);
     expect(await syncJobOf(t, p.id)).toMatchObject({ state: 'queued', attempts: 0 });
 
     const { log, lines } = recordingLog();
@@ -111,14 +114,14 @@ describe('a version sync asked for', () => {
     const repo = repoWithFeature('asked-again');
     const p = await importProject(t, token, 'Asked Again', repo.url);
     expect((await restSync(p.slug)).status).toBe(202);
-    const claimed = await claimVersionSync(t.db.prisma, 'busy-worker', 60);
-    expect(claimed).toMatchObject({ projectId: p.id, attempts: 1, repositoryUrl: repo.url });
+    const claimed = await claimSync('busy-worker', 60);
+    expect(claimed).toMatchObject({ task: SYNC_TASK, payload: { projectId: p.id }, attempts: 1 });
     // The branch appears after the running sync read the refs; its webhook asks again.
     git(repo.work, 'branch', 'late');
     git(repo.work, 'push', '--quiet', 'origin', 'late');
     expect((await restSync(p.slug)).status).toBe(202);
     expect(await syncJobOf(t, p.id)).toMatchObject({ state: 'running', again: true, workerId: 'busy-worker' });
-    await finishVersionSync(t.db.prisma, claimed!.id, 'busy-worker');
+    await completeJob(t.db.prisma, claimed!.id, 'busy-worker');
     expect(await syncJobOf(t, p.id)).toMatchObject({ state: 'queued', again: false, attempts: 0, workerId: null });
 
     const w = await worker();
@@ -132,7 +135,7 @@ describe('a version sync asked for', () => {
     const p = await importProject(t, token, 'Orphan Sync', repo.url);
     expect((await restSync(p.slug)).status).toBe(202);
     // A worker claims it and dies before doing anything: no heartbeat, no end.
-    expect(await claimVersionSync(t.db.prisma, 'dead-worker', 1)).toMatchObject({ projectId: p.id });
+    expect(await claimSync('dead-worker', 1)).toMatchObject({ payload: { projectId: p.id } });
     const w = await worker({ leaseSeconds: 2 });
     const job = await syncSettled(t, p.id);
     // The lost run counts: attempts are what keeps a sync that kills its worker from looping.
@@ -259,7 +262,7 @@ describe(`lectern processes on ${dbKind()}`, () => {
       // The job outlived the process. Its builds are left alone (the import's build would sync too).
       const projectId = await inDatabase(async (db) => {
         const p = await db.prisma.project.findUniqueOrThrow({ where: { slug: 'cli-restart' } });
-        expect(await db.prisma.versionSyncJob.findUnique({ where: { projectId: p.id } })).toMatchObject({ state: 'queued', attempts: 0 });
+        expect(await db.prisma.job.findUnique({ where: { key: syncJobKey(p.id) } })).toMatchObject({ state: 'queued', attempts: 0 });
         await db.prisma.build.updateMany({ where: { projectId: p.id }, data: { state: 'finished', success: false, error: 'not under test' } });
         return p.id;
       });
@@ -272,7 +275,7 @@ describe(`lectern processes on ${dbKind()}`, () => {
       }
       await w.stop();
       await inDatabase(async (db) => {
-        expect(await db.prisma.versionSyncJob.findUnique({ where: { projectId } })).toMatchObject({ state: 'done', attempts: 1, lastError: null });
+        expect(await db.prisma.job.findUnique({ where: { key: syncJobKey(projectId) } })).toMatchObject({ state: 'done', attempts: 1, lastError: null });
         const slugs = (await db.prisma.version.findMany({ where: { projectId }, orderBy: { slug: 'asc' } })).map((v) => v.slug);
         expect(slugs).toEqual(['feature', 'latest', 'main']);
       });

@@ -3,9 +3,10 @@
 
 import { Worker } from '../../src/builds/worker.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
-import type { VersionSyncJob } from '../../src/generated/prisma/client.ts';
+import type { Job } from '../../src/generated/prisma/client.ts';
 import { createLogger, type Logger } from '../../src/log.ts';
-import type { RetryPolicy } from '../../src/queue/version-syncs.ts';
+import type { RetryPolicy } from '../../src/queue/jobs.ts';
+import { syncJobKey } from '../../src/queue/version-syncs.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, type TestApp } from './app.ts';
 
@@ -33,15 +34,15 @@ export async function startSyncWorker(
 }
 
 /** The project's sync job row (null when none was ever queued). */
-export function syncJobOf(t: TestApp, projectId: number): Promise<VersionSyncJob | null> {
-  return t.db.prisma.versionSyncJob.findUnique({ where: { projectId } });
+export function syncJobOf(t: TestApp, projectId: number): Promise<Job | null> {
+  return t.db.prisma.job.findUnique({ where: { key: syncJobKey(projectId) } });
 }
 
 /**
  * Waits until the project's sync job has ended (`done` or `failed`, not to run again) and returns
  * it. Call it after the request that queued the sync has been answered.
  */
-export async function syncSettled(t: TestApp, projectId: number, timeoutMs = 60_000): Promise<VersionSyncJob> {
+export async function syncSettled(t: TestApp, projectId: number, timeoutMs = 60_000): Promise<Job> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const job = await syncJobOf(t, projectId);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseLsRemote } from '../../src/domain/git.ts';
 import { stableCandidate } from '../../src/domain/version-sync.ts';
-import { describeSyncError, retryDelaySeconds } from '../../src/queue/version-syncs.ts';
+import { describeJobError as describeSyncError, retryDelaySeconds } from '../../src/queue/jobs.ts';
 
 const v = (verboseName: string, type = 'tag') => ({ verboseName, type });
 

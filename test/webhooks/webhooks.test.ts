@@ -10,6 +10,7 @@ import { buildApp } from '../../src/app.ts';
 import type { Worker } from '../../src/builds/worker.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import { createLogger } from '../../src/log.ts';
+import { syncJobKey } from '../../src/queue/version-syncs.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { type GitServer, git, startGitServer, TEST_HOST } from '../helpers/git.ts';
 import { startSyncWorker, syncJobOf, syncSettled } from '../helpers/version-sync.ts';
@@ -421,17 +422,17 @@ describe('the answer to a sync (docs/design/read-the-docs.md §6.4 sync_versions
     const res = await github(p.slug, hook.secret, 'create', { ref: 'feature', ref_type: 'branch' });
     expect(res.status).toBe(200);
     // Answered before the sync's result: the job has no outcome yet (test/bench/liveness.ts times the answer).
-    expect(await t.db.prisma.versionSyncJob.findFirst({ where: { projectId: id } })).toMatchObject({
+    expect(await syncJobOf(t, id)).toMatchObject({
       lastError: null,
       state: expect.stringMatching(/^(queued|running)$/),
     });
     expect(res.body).toEqual({ build_triggered: false, project: p.slug, versions: ['latest'], versions_synced: true });
-    expect(await t.db.prisma.versionSyncJob.count({ where: { projectId: id } })).toBe(1);
+    expect(await t.db.prisma.job.count({ where: { key: syncJobKey(id) } })).toBe(1);
     // The worker runs it, it fails and waits to be tried again; the answer did not wait for any of it.
     await until('the sync to fail once', async () => (await syncJobOf(t, id))?.lastError, 20_000, 50);
     expect(await syncJobOf(t, id)).toMatchObject({ state: 'queued', attempts: 1, lastError: expect.stringMatching(/ls-remote/) });
     // Not tried again while the rest of this file runs.
-    await t.db.prisma.versionSyncJob.update({ where: { projectId: id }, data: { state: 'failed' } });
+    await t.db.prisma.job.update({ where: { key: syncJobKey(id) }, data: { state: 'failed' } });
   });
 
   it('says versions_synced: false, and queues nothing, when there is no latest version to sync from', async () => {
@@ -461,7 +462,7 @@ describe('the answer to a sync (docs/design/read-the-docs.md §6.4 sync_versions
         });
         expect(res.body).toMatchObject({ versions_synced: true });
       }
-      expect(await t.db.prisma.versionSyncJob.findMany({ where: { projectId: id } })).toEqual([expect.objectContaining({ state: 'queued', attempts: 0 })]);
+      expect(await t.db.prisma.job.findMany({ where: { key: syncJobKey(id) } })).toEqual([expect.objectContaining({ state: 'queued', attempts: 0 })]);
     } finally {
       syncWorker = await startSyncWorker(t);
     }

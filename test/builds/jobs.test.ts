@@ -1,0 +1,177 @@
+// The one job queue (src/queue/jobs.ts, docs/design/jobs.md) on the project's database: what a
+// worker sees when it claims, ends, fails and loses jobs, whatever their task, and the migration
+// that moved the version syncs' table and the deliveries' queue columns into it.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, readMigrations } from '../../src/db/migrate.ts';
+import { addJobs, addKeyedJob, claimJob, completeJob, failJob, LOST_ERROR, pruneEndedJobs, reapExpiredJobs, releaseJob } from '../../src/queue/jobs.ts';
+import { type TestApp, testApp } from '../helpers/app.ts';
+import { emptyPostgresDatabase, pgliteSession, pgSession, tempDirs } from '../helpers/cli-databases.ts';
+import { dbKind } from '../helpers/db.ts';
+
+let t: TestApp;
+const dirs = tempDirs();
+
+beforeAll(async () => {
+  t = await testApp();
+});
+afterAll(async () => {
+  await t?.close();
+  dirs.cleanup();
+});
+
+// Each test's tasks are its own (the table is shared by the file's tests).
+let n = 0;
+const taskName = () => `test-task-${++n}`;
+const all = (task: string) => t.db.prisma.job.findMany({ where: { task }, orderBy: { id: 'asc' } });
+const claim = (worker: string, tasks: string[], busy: string[] = [], lease = 60) => claimJob(t.db.prisma, worker, lease, { tasks, busy });
+
+describe('the job queue', () => {
+  it('runs each job once: a claimed job is no other worker’s, and one without a key is gone when it succeeds', async () => {
+    const task = taskName();
+    await addJobs(t.db.prisma, [
+      { task, payload: { n: 1 } },
+      { task, payload: { n: 2 } },
+    ]);
+    const a = await claim('a', [task]);
+    const b = await claim('b', [task]);
+    expect([a?.payload, b?.payload]).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(await claim('c', [task])).toBeNull();
+    // Only its worker ends it.
+    await completeJob(t.db.prisma, a!.id, 'b');
+    expect(await all(task)).toHaveLength(2);
+    await completeJob(t.db.prisma, a!.id, 'a');
+    await completeJob(t.db.prisma, b!.id, 'b');
+    expect(await all(task)).toEqual([]);
+  });
+
+  it('coalesces requests by key: one waiting job, run again when asked while it ran, kept done as the record', async () => {
+    const task = taskName();
+    const key = `${task}:1`;
+    await addKeyedJob(t.db.prisma, key, { task, payload: { p: 1 } });
+    await addKeyedJob(t.db.prisma, key, { task, payload: { p: 1 } });
+    expect(await all(task)).toEqual([expect.objectContaining({ state: 'queued', attempts: 0 })]);
+    const run = (await claim('w', [task]))!;
+    await addKeyedJob(t.db.prisma, key, { task, payload: { p: 1 } });
+    expect(await all(task)).toEqual([expect.objectContaining({ state: 'running', again: true })]);
+    await completeJob(t.db.prisma, run.id, 'w');
+    expect(await all(task)).toEqual([expect.objectContaining({ state: 'queued', again: false, attempts: 0 })]);
+    const second = (await claim('w', [task]))!;
+    expect(second.id).toBe(run.id);
+    await completeJob(t.db.prisma, second.id, 'w');
+    expect(await all(task)).toEqual([expect.objectContaining({ state: 'done', attempts: 1, workerId: null })]);
+    // Asked for again once done: the same row, waiting afresh.
+    await addKeyedJob(t.db.prisma, key, { task, payload: { p: 1 } });
+    expect(await all(task)).toEqual([expect.objectContaining({ id: run.id, state: 'queued', attempts: 0 })]);
+  });
+
+  it('waits out a failed run, then leaves the job failed with its error when its attempts are used', async () => {
+    const task = taskName();
+    await addJobs(t.db.prisma, [{ task, payload: {} }]);
+    const first = (await claim('w', [task]))!;
+    expect(await failJob(t.db.prisma, first.id, 'w', 'it broke', 3600, 2)).toMatchObject({ state: 'queued', attempts: 1 });
+    // Not due for an hour: nobody claims it.
+    expect(await claim('w', [task])).toBeNull();
+    await t.db.prisma.job.update({ where: { id: first.id }, data: { runAt: new Date(Date.now() - 1000) } });
+    const second = (await claim('w', [task]))!;
+    expect(second.attempts).toBe(2);
+    expect(await failJob(t.db.prisma, second.id, 'w', 'broke again', 1, 2)).toMatchObject({ state: 'failed', attempts: 2 });
+    expect(await all(task)).toEqual([expect.objectContaining({ state: 'failed', lastError: 'broke again' })]);
+    expect(await claim('w', [task])).toBeNull();
+  });
+
+  it("skips the groups a worker names as having had their turn, and other tasks' jobs", async () => {
+    const task = taskName();
+    const other = taskName();
+    await addJobs(t.db.prisma, [
+      { task, payload: { n: 1 }, groupKey: 'project:1' },
+      { task, payload: { n: 2 }, groupKey: 'project:1' },
+      { task: other, payload: { n: 3 }, groupKey: 'project:1' },
+      { task, payload: { n: 4 }, groupKey: 'project:2' },
+    ]);
+    const turn = await claim('w', [task], [`${task}|project:1`]);
+    expect(turn?.payload).toEqual({ n: 4 });
+    // Another task's busy group does not hold this task's jobs back.
+    expect((await claim('w', [task], [`${other}|project:1`]))?.payload).toEqual({ n: 1 });
+  });
+
+  it('takes back a job whose worker died, counting the lost run, and fails it when that was its last', async () => {
+    const task = taskName();
+    await addJobs(t.db.prisma, [{ task, payload: {} }]);
+    const lost = (await claim('dead', [task], [], 0.001))!;
+    await new Promise((r) => setTimeout(r, 20));
+    const reaped = await reapExpiredJobs(t.db.prisma, { [task]: 2 });
+    expect(reaped.filter((j) => j.task === task)).toEqual([expect.objectContaining({ id: lost.id, state: 'queued', attempts: 1 })]);
+    const again = (await claim('w', [task], [], 0.001))!;
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await reapExpiredJobs(t.db.prisma, { [task]: 2 })).filter((j) => j.task === task)).toEqual([
+      expect.objectContaining({ id: again.id, state: 'failed', attempts: 2 }),
+    ]);
+    expect(await all(task)).toEqual([expect.objectContaining({ state: 'failed', lastError: LOST_ERROR })]);
+  });
+
+  it('gives a job back on shutdown without counting the run, and prunes ended jobs after their keeping', async () => {
+    const task = taskName();
+    await addJobs(t.db.prisma, [{ task, payload: {} }]);
+    const run = (await claim('w', [task]))!;
+    await releaseJob(t.db.prisma, run.id, 'w');
+    expect(await all(task)).toEqual([expect.objectContaining({ state: 'queued', attempts: 0, workerId: null })]);
+    await t.db.prisma.job.update({ where: { id: run.id }, data: { state: 'failed', updatedAt: new Date(Date.now() - 31 * 86_400_000) } });
+    await addKeyedJob(t.db.prisma, `${task}:recent`, { task, payload: {} });
+    await t.db.prisma.job.updateMany({ where: { key: `${task}:recent` }, data: { state: 'done' } });
+    await pruneEndedJobs(t.db.prisma);
+    expect((await all(task)).map((j) => j.key)).toEqual([`${task}:recent`]);
+  });
+});
+
+describe('the migration to the job queue', () => {
+  it('turns each version sync into a keyed job and each delivery still to send into a job of its project', async () => {
+    const migrations = await readMigrations();
+    const at = migrations.findIndex((m) => /^\d+_jobs$/.test(m.name));
+    expect(at).toBeGreaterThan(0);
+    const dataDir = dirs.make('lectern-jobs-migration-');
+    const { session, drop } =
+      dbKind() === 'postgres'
+        ? await emptyPostgresDatabase().then(async (db) => ({ session: await pgSession(db.url), drop: db.drop }))
+        : { session: await pgliteSession(path.join(dataDir, 'db')), drop: async () => {} };
+    try {
+      await migrate(session, migrations.slice(0, at));
+      await session.exec(`
+        INSERT INTO "Project" ("id", "name", "slug", "repositoryUrl") VALUES (7, 'p', 'p', 'https://example.com/p.git');
+        INSERT INTO "VersionSyncJob" ("projectId", "state", "attempts", "lastError", "updatedAt") VALUES (7, 'failed', 8, 'unreachable', now());
+        INSERT INTO "Build" ("id", "projectId") VALUES (70, 7);
+        INSERT INTO "Webhook" ("id", "projectId", "url", "events", "secretEncrypted") VALUES (1, 7, 'https://example.com/h', '{build:passed}', 'x');
+        INSERT INTO "NotificationDelivery" ("id", "webhookId", "event", "buildId", "state", "attempts") VALUES
+          (1, 1, 'build:passed', 70, 'queued', 2), (2, 1, 'build:passed', 70, 'running', 3), (3, 1, 'build:passed', 70, 'delivered', 1);`);
+      await migrate(session, migrations);
+      const jobs = await session.query<Record<string, unknown>>(
+        `SELECT "task", "key", "payload", "groupKey", "state"::text AS "state", "attempts", "lastError" FROM "Job" ORDER BY "id"`,
+      );
+      expect(jobs).toEqual([
+        {
+          task: 'version-sync',
+          key: 'version-sync:7',
+          payload: { projectId: 7 },
+          groupKey: 'project:7',
+          state: 'failed',
+          attempts: 8,
+          lastError: 'unreachable',
+        },
+        { task: 'deliver', key: null, payload: { deliveryId: 1 }, groupKey: 'project:7', state: 'queued', attempts: 2, lastError: null },
+        // Its worker's attempt was never recorded: given back, not counted.
+        { task: 'deliver', key: null, payload: { deliveryId: 2 }, groupKey: 'project:7', state: 'queued', attempts: 2, lastError: null },
+      ]);
+      const deliveries = await session.query<{ id: number; state: string; attempts: number }>(
+        `SELECT "id", "state"::text AS "state", "attempts" FROM "NotificationDelivery" ORDER BY "id"`,
+      );
+      expect(deliveries).toEqual([
+        { id: 1, state: 'queued', attempts: 2 },
+        { id: 2, state: 'queued', attempts: 2 },
+        { id: 3, state: 'delivered', attempts: 1 },
+      ]);
+    } finally {
+      await session.close();
+      await drop();
+    }
+  });
+});
