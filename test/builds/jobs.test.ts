@@ -5,9 +5,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, readMigrations } from '../../src/db/migrate.ts';
 import { addJobs, addKeyedJob, claimJob, completeJob, failJob, LOST_ERROR, pruneEndedJobs, reapExpiredJobs, releaseJob } from '../../src/queue/jobs.ts';
+import { queueVersionSync } from '../../src/queue/version-syncs.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { emptyPostgresDatabase, pgliteSession, pgSession, tempDirs } from '../helpers/cli-databases.ts';
 import { dbKind } from '../helpers/db.ts';
+import { recordingLog } from '../helpers/log.ts';
+import { startSyncWorker, syncSettled } from '../helpers/version-sync.ts';
 
 let t: TestApp;
 const dirs = tempDirs();
@@ -121,6 +124,28 @@ describe('the job queue', () => {
     await t.db.prisma.job.updateMany({ where: { key: `${task}:recent` }, data: { state: 'done' } });
     await pruneEndedJobs(t.db.prisma);
     expect((await all(task)).map((j) => j.key)).toEqual([`${task}:recent`]);
+  });
+});
+
+describe('a job whose subject is gone', () => {
+  it("ends quietly: a deleted project's sync is done, with nothing synced and nothing failed", async () => {
+    const token = await t.user('gone-owner');
+    const made = await t.gql(
+      `mutation { importProject(input: {name: "Gone", repository: {url: "https://example.com/gone.git"}}) { ... on MutationImportProjectSuccess { data { id } } } }`,
+      {},
+      token,
+    );
+    const projectId = made.data.importProject.data.id as number;
+    await queueVersionSync(t.db.prisma, t.services.events, projectId);
+    await t.db.prisma.project.delete({ where: { id: projectId } });
+    const { log, lines } = recordingLog();
+    const worker = await startSyncWorker(t, { log });
+    try {
+      expect(await syncSettled(t, projectId)).toMatchObject({ state: 'done', lastError: null });
+    } finally {
+      await worker.stop(1000);
+    }
+    expect(lines.filter((l) => (l.level as number) >= 40)).toEqual([]);
   });
 });
 

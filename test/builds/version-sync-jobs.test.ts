@@ -6,12 +6,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { createUser } from '../../src/domain/users.ts';
-import { createLogger } from '../../src/log.ts';
 import { claimJob, completeJob } from '../../src/queue/jobs.ts';
 import { SYNC_TASK, syncJobKey } from '../../src/queue/version-syncs.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
@@ -19,6 +17,7 @@ import { importProject } from '../helpers/builds.ts';
 import { cliEnv, gql, killChildren, root, startServe } from '../helpers/cli-process.ts';
 import { createPostgresDatabase, dbKind } from '../helpers/db.ts';
 import { type GitServer, git, startGitServer, TEST_HOST } from '../helpers/git.ts';
+import { recordingLog } from '../helpers/log.ts';
 import { startSyncWorker, syncJobOf, syncSettled } from '../helpers/version-sync.ts';
 
 let t: TestApp;
@@ -44,18 +43,6 @@ async function worker(opts: Parameters<typeof startSyncWorker>[1] = {}): Promise
   const w = await startSyncWorker(t, opts);
   workers.push(w);
   return w;
-}
-
-/** A logger that keeps its JSON lines, to count what a worker did. */
-function recordingLog() {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      for (const line of String(chunk).split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { log: createLogger('info', sink), lines };
 }
 
 const restSync = (slug: string) => t.http.post(`/api/v3/projects/${slug}/sync-versions/`).set('authorization', `Token ${token}`);
