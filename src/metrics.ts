@@ -6,6 +6,8 @@
 import type { Request, RequestHandler } from 'express';
 import client from 'prom-client';
 import type { PrismaClient } from './db/database.ts';
+import { DELIVER_TASK } from './queue/deliveries.ts';
+import { SYNC_TASK } from './queue/version-syncs.ts';
 
 export type Area = 'graphql' | 'api_v3' | 'api_v2' | 'webhook' | 'docs' | 'health' | 'other';
 
@@ -30,6 +32,9 @@ export interface Metrics {
 }
 
 const RUNNING = ['cloning', 'installing', 'building'] as const;
+/** The job queue's tasks, each a label value; a task this version does not know counts as `other`. */
+const TASKS = [SYNC_TASK, DELIVER_TASK];
+const JOB_STATES = ['queued', 'running', 'failed'] as const;
 
 export function createMetrics(prisma: PrismaClient): Metrics {
   const registry = new client.Registry();
@@ -68,6 +73,19 @@ export function createMetrics(prisma: PrismaClient): Metrics {
     async collect() {
       const oldest = await prisma.build.findFirst({ where: { state: 'triggered' }, orderBy: { createdAt: 'asc' }, select: { createdAt: true } });
       this.set(oldest ? Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) : 0);
+    },
+  });
+
+  new client.Gauge({
+    name: 'lectern_jobs',
+    help: 'Jobs of the job queue (version syncs, notification deliveries) by task and state: waiting (queued, due or waiting out a retry), running, failed (attempts used).',
+    labelNames: ['task', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await prisma.job.groupBy({ by: ['task', 'state'], where: { state: { in: [...JOB_STATES] } }, _count: { _all: true } });
+      this.reset();
+      for (const task of [...TASKS, 'other']) for (const state of JOB_STATES) this.set({ task, state }, 0);
+      for (const r of rows) this.inc({ task: TASKS.includes(r.task) ? r.task : 'other', state: r.state }, r._count._all);
     },
   });
 

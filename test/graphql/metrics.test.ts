@@ -66,6 +66,18 @@ describe('/metrics', () => {
     expect(text).not.toContain('metered');
     expect(text).not.toContain(token);
   });
+
+  it('shows the job queue from the database', async () => {
+    const syncs = (s: string) => value(s, 'lectern_jobs{task="version-sync",state="queued"}');
+    const before = syncs(await scrape());
+    // A sync asked for is a job, waiting: no worker runs in this app.
+    const res = await t.gql(`mutation { syncVersions(project: "metered") { __typename } }`, {}, token);
+    expect(res.data.syncVersions.__typename).toMatch(/Success/);
+    const text = await scrape();
+    expect(syncs(text)).toBe((before ?? 0) + 1);
+    expect(value(text, 'lectern_jobs{task="deliver",state="failed"}')).toBe(0);
+    expect(value(text, 'lectern_jobs{task="other",state="running"}')).toBe(0);
+  });
 });
 
 describe('docs requests', () => {
