@@ -298,3 +298,122 @@ describe('the dashboard, from the first run', () => {
     await phone.close();
   });
 });
+
+// A change is shown from its own answer (and the cache's updates of the lists it is in): the only
+// request it makes is the mutation itself, never the page's query again (docs/design/dashboard-data.md).
+describe('changes shown without asking again', () => {
+  /** The GraphQL operations sent while `act` runs and until `shown` is seen, and half a second more (a late refetch would show). */
+  async function operationsOf(act: () => Promise<void>, shown: () => Promise<void>): Promise<string[]> {
+    const operations: string[] = [];
+    const listen = (r: import('playwright-core').Request) => {
+      if (r.url() === `${origin}/graphql`) operations.push(JSON.parse(r.postData() ?? '{}').operationName ?? '?');
+    };
+    page.on('request', listen);
+    try {
+      await act();
+      await shown();
+      await page.waitForTimeout(500);
+    } finally {
+      page.off('request', listen);
+    }
+    return operations;
+  }
+
+  it('toggles a version: its row shows the change, and only the mutation is sent', async () => {
+    await page.goto(`${origin}/projects/handbook/versions`);
+    const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /^latest/ }) });
+    const hidden = page.getByLabel('latest hidden');
+    await hidden.waitFor();
+    expect(await hidden.isChecked()).toBe(false);
+    const hide = await operationsOf(
+      () => hidden.click(),
+      () => row.locator('.badge', { hasText: 'hidden' }).waitFor(),
+    );
+    expect(hide).toEqual(['SetVersionHidden']);
+    await expect.poll(() => hidden.isDisabled()).toBe(false);
+    expect(await hidden.isChecked()).toBe(true);
+    const show = await operationsOf(
+      () => hidden.click(),
+      () => row.locator('.badge', { hasText: 'hidden' }).waitFor({ state: 'detached' }),
+    );
+    expect(show).toEqual(['SetVersionHidden']);
+    expect((await t.db.prisma.version.findFirstOrThrow({ where: { slug: 'latest', project: { slug: 'handbook' } } })).hidden).toBe(false);
+  });
+
+  it('adds, moves and deletes a redirect: the list shows each change in Lectern’s order, from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/redirects`);
+    const heads = () => page.locator('.cards li .card-head').allInnerTexts();
+    await page.getByText('/old.html → /index.html').waitFor();
+    await page.locator('summary', { hasText: 'Add a redirect' }).click();
+    const add = page.locator('form', { has: page.getByRole('button', { name: 'Add redirect' }) });
+    await add.getByLabel('From').fill('/new.html');
+    await add.getByLabel('To').fill('/index.html');
+    const created = await operationsOf(
+      () => add.getByRole('button', { name: 'Add redirect' }).click(),
+      () => page.getByText('/new.html → /index.html').waitFor(),
+    );
+    expect(created).toEqual(['CreateRedirect']);
+    // A new redirect is tried first, as Lectern puts it.
+    expect((await heads()).map((h) => h.split(' ')[1])).toEqual(['/new.html', '/old.html']);
+    const moved = await operationsOf(
+      () => page.getByRole('button', { name: 'Move redirect /new.html down' }).click(),
+      () => expect.poll(async () => (await heads()).map((h) => h.split(' ')[1])).toEqual(['/old.html', '/new.html']),
+    );
+    expect(moved).toEqual(['UpdateRedirect']);
+    const stored = await t.db.prisma.redirect.findMany({ where: { project: { slug: 'handbook' } }, orderBy: { position: 'asc' } });
+    expect(stored.map((r) => [r.fromUrl, r.position])).toEqual([
+      ['/old.html', 0],
+      ['/new.html', 1],
+    ]);
+    const card = page.locator('.cards li', { hasText: '/new.html → /index.html' });
+    const deleted = await operationsOf(
+      () => card.getByRole('button', { name: 'Delete' }).click(),
+      () => card.waitFor({ state: 'detached' }),
+    );
+    expect(deleted).toEqual(['DeleteRedirect']);
+    expect((await heads()).map((h) => h.split(' ')[1])).toEqual(['/old.html']);
+    expect(await page.getByRole('button', { name: 'Move redirect /old.html down' }).isDisabled()).toBe(true);
+  });
+
+  it('adds and deletes an environment variable from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/variables`);
+    await page.getByText('No variables.').waitFor();
+    await page.getByLabel('Name').fill('DEPLOY_KEY');
+    await page.getByLabel('Value').fill('s3cret');
+    const created = await operationsOf(
+      () => page.getByRole('button', { name: 'Add variable' }).click(),
+      () => page.getByRole('button', { name: 'Delete DEPLOY_KEY' }).waitFor(),
+    );
+    expect(created).toEqual(['CreateVariable']);
+    expect(await page.getByText('No variables.').count()).toBe(0);
+    const deleted = await operationsOf(
+      () => page.getByRole('button', { name: 'Delete DEPLOY_KEY' }).click(),
+      () => page.getByText('No variables.').waitFor(),
+    );
+    expect(deleted).toEqual(['DeleteVariable']);
+    expect(await t.db.prisma.environmentVariable.count({ where: { project: { slug: 'handbook' } } })).toBe(0);
+  });
+
+  it('adds and deletes an integration, and sets its token, from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/integrations`);
+    await page.getByText('No integrations.').waitFor();
+    await page.getByLabel('Provider').selectOption('github');
+    const created = await operationsOf(
+      () => page.getByRole('button', { name: 'Add integration' }).click(),
+      () => page.locator('.cards li strong', { hasText: 'GitHub' }).waitFor(),
+    );
+    expect(created).toEqual(['CreateIntegration']);
+    await page.getByText('Commit statuses on pull requests: set a token').click();
+    await page.getByLabel('Token (empty removes it)').fill('ghp_example');
+    const token = await operationsOf(
+      () => page.getByRole('button', { name: 'Save token' }).click(),
+      () => page.getByText('Commit statuses: token set').waitFor(),
+    );
+    expect(token).toEqual(['SetIntegrationToken']);
+    const deleted = await operationsOf(
+      () => page.locator('.cards li', { hasText: 'GitHub' }).getByRole('button', { name: 'Delete' }).click(),
+      () => page.getByText('No integrations.').waitFor(),
+    );
+    expect(deleted).toEqual(['DeleteIntegration']);
+  });
+});
