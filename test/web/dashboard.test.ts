@@ -416,4 +416,35 @@ describe('changes shown without asking again', () => {
     );
     expect(deleted).toEqual(['DeleteIntegration']);
   });
+
+  it('creates and revokes a token, and adds a user, from the mutation alone', async () => {
+    await page.goto(`${origin}/account`);
+    await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    await page.locator('.loading').waitFor({ state: 'detached' });
+    await page.getByLabel('Token name').fill('deploy');
+    const revoke = page.getByRole('button', { name: 'Revoke deploy' });
+    const made = await operationsOf(
+      () => page.getByRole('button', { name: 'Create token' }).click(),
+      () => revoke.waitFor(),
+    );
+    expect(made).toEqual(['CreateToken']);
+    await page.getByTestId('new-token').waitFor();
+    const revoked = await operationsOf(
+      () => revoke.click(),
+      () => revoke.waitFor({ state: 'detached' }),
+    );
+    expect(revoked).toEqual(['RevokeToken']);
+
+    await page.goto(`${origin}/admin`);
+    await page.getByRole('cell', { name: 'grace', exact: true }).waitFor();
+    await page.getByLabel('Username', { exact: true }).last().fill('hopper');
+    await page.getByLabel('Password').fill('hopper password 1');
+    const added = await operationsOf(
+      () => page.getByRole('button', { name: 'Create user' }).click(),
+      () => page.getByRole('cell', { name: 'hopper', exact: true }).waitFor(),
+    );
+    expect(added).toEqual(['CreateUser']);
+    // In Lectern's order, by username.
+    expect(await page.locator('table.list td.row-head').allTextContents()).toEqual(['ada', 'grace', 'hopper']);
+  });
 });
