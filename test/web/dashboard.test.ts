@@ -417,6 +417,57 @@ describe('changes shown without asking again', () => {
     expect(deleted).toEqual(['DeleteIntegration']);
   });
 
+  it('adds, moves and deletes an automation rule in Lectern’s order, from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/automation`);
+    const heads = () => page.locator('.cards li .card-head').allInnerTexts();
+    await page.getByText('Custom match ^v1\\. → Activate version').waitFor();
+    await page.getByText('Add a rule').click();
+    await page.getByLabel('Action', { exact: true }).selectOption('hide-version');
+    const semver = page.getByText('SemVer versions → Hide version');
+    const added = await operationsOf(
+      () => page.getByRole('button', { name: 'Add rule' }).click(),
+      () => semver.waitFor(),
+    );
+    expect(added).toEqual(['CreateAutomationRule']);
+    // A new rule applies last.
+    expect((await heads()).map((h) => h.includes('SemVer'))).toEqual([false, true]);
+    const moved = await operationsOf(
+      () => page.getByRole('button', { name: 'Move rule 2 up' }).click(),
+      () => expect.poll(async () => (await heads()).map((h) => h.includes('SemVer'))).toEqual([true, false]),
+    );
+    expect(moved).toEqual(['MoveAutomationRule']);
+    const stored = await t.db.prisma.automationRule.findMany({ where: { project: { slug: 'handbook' } }, orderBy: { priority: 'asc' } });
+    expect(stored.map((r) => [r.action, r.priority])).toEqual([
+      ['hide-version', 0],
+      ['activate-version', 1],
+    ]);
+    const deleted = await operationsOf(
+      () => page.getByRole('button', { name: 'Delete rule 1' }).click(),
+      () => semver.waitFor({ state: 'detached' }),
+    );
+    expect(deleted).toEqual(['DeleteAutomationRule']);
+    expect(await page.getByRole('button', { name: 'Move rule 1 up' }).isDisabled()).toBe(true);
+  });
+
+  it('adds and deletes a webhook from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/notifications`);
+    await page.getByRole('heading', { name: 'https://hooks.example.com/lectern' }).waitFor();
+    await page.getByLabel('URL').fill('https://hooks.example.com/second');
+    const second = page.getByRole('heading', { name: 'https://hooks.example.com/second' });
+    const added = await operationsOf(
+      () => page.getByRole('button', { name: 'Add webhook' }).click(),
+      () => second.waitFor(),
+    );
+    expect(added).toEqual(['CreateWebhook']);
+    expect(await page.getByTestId('secret').textContent()).toMatch(/^[0-9a-f]{48}$/);
+    const deleted = await operationsOf(
+      () => page.getByRole('button', { name: 'Delete the webhook to https://hooks.example.com/second' }).click(),
+      () => second.waitFor({ state: 'detached' }),
+    );
+    expect(deleted).toEqual(['DeleteWebhook']);
+    expect(await page.getByRole('heading', { name: 'https://hooks.example.com/lectern' }).count()).toBe(1);
+  });
+
   it('creates and revokes a token, and adds a user, from the mutation alone', async () => {
     await page.goto(`${origin}/account`);
     await page.getByRole('heading', { name: 'API tokens' }).waitFor();
