@@ -18,7 +18,7 @@ import { seriousViolations } from '../helpers/axe.ts';
 import { startTestWorker } from '../helpers/builds.ts';
 import { dbKind } from '../helpers/db.ts';
 import { type GitServer, git as runGit, startGitServer } from '../helpers/git.ts';
-import { launchChromium } from '../helpers/publish.ts';
+import { launchChromium, makeProject } from '../helpers/publish.ts';
 
 const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots', dbKind());
 
@@ -466,6 +466,38 @@ describe('changes shown without asking again', () => {
     );
     expect(deleted).toEqual(['DeleteWebhook']);
     expect(await page.getByRole('heading', { name: 'https://hooks.example.com/lectern' }).count()).toBe(1);
+  });
+
+  it('adds and removes a subproject and a translation from the mutation alone', async () => {
+    const ada = await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'ada' } });
+    await makeProject(t, { slug: 'appendix', maintainers: [ada.id] });
+    await makeProject(t, { slug: 'handbuch', language: 'de', maintainers: [ada.id] });
+    await page.goto(`${origin}/projects/handbook/related`);
+    await page.getByText('No subprojects.').waitFor();
+    const sub = page.locator('form', { has: page.getByRole('button', { name: 'Add subproject' }) });
+    await sub.getByLabel('Project (slug)').fill('appendix');
+    const addedSub = await operationsOf(
+      () => sub.getByRole('button', { name: 'Add subproject' }).click(),
+      () => page.getByRole('button', { name: 'Remove appendix' }).waitFor(),
+    );
+    expect(addedSub).toEqual(['CreateSubproject']);
+    const removedSub = await operationsOf(
+      () => page.getByRole('button', { name: 'Remove appendix' }).click(),
+      () => page.getByText('No subprojects.').waitFor(),
+    );
+    expect(removedSub).toEqual(['DeleteSubproject']);
+    const translation = page.locator('form', { has: page.getByRole('button', { name: 'Add translation' }) });
+    await translation.getByLabel('Project (slug)').fill('handbuch');
+    const addedTranslation = await operationsOf(
+      () => translation.getByRole('button', { name: 'Add translation' }).click(),
+      () => page.getByRole('button', { name: 'Remove handbuch' }).waitFor(),
+    );
+    expect(addedTranslation).toEqual(['AddTranslation']);
+    const removedTranslation = await operationsOf(
+      () => page.getByRole('button', { name: 'Remove handbuch' }).click(),
+      () => page.getByText('No translations.').waitFor(),
+    );
+    expect(removedTranslation).toEqual(['RemoveTranslation']);
   });
 
   it('creates and revokes a token, and adds a user, from the mutation alone', async () => {
