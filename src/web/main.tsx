@@ -58,7 +58,7 @@ function Shell() {
               type="button"
               className="link"
               onClick={async () => {
-                await signOut({}, { additionalTypenames: ['User'] });
+                await signOut({});
                 navigate('/sign-in', { replace: true });
                 window.location.reload();
               }}

@@ -461,12 +461,13 @@ export function StateBadge(props: { state: string; success: boolean | null | und
 
 /**
  * A page or tab that reads `query` and changes what it shows: its data, the client for its
- * mutations, the last mutation's problem, `reload()` (from the network, after a change the cache
- * cannot place, such as a new row), and `pending(what)`: what to show while there is no data yet.
+ * mutations, the last mutation's problem, and `pending(what)`: what to show while there is no data
+ * yet. A change is not read again from Lectern: its answer, and the cache's updates of the lists it
+ * is in, change what the page shows (docs/design/dashboard-data.md).
  * `requestPolicy` 'cache-and-network' shows what is cached at once and asks again (rows another tab changed).
  */
 export function useEditor<Data, Variables extends AnyVariables>(query: DocumentInput<Data, Variables>, variables: Variables, requestPolicy?: RequestPolicy) {
-  const [{ data, fetching, error }, refetch] = useQuery<Data, Variables>({ query, variables, requestPolicy } as UseQueryArgs<Variables, Data>);
+  const [{ data, fetching, error }] = useQuery<Data, Variables>({ query, variables, requestPolicy } as UseQueryArgs<Variables, Data>);
   const client = useClient();
   const [problem, setProblem] = useState<Problem | null>(null);
   return {
@@ -474,7 +475,6 @@ export function useEditor<Data, Variables extends AnyVariables>(query: DocumentI
     client,
     problem,
     setProblem,
-    reload: () => refetch({ requestPolicy: 'network-only' }),
     pending: (what: string) => (error ? <Failure error={error} /> : fetching ? <Loading what={what} /> : null),
   };
 }

@@ -92,6 +92,26 @@ async function enter(p: Page, route: string, username: string) {
   await p.waitForURL(`${origin}${route}`);
 }
 
+/**
+ * The GraphQL operations `p` sends while `act` runs and until `shown` holds, and half a second more:
+ * a change is shown from its own answer, never by asking for the page again (docs/design/dashboard-data.md).
+ */
+async function operationsOf(p: Page, act: () => Promise<unknown>, shown: () => Promise<unknown>): Promise<string[]> {
+  const operations: string[] = [];
+  const listen = (r: import('playwright-core').Request) => {
+    if (r.url() === `${origin}/graphql`) operations.push(JSON.parse(r.postData() ?? '{}').operationName ?? '?');
+  };
+  p.on('request', listen);
+  try {
+    await act();
+    await shown();
+    await p.waitForTimeout(500);
+  } finally {
+    p.off('request', listen);
+  }
+  return operations;
+}
+
 const rest = (method: 'get' | 'patch', url: string, key: string) => t.http[method](url).set('authorization', `Token ${key}`);
 
 // A loaded machine (two cores shared) takes minutes for what takes seconds alone.
@@ -106,8 +126,12 @@ describe('security settings in the dashboard', { timeout: 120_000 }, () => {
     await form.getByLabel('Client ID').fill('lectern');
     await form.getByLabel('Client secret').fill('s3cret-of-the-client');
     await form.getByLabel('Groups claim (optional)').fill('groups');
-    await form.getByRole('button', { name: 'Add provider' }).click();
-    await admin.getByRole('heading', { name: /Corp ID/ }).waitFor();
+    const added = await operationsOf(
+      admin,
+      () => form.getByRole('button', { name: 'Add provider' }).click(),
+      () => admin.getByRole('heading', { name: /Corp ID/ }).waitFor(),
+    );
+    expect(added).toEqual(['CreateIdentityProvider']);
     expect(await admin.getByTestId('callback-corp').textContent()).toBe(`${origin}/auth/oidc/corp/callback`);
     const row = await t.db.prisma.identityProvider.findUniqueOrThrow({ where: { slug: 'corp' } });
     expect([row.issuer, row.clientId, row.groupsClaim, row.enabled, row.allowSignUp]).toEqual(['https://idp.example.com', 'lectern', 'groups', true, true]);
@@ -116,8 +140,12 @@ describe('security settings in the dashboard', { timeout: 120_000 }, () => {
     const card = admin.locator('section.provider');
     await card.locator('summary', { hasText: 'Edit' }).click();
     await card.getByLabel('Name').fill('Corp Login');
-    await card.getByRole('button', { name: 'Save provider' }).click();
-    await card.getByRole('heading', { name: /Corp Login/ }).waitFor();
+    const saved = await operationsOf(
+      admin,
+      () => card.getByRole('button', { name: 'Save provider' }).click(),
+      () => card.getByRole('heading', { name: /Corp Login/ }).waitFor(),
+    );
+    expect(saved).toEqual(['UpdateIdentityProvider']);
     const edited = await t.db.prisma.identityProvider.findUniqueOrThrow({ where: { slug: 'corp' } });
     expect([edited.name, edited.clientSecretEncrypted]).toEqual(['Corp Login', row.clientSecretEncrypted]);
     await look(admin, 'sso');

@@ -18,7 +18,7 @@ import { seriousViolations } from '../helpers/axe.ts';
 import { startTestWorker } from '../helpers/builds.ts';
 import { dbKind } from '../helpers/db.ts';
 import { type GitServer, git as runGit, startGitServer } from '../helpers/git.ts';
-import { launchChromium } from '../helpers/publish.ts';
+import { launchChromium, makeProject } from '../helpers/publish.ts';
 
 const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots', dbKind());
 
@@ -296,5 +296,238 @@ describe('the dashboard, from the first run', () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await check('11-project-phone', phone);
     await phone.close();
+  });
+});
+
+// A change is shown from its own answer (and the cache's updates of the lists it is in): the only
+// request it makes is the mutation itself, never the page's query again (docs/design/dashboard-data.md).
+describe('changes shown without asking again', () => {
+  /** The GraphQL operations sent while `act` runs and until `shown` is seen, and half a second more (a late refetch would show). */
+  async function operationsOf(act: () => Promise<void>, shown: () => Promise<void>): Promise<string[]> {
+    const operations: string[] = [];
+    const listen = (r: import('playwright-core').Request) => {
+      if (r.url() === `${origin}/graphql`) operations.push(JSON.parse(r.postData() ?? '{}').operationName ?? '?');
+    };
+    page.on('request', listen);
+    try {
+      await act();
+      await shown();
+      await page.waitForTimeout(500);
+    } finally {
+      page.off('request', listen);
+    }
+    return operations;
+  }
+
+  it('toggles a version: its row shows the change, and only the mutation is sent', async () => {
+    await page.goto(`${origin}/projects/handbook/versions`);
+    const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /^latest/ }) });
+    const hidden = page.getByLabel('latest hidden');
+    await hidden.waitFor();
+    expect(await hidden.isChecked()).toBe(false);
+    const hide = await operationsOf(
+      () => hidden.click(),
+      () => row.locator('.badge', { hasText: 'hidden' }).waitFor(),
+    );
+    expect(hide).toEqual(['SetVersionHidden']);
+    await expect.poll(() => hidden.isDisabled()).toBe(false);
+    expect(await hidden.isChecked()).toBe(true);
+    const show = await operationsOf(
+      () => hidden.click(),
+      () => row.locator('.badge', { hasText: 'hidden' }).waitFor({ state: 'detached' }),
+    );
+    expect(show).toEqual(['SetVersionHidden']);
+    expect((await t.db.prisma.version.findFirstOrThrow({ where: { slug: 'latest', project: { slug: 'handbook' } } })).hidden).toBe(false);
+  });
+
+  it('adds, moves and deletes a redirect: the list shows each change in Lectern’s order, from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/redirects`);
+    const heads = () => page.locator('.cards li .card-head').allInnerTexts();
+    await page.getByText('/old.html → /index.html').waitFor();
+    await page.locator('summary', { hasText: 'Add a redirect' }).click();
+    const add = page.locator('form', { has: page.getByRole('button', { name: 'Add redirect' }) });
+    await add.getByLabel('From').fill('/new.html');
+    await add.getByLabel('To').fill('/index.html');
+    const created = await operationsOf(
+      () => add.getByRole('button', { name: 'Add redirect' }).click(),
+      () => page.getByText('/new.html → /index.html').waitFor(),
+    );
+    expect(created).toEqual(['CreateRedirect']);
+    // A new redirect is tried first, as Lectern puts it.
+    expect((await heads()).map((h) => h.split(' ')[1])).toEqual(['/new.html', '/old.html']);
+    const moved = await operationsOf(
+      () => page.getByRole('button', { name: 'Move redirect /new.html down' }).click(),
+      () => expect.poll(async () => (await heads()).map((h) => h.split(' ')[1])).toEqual(['/old.html', '/new.html']),
+    );
+    expect(moved).toEqual(['UpdateRedirect']);
+    const stored = await t.db.prisma.redirect.findMany({ where: { project: { slug: 'handbook' } }, orderBy: { position: 'asc' } });
+    expect(stored.map((r) => [r.fromUrl, r.position])).toEqual([
+      ['/old.html', 0],
+      ['/new.html', 1],
+    ]);
+    const card = page.locator('.cards li', { hasText: '/new.html → /index.html' });
+    const deleted = await operationsOf(
+      () => card.getByRole('button', { name: 'Delete' }).click(),
+      () => card.waitFor({ state: 'detached' }),
+    );
+    expect(deleted).toEqual(['DeleteRedirect']);
+    expect((await heads()).map((h) => h.split(' ')[1])).toEqual(['/old.html']);
+    expect(await page.getByRole('button', { name: 'Move redirect /old.html down' }).isDisabled()).toBe(true);
+  });
+
+  it('adds and deletes an environment variable from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/variables`);
+    await page.getByText('No variables.').waitFor();
+    await page.getByLabel('Name').fill('DEPLOY_KEY');
+    await page.getByLabel('Value').fill('s3cret');
+    const created = await operationsOf(
+      () => page.getByRole('button', { name: 'Add variable' }).click(),
+      () => page.getByRole('button', { name: 'Delete DEPLOY_KEY' }).waitFor(),
+    );
+    expect(created).toEqual(['CreateVariable']);
+    expect(await page.getByText('No variables.').count()).toBe(0);
+    const deleted = await operationsOf(
+      () => page.getByRole('button', { name: 'Delete DEPLOY_KEY' }).click(),
+      () => page.getByText('No variables.').waitFor(),
+    );
+    expect(deleted).toEqual(['DeleteVariable']);
+    expect(await t.db.prisma.environmentVariable.count({ where: { project: { slug: 'handbook' } } })).toBe(0);
+  });
+
+  it('adds and deletes an integration, and sets its token, from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/integrations`);
+    await page.getByText('No integrations.').waitFor();
+    await page.getByLabel('Provider').selectOption('github');
+    const created = await operationsOf(
+      () => page.getByRole('button', { name: 'Add integration' }).click(),
+      () => page.locator('.cards li strong', { hasText: 'GitHub' }).waitFor(),
+    );
+    expect(created).toEqual(['CreateIntegration']);
+    await page.getByText('Commit statuses on pull requests: set a token').click();
+    await page.getByLabel('Token (empty removes it)').fill('ghp_example');
+    const token = await operationsOf(
+      () => page.getByRole('button', { name: 'Save token' }).click(),
+      () => page.getByText('Commit statuses: token set').waitFor(),
+    );
+    expect(token).toEqual(['SetIntegrationToken']);
+    const deleted = await operationsOf(
+      () => page.locator('.cards li', { hasText: 'GitHub' }).getByRole('button', { name: 'Delete' }).click(),
+      () => page.getByText('No integrations.').waitFor(),
+    );
+    expect(deleted).toEqual(['DeleteIntegration']);
+  });
+
+  it('adds, moves and deletes an automation rule in Lectern’s order, from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/automation`);
+    const heads = () => page.locator('.cards li .card-head').allInnerTexts();
+    await page.getByText('Custom match ^v1\\. → Activate version').waitFor();
+    await page.getByText('Add a rule').click();
+    await page.getByLabel('Action', { exact: true }).selectOption('hide-version');
+    const semver = page.getByText('SemVer versions → Hide version');
+    const added = await operationsOf(
+      () => page.getByRole('button', { name: 'Add rule' }).click(),
+      () => semver.waitFor(),
+    );
+    expect(added).toEqual(['CreateAutomationRule']);
+    // A new rule applies last.
+    expect((await heads()).map((h) => h.includes('SemVer'))).toEqual([false, true]);
+    const moved = await operationsOf(
+      () => page.getByRole('button', { name: 'Move rule 2 up' }).click(),
+      () => expect.poll(async () => (await heads()).map((h) => h.includes('SemVer'))).toEqual([true, false]),
+    );
+    expect(moved).toEqual(['MoveAutomationRule']);
+    const stored = await t.db.prisma.automationRule.findMany({ where: { project: { slug: 'handbook' } }, orderBy: { priority: 'asc' } });
+    expect(stored.map((r) => [r.action, r.priority])).toEqual([
+      ['hide-version', 0],
+      ['activate-version', 1],
+    ]);
+    const deleted = await operationsOf(
+      () => page.getByRole('button', { name: 'Delete rule 1' }).click(),
+      () => semver.waitFor({ state: 'detached' }),
+    );
+    expect(deleted).toEqual(['DeleteAutomationRule']);
+    expect(await page.getByRole('button', { name: 'Move rule 1 up' }).isDisabled()).toBe(true);
+  });
+
+  it('adds and deletes a webhook from the mutation alone', async () => {
+    await page.goto(`${origin}/projects/handbook/notifications`);
+    await page.getByRole('heading', { name: 'https://hooks.example.com/lectern' }).waitFor();
+    await page.getByLabel('URL').fill('https://hooks.example.com/second');
+    const second = page.getByRole('heading', { name: 'https://hooks.example.com/second' });
+    const added = await operationsOf(
+      () => page.getByRole('button', { name: 'Add webhook' }).click(),
+      () => second.waitFor(),
+    );
+    expect(added).toEqual(['CreateWebhook']);
+    expect(await page.getByTestId('secret').textContent()).toMatch(/^[0-9a-f]{48}$/);
+    const deleted = await operationsOf(
+      () => page.getByRole('button', { name: 'Delete the webhook to https://hooks.example.com/second' }).click(),
+      () => second.waitFor({ state: 'detached' }),
+    );
+    expect(deleted).toEqual(['DeleteWebhook']);
+    expect(await page.getByRole('heading', { name: 'https://hooks.example.com/lectern' }).count()).toBe(1);
+  });
+
+  it('adds and removes a subproject and a translation from the mutation alone', async () => {
+    const ada = await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'ada' } });
+    await makeProject(t, { slug: 'appendix', maintainers: [ada.id] });
+    await makeProject(t, { slug: 'handbuch', language: 'de', maintainers: [ada.id] });
+    await page.goto(`${origin}/projects/handbook/related`);
+    await page.getByText('No subprojects.').waitFor();
+    const sub = page.locator('form', { has: page.getByRole('button', { name: 'Add subproject' }) });
+    await sub.getByLabel('Project (slug)').fill('appendix');
+    const addedSub = await operationsOf(
+      () => sub.getByRole('button', { name: 'Add subproject' }).click(),
+      () => page.getByRole('button', { name: 'Remove appendix' }).waitFor(),
+    );
+    expect(addedSub).toEqual(['CreateSubproject']);
+    const removedSub = await operationsOf(
+      () => page.getByRole('button', { name: 'Remove appendix' }).click(),
+      () => page.getByText('No subprojects.').waitFor(),
+    );
+    expect(removedSub).toEqual(['DeleteSubproject']);
+    const translation = page.locator('form', { has: page.getByRole('button', { name: 'Add translation' }) });
+    await translation.getByLabel('Project (slug)').fill('handbuch');
+    const addedTranslation = await operationsOf(
+      () => translation.getByRole('button', { name: 'Add translation' }).click(),
+      () => page.getByRole('button', { name: 'Remove handbuch' }).waitFor(),
+    );
+    expect(addedTranslation).toEqual(['AddTranslation']);
+    const removedTranslation = await operationsOf(
+      () => page.getByRole('button', { name: 'Remove handbuch' }).click(),
+      () => page.getByText('No translations.').waitFor(),
+    );
+    expect(removedTranslation).toEqual(['RemoveTranslation']);
+  });
+
+  it('creates and revokes a token, and adds a user, from the mutation alone', async () => {
+    await page.goto(`${origin}/account`);
+    await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    await page.locator('.loading').waitFor({ state: 'detached' });
+    await page.getByLabel('Token name').fill('deploy');
+    const revoke = page.getByRole('button', { name: 'Revoke deploy' });
+    const made = await operationsOf(
+      () => page.getByRole('button', { name: 'Create token' }).click(),
+      () => revoke.waitFor(),
+    );
+    expect(made).toEqual(['CreateToken']);
+    await page.getByTestId('new-token').waitFor();
+    const revoked = await operationsOf(
+      () => revoke.click(),
+      () => revoke.waitFor({ state: 'detached' }),
+    );
+    expect(revoked).toEqual(['RevokeToken']);
+
+    await page.goto(`${origin}/admin`);
+    await page.getByRole('cell', { name: 'grace', exact: true }).waitFor();
+    await page.getByLabel('Username', { exact: true }).last().fill('hopper');
+    await page.getByLabel('Password').fill('hopper password 1');
+    const added = await operationsOf(
+      () => page.getByRole('button', { name: 'Create user' }).click(),
+      () => page.getByRole('cell', { name: 'hopper', exact: true }).waitFor(),
+    );
+    expect(added).toEqual(['CreateUser']);
+    // In Lectern's order, by username.
+    expect(await page.locator('table.list td.row-head').allTextContents()).toEqual(['ada', 'grace', 'hopper']);
   });
 });

@@ -74,6 +74,26 @@ async function signIn(p: Page, username: string) {
   await p.getByRole('button', { name: 'Sign in' }).click();
 }
 
+/**
+ * The GraphQL operations `p` sends while `act` runs and until `shown` holds, and half a second more:
+ * a change is shown from its own answer, never by asking for the page again (docs/design/dashboard-data.md).
+ */
+async function operationsOf(p: Page, act: () => Promise<unknown>, shown: () => Promise<unknown>): Promise<string[]> {
+  const operations: string[] = [];
+  const listen = (r: import('playwright-core').Request) => {
+    if (r.url() === `${origin}/graphql`) operations.push(JSON.parse(r.postData() ?? '{}').operationName ?? '?');
+  };
+  p.on('request', listen);
+  try {
+    await act();
+    await shown();
+    await p.waitForTimeout(500);
+  } finally {
+    p.off('request', listen);
+  }
+  return operations;
+}
+
 const ledger = () => t.db.prisma.project.findUniqueOrThrow({ where: { slug: 'ledger' }, select: { name: true, organization: { select: { slug: true } } } });
 
 // A loaded machine (two cores shared) takes minutes for what takes seconds alone.
@@ -134,9 +154,13 @@ describe('organizations in the dashboard', { timeout: 120_000 }, () => {
     expect(await form.getByLabel('Access').inputValue()).toBe('readonly');
     await form.getByLabel('Only the projects ticked below').check();
     await form.getByRole('group', { name: 'Projects' }).getByLabel('ledger').check();
-    await form.getByRole('button', { name: 'Create team' }).click();
     const card = owner.locator('section.team', { has: owner.getByRole('heading', { name: /Readers/ }) });
-    await card.waitFor();
+    const created = await operationsOf(
+      owner,
+      () => form.getByRole('button', { name: 'Create team' }).click(),
+      () => card.waitFor(),
+    );
+    expect(created).toEqual(['CreateTeam']);
     expect(await card.textContent()).toContain('Read-only');
     expect(await card.textContent()).toContain('Projects: ledger');
     const team = await t.db.prisma.team.findFirstOrThrow({ where: { slug: 'readers' }, include: { projects: { select: { slug: true } } } });
@@ -150,13 +174,17 @@ describe('organizations in the dashboard', { timeout: 120_000 }, () => {
     await owner.waitForURL(`${origin}/organizations/acme-docs/invitations`);
     await owner.getByText('Pending invitations').waitFor();
     await owner.getByLabel('Team (optional)').selectOption('readers');
-    await owner.getByRole('button', { name: 'Make an invitation link' }).click();
+    const row = owner.getByRole('row', { name: /A link copied by hand/ });
+    const made = await operationsOf(
+      owner,
+      () => owner.getByRole('button', { name: 'Make an invitation link' }).click(),
+      () => row.waitFor(),
+    );
+    expect(made).toEqual(['InviteToOrganization']);
     link = (await owner.getByTestId('invitation-link').textContent())!;
     expect(link).toMatch(new RegExp(`^${origin}/invitations/accept\\?token=[\\w-]+$`));
     expect(await owner.locator('main').textContent()).toContain('It was not emailed (no address was given): send it yourself.');
     await owner.getByRole('button', { name: 'Copy the link' }).waitFor();
-    const row = owner.getByRole('row', { name: /A link copied by hand/ });
-    await row.waitFor();
     expect(await row.locator('td[data-label="Team"]').textContent()).toBe('Readers');
     await look(owner, 'invitations');
     // Only its hash is kept: once the page is left, the link is gone from it.
@@ -289,6 +317,31 @@ describe('organizations in the dashboard', { timeout: 120_000 }, () => {
     await owner.setViewportSize({ width: 1280, height: 900 });
   });
 
+  it("changes a member's role from its answer alone: their row, the owners in the header, and back", async () => {
+    await visit(owner, `/organizations/acme-docs/members`);
+    const role = owner.getByLabel("milo's role");
+    await role.waitFor();
+    const header = owner.locator('main p.muted', { hasText: 'Owners:' });
+    const promoted = await operationsOf(
+      owner,
+      () => role.selectOption('owner'),
+      () => expect.poll(() => header.textContent()).toContain('Owners: milo, olive'),
+    );
+    expect(promoted).toEqual(['SetOrganizationMemberRole']);
+    await expect.poll(() => role.isDisabled()).toBe(false);
+    expect(await role.inputValue()).toBe('owner');
+    const demoted = await operationsOf(
+      owner,
+      () => role.selectOption('member'),
+      () => expect.poll(() => header.textContent()).toContain('Owners: olive'),
+    );
+    expect(demoted).toEqual(['SetOrganizationMemberRole']);
+    await expect.poll(() => role.isDisabled()).toBe(false);
+    expect(await role.inputValue()).toBe('member');
+    const milo = await t.db.prisma.organizationMember.findFirstOrThrow({ where: { user: { username: 'milo' } }, select: { role: true } });
+    expect(milo.role).toBe('member');
+  });
+
   it('keeps the docs from a reader signed out, and from the member once they leave', async () => {
     expect((await t.http.get(DOCS)).status).toBe(404);
     const anonymous = await browser.newPage();
@@ -315,8 +368,12 @@ describe('organizations in the dashboard', { timeout: 120_000 }, () => {
       .toEqual(['Projects: every project of the organization, present and future', 'Members: olive']);
     const team = await t.db.prisma.team.findFirstOrThrow({ where: { slug: 'readers' }, select: { access: true, allProjects: true } });
     expect(team).toEqual({ access: 'admin', allProjects: true });
-    await card.getByRole('button', { name: 'Delete the team Readers' }).click();
-    await owner.getByText('No teams.').waitFor();
+    const deleted = await operationsOf(
+      owner,
+      () => card.getByRole('button', { name: 'Delete the team Readers' }).click(),
+      () => owner.getByText('No teams.').waitFor(),
+    );
+    expect(deleted).toEqual(['DeleteTeam']);
 
     // The last owner stays one: the refusal is said in words, and the role shown goes back.
     await visit(owner, `/organizations/acme-docs/members`);
@@ -325,8 +382,14 @@ describe('organizations in the dashboard', { timeout: 120_000 }, () => {
     await expect.poll(() => owner.getByLabel("olive's role").inputValue()).toBe('owner');
 
     await visit(owner, `/organizations/acme-docs/invitations`);
-    await owner.getByRole('button', { name: 'Revoke the invitation for nadia@example.com' }).click();
-    await owner.getByText('None.').waitFor();
+    const revoke = owner.getByRole('button', { name: 'Revoke the invitation for nadia@example.com' });
+    await revoke.waitFor();
+    const revoked = await operationsOf(
+      owner,
+      () => revoke.click(),
+      () => owner.getByText('None.').waitFor(),
+    );
+    expect(revoked).toEqual(['RevokeInvitation']);
 
     await visit(owner, `/projects/ledger/settings`);
     await owner.getByLabel('Organization', { exact: true }).selectOption('');

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { type Client, useClient, useQuery } from 'urql';
 import { Link, Redirect } from 'wouter';
 import { signInUrl } from '../client.ts';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, type ResultOf, readFragment } from '../graphql.ts';
 import {
   ActButton,
   ActionForm,
@@ -24,42 +24,61 @@ import {
 import { useViewer } from '../viewer.ts';
 import { AdminLayout } from './admin.tsx';
 
-const Tokens = graphql(`
+/** A token's row: its name, prefix, times and what it reaches. */
+const TokenRowFields = graphql(`
+  fragment TokenRow on ApiToken { id name prefix createdAt lastUsedAt expiresAt readOnly projects }
+`);
+/** The reader's email settings, as the form shows them (and saving answers). */
+const EmailSettingsFields = graphql(`
+  fragment EmailSettings on User { id email emailNotifications }
+`);
+const Tokens = graphql(
+  `
   query Tokens {
-    viewer { id username isAdmin email emailNotifications tokens { id name prefix createdAt lastUsedAt expiresAt readOnly projects } }
+    viewer { id username isAdmin tokens { id ...TokenRow } ...EmailSettings }
     setupNeeded
     projects(filter: { mine: true }, limit: 200) { totalCount nodes { id slug name } }
   }
-`);
-const CreateToken = graphql(`
+`,
+  [TokenRowFields, EmailSettingsFields],
+);
+// A new token goes first (newest first), a revoked one leaves the list: src/web/account-updates.ts.
+const CreateToken = graphql(
+  `
   mutation CreateToken($name: String!, $expiresAt: DateTime, $readOnly: Boolean, $projects: [String!]) {
     createToken(name: $name, expiresAt: $expiresAt, readOnly: $readOnly, projects: $projects) {
       __typename
-      ... on MutationCreateTokenSuccess { data { key token { id name prefix createdAt lastUsedAt expiresAt readOnly projects } } }
+      ... on MutationCreateTokenSuccess { data { key token { id ...TokenRow } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [TokenRowFields],
+);
 const RevokeToken = graphql(`
   mutation RevokeToken($id: Int!) {
     revokeToken(id: $id) {
       __typename
+      ... on MutationRevokeTokenSuccess { data { id } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
 `);
-const UpdateAccount = graphql(`
+const UpdateAccount = graphql(
+  `
   mutation UpdateAccount($input: UpdateAccountInput!) {
     updateAccount(input: $input) {
       __typename
-      ... on MutationUpdateAccountSuccess { data { id email emailNotifications } }
+      ... on MutationUpdateAccountSuccess { data { id ...EmailSettings } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [EmailSettingsFields],
+);
 const ChangePassword = graphql(`
   mutation ChangePassword($input: ChangePasswordInput!) {
     changePassword(input: $input) {
@@ -71,7 +90,7 @@ const ChangePassword = graphql(`
 `);
 
 export function AccountPage() {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(Tokens, {});
+  const { data, client, problem, setProblem, pending } = useEditor(Tokens, {});
   const [key, setKey] = useState<string | null>(null);
   if (!data) return pending('your account');
   // Signed out, the query answers no viewer (and no error): off to sign in, and back here.
@@ -92,33 +111,10 @@ export function AccountPage() {
       )}
       <ProblemText problem={problem} />
       {tokens.length === 0 && <p>No tokens.</p>}
-      {tokens.length > 0 && <TokenList tokens={tokens} client={client} report={setProblem} reload={reload} />}
-      <TokenForm
-        projects={data.projects}
-        client={client}
-        onTry={() => setProblem(null)}
-        made={(k) => {
-          setKey(k);
-          reload();
-        }}
-      />
+      {tokens.length > 0 && <TokenList tokens={tokens} client={client} report={setProblem} />}
+      <TokenForm projects={data.projects} client={client} onTry={() => setProblem(null)} made={setKey} />
       <h2>Email</h2>
-      <ActionForm
-        label="Save email settings"
-        done="Saved."
-        act={async (f) => {
-          const r = await client.mutation(UpdateAccount, { input: { email: f.email ?? '', emailNotifications: check(f, 'emailNotifications') } }).toPromise();
-          return problemOf(r.data?.updateAccount, r.error);
-        }}
-      >
-        <Field label="Email address" name="email" type="email" defaultValue={data?.viewer?.email ?? ''} autoComplete="email" />
-        <Check
-          label="Email me about my projects' builds"
-          name="emailNotifications"
-          checked={data?.viewer?.emailNotifications ?? true}
-          hint="When a build of a default version fails, and when one passes again (if this installation sends email)."
-        />
-      </ActionForm>
+      <EmailForm user={data.viewer} client={client} />
       <h2>Password</h2>
       <ActionForm
         label="Change password"
@@ -138,7 +134,31 @@ export function AccountPage() {
   );
 }
 
-type Token = NonNullable<ResultOf<typeof Tokens>['viewer']>['tokens'][number];
+/** The reader's email address, and whether they get email about their projects' builds. */
+function EmailForm(props: { user: FragmentOf<typeof EmailSettingsFields>; client: Client }) {
+  const user = readFragment(EmailSettingsFields, props.user);
+  return (
+    <ActionForm
+      label="Save email settings"
+      done="Saved."
+      act={async (f) => {
+        const input = { email: f.email ?? '', emailNotifications: check(f, 'emailNotifications') };
+        const r = await props.client.mutation(UpdateAccount, { input }).toPromise();
+        return problemOf(r.data?.updateAccount, r.error);
+      }}
+    >
+      <Field label="Email address" name="email" type="email" defaultValue={user.email ?? ''} autoComplete="email" />
+      <Check
+        label="Email me about my projects' builds"
+        name="emailNotifications"
+        checked={user.emailNotifications}
+        hint="When a build of a default version fails, and when one passes again (if this installation sends email)."
+      />
+    </ActionForm>
+  );
+}
+
+type Token = ResultOf<typeof TokenRowFields>;
 
 /** What a token reaches (docs/design/tokens.md): null is every project its user reaches; an empty list, none (they were deleted). */
 function TokenReach({ token }: { token: Token }) {
@@ -159,7 +179,7 @@ function TokenReach({ token }: { token: Token }) {
   );
 }
 
-function TokenList(props: { tokens: readonly Token[]; client: Client; report: (p: Problem | null) => void; reload: () => void }) {
+function TokenList(props: { tokens: readonly FragmentOf<typeof TokenRowFields>[]; client: Client; report: (p: Problem | null) => void }) {
   return (
     <table className="list cards-on-phone">
       <caption className="visually-hidden">API tokens</caption>
@@ -177,42 +197,43 @@ function TokenList(props: { tokens: readonly Token[]; client: Client; report: (p
         </tr>
       </thead>
       <tbody>
-        {props.tokens.map((t) => (
-          <tr key={t.id}>
-            <th scope="row" className="row-head">
-              {t.name || '(unnamed)'}
-            </th>
-            <td data-label="Starts with">
-              <code>{t.prefix}…</code>
-            </td>
-            <td data-label="Made">
-              <Time iso={t.createdAt} />
-            </td>
-            <td data-label="Last used">
-              <Time iso={t.lastUsedAt} empty="never" />
-            </td>
-            <td data-label="Expires">
-              <Time iso={t.expiresAt} empty="never" />
-              {t.expiresAt && new Date(t.expiresAt).getTime() < Date.now() && <span className="badge">expired</span>}
-            </td>
-            <td data-label="Reaches">
-              <TokenReach token={t} />
-            </td>
-            <td>
-              <ActButton
-                danger
-                act={async () => {
-                  const r = await props.client.mutation(RevokeToken, { id: t.id }).toPromise();
-                  return problemOf(r.data?.revokeToken, r.error);
-                }}
-                report={props.report}
-                done={props.reload}
-              >
-                Revoke {t.name || t.prefix}
-              </ActButton>
-            </td>
-          </tr>
-        ))}
+        {props.tokens
+          .map((ref) => readFragment(TokenRowFields, ref))
+          .map((t) => (
+            <tr key={t.id}>
+              <th scope="row" className="row-head">
+                {t.name || '(unnamed)'}
+              </th>
+              <td data-label="Starts with">
+                <code>{t.prefix}…</code>
+              </td>
+              <td data-label="Made">
+                <Time iso={t.createdAt} />
+              </td>
+              <td data-label="Last used">
+                <Time iso={t.lastUsedAt} empty="never" />
+              </td>
+              <td data-label="Expires">
+                <Time iso={t.expiresAt} empty="never" />
+                {t.expiresAt && new Date(t.expiresAt).getTime() < Date.now() && <span className="badge">expired</span>}
+              </td>
+              <td data-label="Reaches">
+                <TokenReach token={t} />
+              </td>
+              <td>
+                <ActButton
+                  danger
+                  act={async () => {
+                    const r = await props.client.mutation(RevokeToken, { id: t.id }).toPromise();
+                    return problemOf(r.data?.revokeToken, r.error);
+                  }}
+                  report={props.report}
+                >
+                  Revoke {t.name || t.prefix}
+                </ActButton>
+              </td>
+            </tr>
+          ))}
       </tbody>
     </table>
   );
@@ -266,18 +287,30 @@ function TokenForm(props: { projects: ResultOf<typeof Tokens>['projects']; clien
   );
 }
 
-const Users = graphql(`
-  query Users($search: String) { viewer { id username isAdmin } setupNeeded users(search: $search, limit: 200) { totalCount nodes { id username email isAdmin disabled createdAt } } }
+/** A user's row in the site admin's table. */
+const UserRowFields = graphql(`
+  fragment UserRow on User { id username email isAdmin disabled createdAt }
 `);
-const CreateUser = graphql(`
+const Users = graphql(
+  `
+  query Users($search: String) { viewer { id username isAdmin } setupNeeded users(search: $search, limit: 200) { totalCount nodes { id ...UserRow } } }
+`,
+  [UserRowFields],
+);
+// A new user takes their place (by username) in the lists whose search they match: src/web/account-updates.ts.
+const CreateUser = graphql(
+  `
   mutation CreateUser($input: CreateUserInput!) {
     createUser(input: $input) {
       __typename
+      ... on MutationCreateUserSuccess { data { id ...UserRow } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [UserRowFields],
+);
 const ChangeUser = graphql(`
   mutation ChangeUser($username: String!, $input: ChangeUserInput!) {
     changeUser(username: $username, input: $input) {
@@ -292,7 +325,7 @@ const ChangeUser = graphql(`
 export function AdminPage() {
   const viewer = useViewer();
   const [search, setSearch] = useState('');
-  const [{ data, fetching, error }, refetch] = useQuery({ query: Users, variables: { search: search || null } });
+  const [{ data, fetching, error }] = useQuery({ query: Users, variables: { search: search || null } });
   const client = useClient();
   const [problem, setProblem] = useState<Problem | null>(null);
   const toggles = usePendingChanges<boolean>(setProblem);
@@ -324,14 +357,14 @@ export function AdminPage() {
       {fetching && !data && <Loading what="users" />}
       {data && <UsersTable users={data.users.nodes} toggles={toggles} change={change} />}
       <h2>Add a user</h2>
-      <AddUser created={() => refetch({ requestPolicy: 'network-only' })} />
+      <AddUser />
     </AdminLayout>
   );
 }
 
 /** The users, each with whether they are an administrator and whether they are disabled: toggles that change it. */
 function UsersTable(props: {
-  users: ResultOf<typeof Users>['users']['nodes'];
+  users: readonly FragmentOf<typeof UserRowFields>[];
   toggles: ReturnType<typeof usePendingChanges<boolean>>;
   change: (username: string, field: 'isAdmin' | 'disabled', value: boolean) => void;
 }) {
@@ -348,49 +381,51 @@ function UsersTable(props: {
         </tr>
       </thead>
       <tbody>
-        {props.users.map((u) => (
-          <tr key={u.id}>
-            <td className="row-head">{u.username}</td>
-            <td data-label="Email">{u.email ?? '—'}</td>
-            <td>
-              <label className="toggle">
-                <input
-                  type="checkbox"
-                  aria-label={`${u.username} is an administrator`}
-                  checked={toggles.shown(`${u.username} isAdmin`, u.isAdmin)}
-                  disabled={toggles.busy(`${u.username} isAdmin`)}
-                  onChange={(e) => change(u.username, 'isAdmin', e.target.checked)}
-                />
-                <span className="on-phone" aria-hidden="true">
-                  Administrator
-                </span>
-              </label>
-              <Progress busy={toggles.busy(`${u.username} isAdmin`)} what="Saving…" />
-            </td>
-            <td>
-              <label className="toggle">
-                <input
-                  type="checkbox"
-                  aria-label={`${u.username} is disabled`}
-                  checked={toggles.shown(`${u.username} disabled`, u.disabled)}
-                  disabled={toggles.busy(`${u.username} disabled`)}
-                  onChange={(e) => change(u.username, 'disabled', e.target.checked)}
-                />
-                <span className="on-phone" aria-hidden="true">
-                  Disabled
-                </span>
-              </label>
-              <Progress busy={toggles.busy(`${u.username} disabled`)} what="Saving…" />
-            </td>
-          </tr>
-        ))}
+        {props.users
+          .map((ref) => readFragment(UserRowFields, ref))
+          .map((u) => (
+            <tr key={u.id}>
+              <td className="row-head">{u.username}</td>
+              <td data-label="Email">{u.email ?? '—'}</td>
+              <td>
+                <label className="toggle">
+                  <input
+                    type="checkbox"
+                    aria-label={`${u.username} is an administrator`}
+                    checked={toggles.shown(`${u.username} isAdmin`, u.isAdmin)}
+                    disabled={toggles.busy(`${u.username} isAdmin`)}
+                    onChange={(e) => change(u.username, 'isAdmin', e.target.checked)}
+                  />
+                  <span className="on-phone" aria-hidden="true">
+                    Administrator
+                  </span>
+                </label>
+                <Progress busy={toggles.busy(`${u.username} isAdmin`)} what="Saving…" />
+              </td>
+              <td>
+                <label className="toggle">
+                  <input
+                    type="checkbox"
+                    aria-label={`${u.username} is disabled`}
+                    checked={toggles.shown(`${u.username} disabled`, u.disabled)}
+                    disabled={toggles.busy(`${u.username} disabled`)}
+                    onChange={(e) => change(u.username, 'disabled', e.target.checked)}
+                  />
+                  <span className="on-phone" aria-hidden="true">
+                    Disabled
+                  </span>
+                </label>
+                <Progress busy={toggles.busy(`${u.username} disabled`)} what="Saving…" />
+              </td>
+            </tr>
+          ))}
       </tbody>
     </table>
   );
 }
 
-/** The form that creates a user; `created` runs once one is. */
-function AddUser({ created }: { created: () => void }) {
+/** The form that creates a user (the list shows them from the answer). */
+function AddUser() {
   const client = useClient();
   return (
     <ActionForm
@@ -403,9 +438,7 @@ function AddUser({ created }: { created: () => void }) {
             input: { username: f.username ?? '', email: f.email || undefined, password: f.password || undefined, isAdmin: f.isAdmin === 'on' },
           })
           .toPromise();
-        const p = problemOf(r.data?.createUser, r.error);
-        if (!p) created();
-        return p;
+        return problemOf(r.data?.createUser, r.error);
       }}
     >
       <Field label="Username" name="username" required />

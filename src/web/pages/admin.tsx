@@ -3,7 +3,7 @@
 import type { ReactNode } from 'react';
 import type { Client } from 'urql';
 import { Link } from 'wouter';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, type ResultOf, readFragment } from '../graphql.ts';
 import { ActButton, ActionForm, Check, CopyButton, check, Field, type Problem, ProblemText, problemOf, useEditor } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
 import { AuditLog } from './audit.tsx';
@@ -43,32 +43,46 @@ export function AdminAuditPage() {
   );
 }
 
-const Providers = graphql(`
+/** A provider's card and edit form; every change to a provider answers with it. */
+const ProviderCardFields = graphql(`
+  fragment ProviderCard on IdentityProvider { id slug name issuer clientId scopes groupsClaim allowSignUp enabled fromSettings callbackUrl }
+`);
+const Providers = graphql(
+  `
   query IdentityProviders {
     viewer { id username isAdmin } setupNeeded
-    identityProviders { id slug name issuer clientId scopes groupsClaim allowSignUp enabled fromSettings callbackUrl }
+    identityProviders { id ...ProviderCard }
   }
-`);
-const CreateProvider = graphql(`
+`,
+  [ProviderCardFields],
+);
+// A new provider takes its place (by slug), a deleted one leaves the list: src/web/account-updates.ts.
+const CreateProvider = graphql(
+  `
   mutation CreateIdentityProvider($input: IdentityProviderInput!) {
     createIdentityProvider(input: $input) {
       __typename
-      ... on MutationCreateIdentityProviderSuccess { data { id slug } }
+      ... on MutationCreateIdentityProviderSuccess { data { id ...ProviderCard } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
-const UpdateProvider = graphql(`
+`,
+  [ProviderCardFields],
+);
+const UpdateProvider = graphql(
+  `
   mutation UpdateIdentityProvider($slug: String!, $input: IdentityProviderInput!) {
     updateIdentityProvider(slug: $slug, input: $input) {
       __typename
-      ... on MutationUpdateIdentityProviderSuccess { data { id slug name issuer clientId scopes groupsClaim allowSignUp enabled } }
+      ... on MutationUpdateIdentityProviderSuccess { data { id ...ProviderCard } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [ProviderCardFields],
+);
 const DeleteProvider = graphql(`
   mutation DeleteIdentityProvider($slug: String!) {
     deleteIdentityProvider(slug: $slug) {
@@ -80,10 +94,10 @@ const DeleteProvider = graphql(`
   }
 `);
 
-type Provider = ResultOf<typeof Providers>['identityProviders'][number];
+type Provider = ResultOf<typeof ProviderCardFields>;
 
 export function AdminSsoPage() {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(Providers, {}, 'cache-and-network');
+  const { data, client, problem, setProblem, pending } = useEditor(Providers, {}, 'cache-and-network');
   const viewer = useViewer();
   if (viewer && !viewer.isAdmin) return <AdminLayout here="/admin/sso">{null}</AdminLayout>;
   if (!data) return pending('the identity providers');
@@ -98,18 +112,19 @@ export function AdminSsoPage() {
       <ProblemText problem={problem} />
       {providers.length === 0 && <p>No identity providers.</p>}
       {providers.map((p) => (
-        <ProviderCard key={p.id} provider={p} client={client} report={setProblem} reload={reload} />
+        <ProviderCard key={p.id} provider={p} client={client} report={setProblem} />
       ))}
       <details open={providers.length === 0}>
         <summary>Add an identity provider</summary>
-        <ProviderForm client={client} done={reload} />
+        <ProviderForm client={client} />
       </details>
     </AdminLayout>
   );
 }
 
-function ProviderCard(props: { provider: Provider; client: Client; report: (p: Problem | null) => void; reload: () => void }) {
-  const { provider: p, client } = props;
+function ProviderCard(props: { provider: FragmentOf<typeof ProviderCardFields>; client: Client; report: (p: Problem | null) => void }) {
+  const { client } = props;
+  const p = readFragment(ProviderCardFields, props.provider);
   return (
     <section className="team provider">
       <h3 className="wrap">
@@ -147,7 +162,6 @@ function ProviderCard(props: { provider: Provider; client: Client; report: (p: P
               return problemOf(r.data?.updateIdentityProvider, r.error);
             }}
             report={props.report}
-            done={props.reload}
           >
             {p.enabled ? 'Disable' : 'Enable'}
           </ActButton>
@@ -159,7 +173,6 @@ function ProviderCard(props: { provider: Provider; client: Client; report: (p: P
               return problemOf(r.data?.deleteIdentityProvider, r.error);
             }}
             report={props.report}
-            done={props.reload}
           >
             Delete
           </ActButton>
@@ -167,7 +180,7 @@ function ProviderCard(props: { provider: Provider; client: Client; report: (p: P
             <summary>
               Edit<span className="visually-hidden"> {p.name}</span>
             </summary>
-            <ProviderForm client={client} provider={p} done={props.reload} />
+            <ProviderForm client={client} provider={p} />
           </details>
         </div>
       )}
@@ -191,7 +204,7 @@ function providerInput(f: Record<string, string>, creating: boolean) {
 }
 
 /** Adds a provider (without `provider`) or changes one. */
-function ProviderForm({ client, provider, done }: { client: Client; provider?: Provider; done: () => void }) {
+function ProviderForm({ client, provider }: { client: Client; provider?: Provider }) {
   return (
     <ActionForm
       label={provider ? 'Save provider' : 'Add provider'}
@@ -207,7 +220,6 @@ function ProviderForm({ client, provider, done }: { client: Client; provider?: P
           const r = await client.mutation(CreateProvider, { input }).toPromise();
           p = problemOf(r.data?.createIdentityProvider, r.error);
         }
-        if (!p) done();
         return p;
       }}
     >

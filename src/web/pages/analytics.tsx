@@ -2,16 +2,21 @@
 // chart, the pages most read, the 404s most hit, the searches most made and those that found
 // nothing, over 7, 30 or 90 days; each as CSV to download.
 import { useState } from 'react';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, readFragment } from '../graphql.ts';
 import { useEditor } from '../ui.tsx';
 
-const AnalyticsQuery = graphql(`
+/** A day of the chart (and of the daily CSV). */
+const DailyChartFields = graphql(`
+  fragment DailyChart on DailyViews { day views notFound }
+`);
+const AnalyticsQuery = graphql(
+  `
   query ProjectAnalytics($slug: String!, $days: Int!) {
     project(slug: $slug) {
       id viewerIsMaintainer analyticsDisabled
       analytics(days: $days) {
         days since views notFound
-        daily { day views notFound }
+        daily { ...DailyChart }
         pages { path version views }
         missing { path version views }
         searches { query version searches results }
@@ -19,9 +24,9 @@ const AnalyticsQuery = graphql(`
       }
     }
   }
-`);
-
-type Analytics = NonNullable<NonNullable<ResultOf<typeof AnalyticsQuery>['project']>['analytics']>;
+`,
+  [DailyChartFields],
+);
 
 /** Text as a CSV field: quoted when it holds a comma, a quote or a line break; a leading formula character neutralized. */
 const field = (v: string | number) => {
@@ -42,7 +47,8 @@ function download(name: string, text: string) {
 }
 
 /** Page views per day as bars, 404s below them; each bar names its day and counts for screen readers. */
-function DailyChart({ daily }: { daily: Analytics['daily'] }) {
+function DailyChart(props: { daily: readonly FragmentOf<typeof DailyChartFields>[] }) {
+  const daily = props.daily.map((d) => readFragment(DailyChartFields, d));
   const max = Math.max(1, ...daily.map((d) => d.views + d.notFound));
   const w = 600;
   const h = 160;
@@ -134,7 +140,7 @@ export function AnalyticsTab({ slug }: { slug: string }) {
               `${slug}-traffic-${a.since}.csv`,
               csv(
                 ['day', 'views', 'not found'],
-                a.daily.map((d) => [d.day, d.views, d.notFound]),
+                a.daily.map((ref) => readFragment(DailyChartFields, ref)).map((d) => [d.day, d.views, d.notFound]),
               ),
             )
           }

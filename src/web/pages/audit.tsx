@@ -3,7 +3,7 @@
 // action, person, project and days, fifty entries a page.
 import { useId, useState } from 'react';
 import { useQuery } from 'urql';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, readFragment } from '../graphql.ts';
 import { Failure, Loading } from '../ui.tsx';
 
 /**
@@ -42,28 +42,32 @@ const ACTIONS = [
 
 const PAGE = 50;
 
-const OrganizationAudit = graphql(`
+/** An entry's row, in the site's log and an organization's alike. */
+const AuditEntryRowFields = graphql(`
+  fragment AuditEntryRow on AuditEntry { id createdAt action username organization project method ip userAgent data }
+`);
+const OrganizationAudit = graphql(
+  `
   query OrganizationAudit($slug: String!, $filter: AuditFilter, $limit: Int, $offset: Int) {
     organization(slug: $slug) {
       id
-      auditLog(filter: $filter, limit: $limit, offset: $offset) {
-        totalCount
-        nodes { id createdAt action username organization project method ip userAgent data }
-      }
+      auditLog(filter: $filter, limit: $limit, offset: $offset) { totalCount nodes { id ...AuditEntryRow } }
     }
   }
-`);
-const SiteAudit = graphql(`
+`,
+  [AuditEntryRowFields],
+);
+const SiteAudit = graphql(
+  `
   query SiteAudit($filter: AuditFilter, $limit: Int, $offset: Int) {
     viewer { id username isAdmin } setupNeeded
-    auditLog(filter: $filter, limit: $limit, offset: $offset) {
-      totalCount
-      nodes { id createdAt action username organization project method ip userAgent data }
-    }
+    auditLog(filter: $filter, limit: $limit, offset: $offset) { totalCount nodes { id ...AuditEntryRow } }
   }
-`);
+`,
+  [AuditEntryRowFields],
+);
 
-type Entries = ResultOf<typeof SiteAudit>['auditLog'];
+type Entries = { totalCount: number; nodes: readonly FragmentOf<typeof AuditEntryRowFields>[] };
 type Filter = { action?: string; username?: string; project?: string; since?: string; until?: string };
 
 /** A day (YYYY-MM-DD) as the reader's local midnight, or the last moment of that day. */
@@ -192,27 +196,29 @@ function AuditTable({ entries, site }: { entries: Entries; site: boolean }) {
         </tr>
       </thead>
       <tbody>
-        {entries.nodes.map((e) => (
-          <tr key={e.id}>
-            <td className="row-head">
-              <time dateTime={e.createdAt}>{exact(e.createdAt)}</time>
-            </td>
-            <td data-label="Action">
-              <code>{e.action}</code>
-            </td>
-            <td data-label="Who">
-              {e.username || '—'}
-              {e.method && <div className="muted">by {e.method}</div>}
-            </td>
-            {site && <td data-label="Organization">{e.organization || '—'}</td>}
-            <td data-label="Project">{e.project || '—'}</td>
-            <td data-label="From">
-              {e.ip || '—'}
-              {e.userAgent && <div className="muted agent">{e.userAgent}</div>}
-            </td>
-            <td data-label="Details">{dataText(e.data)}</td>
-          </tr>
-        ))}
+        {entries.nodes
+          .map((ref) => readFragment(AuditEntryRowFields, ref))
+          .map((e) => (
+            <tr key={e.id}>
+              <td className="row-head">
+                <time dateTime={e.createdAt}>{exact(e.createdAt)}</time>
+              </td>
+              <td data-label="Action">
+                <code>{e.action}</code>
+              </td>
+              <td data-label="Who">
+                {e.username || '—'}
+                {e.method && <div className="muted">by {e.method}</div>}
+              </td>
+              {site && <td data-label="Organization">{e.organization || '—'}</td>}
+              <td data-label="Project">{e.project || '—'}</td>
+              <td data-label="From">
+                {e.ip || '—'}
+                {e.userAgent && <div className="muted agent">{e.userAgent}</div>}
+              </td>
+              <td data-label="Details">{dataText(e.data)}</td>
+            </tr>
+          ))}
       </tbody>
     </table>
   );

@@ -2,30 +2,41 @@
 // apply, each with what it recently did; add one, move it up or down, turn it off, or delete it.
 import { useState } from 'react';
 import { useClient } from 'urql';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, readFragment } from '../graphql.ts';
 import { ActButton, ActionForm, Check, check, Field, type Problem, ProblemText, Progress, problemOf, Select, Time, useEditor } from '../ui.tsx';
 
-const RulesQuery = graphql(`
+/** A rule's card: what it matches and does, and what it recently did. */
+const RuleCardFields = graphql(`
+  fragment RuleCard on AutomationRule {
+    id priority description predefinedMatchArg matchArg versionType action enabled matches { id versionName versionType action createdAt }
+  }
+`);
+const RulesQuery = graphql(
+  `
   query ProjectAutomationRules($slug: String!) {
     project(slug: $slug) {
       id viewerIsMaintainer
-      automationRules(limit: 100) {
-        totalCount
-        nodes { id priority description predefinedMatchArg matchArg versionType action enabled matches { id versionName versionType action createdAt } }
-      }
+      automationRules(limit: 100) { totalCount nodes { id ...RuleCard } }
     }
   }
-`);
-const CreateRule = graphql(`
+`,
+  [RuleCardFields],
+);
+// Adding, moving and deleting a rule renumber the others' priorities: src/web/cache-updates.ts does
+// as Lectern does, from the rule each answers with.
+const CreateRule = graphql(
+  `
   mutation CreateAutomationRule($project: String!, $input: AutomationRuleInput!) {
     createAutomationRule(project: $project, input: $input) {
       __typename
-      ... on MutationCreateAutomationRuleSuccess { data { id } }
+      ... on MutationCreateAutomationRuleSuccess { data { id ...RuleCard } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [RuleCardFields],
+);
 const UpdateRule = graphql(`
   mutation UpdateAutomationRule($project: String!, $id: Int!, $input: AutomationRuleInput!) {
     updateAutomationRule(project: $project, id: $id, input: $input) {
@@ -40,6 +51,7 @@ const MoveRule = graphql(`
   mutation MoveAutomationRule($project: String!, $id: Int!, $steps: Int!) {
     moveAutomationRule(project: $project, id: $id, steps: $steps) {
       __typename
+      ... on MutationMoveAutomationRuleSuccess { data { id priority } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -49,6 +61,7 @@ const DeleteRule = graphql(`
   mutation DeleteAutomationRule($project: String!, $id: Int!) {
     deleteAutomationRule(project: $project, id: $id) {
       __typename
+      ... on MutationDeleteAutomationRuleSuccess { data { id } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -79,21 +92,21 @@ const PAST: Record<string, string> = {
 };
 
 export function AutomationRules({ slug }: { slug: string }) {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(RulesQuery, { slug });
+  const { data, client, problem, setProblem, pending } = useEditor(RulesQuery, { slug });
   const [moving, setMoving] = useState<number | null>(null);
   if (!data) return pending('automation rules');
   const p = data.project;
   if (!p) return null;
   if (!p.viewerIsMaintainer) return <p>Only the project's maintainers see and change its automation rules.</p>;
   const rules = p.automationRules.nodes;
-  // One change at a time: the order a move is computed from must be the one Lectern holds.
+  // One change at a time: the order a move is computed from must be the one Lectern holds (the
+  // answer, and the others renumbered as Lectern does, are in the cache before the next starts).
   const change = async (id: number, run: () => Promise<Problem | null>) => {
     if (moving !== null) return;
     setMoving(id);
     setProblem(null);
     try {
       setProblem(await run());
-      reload();
     } finally {
       setMoving(null);
     }
@@ -118,29 +131,27 @@ export function AutomationRules({ slug }: { slug: string }) {
       {rules.length === 0 && <p>No automation rules.</p>}
       <ol className="cards">
         {rules.map((r, i) => (
-          <RuleCard key={r.id} slug={slug} r={r} i={i} count={rules.length} moving={moving} move={move} toggle={toggle} report={setProblem} reload={reload} />
+          <RuleCard key={r.id} slug={slug} r={r} i={i} count={rules.length} moving={moving} move={move} toggle={toggle} report={setProblem} />
         ))}
       </ol>
-      <AddRule slug={slug} open={rules.length === 0} onTry={() => setProblem(null)} reload={reload} />
+      <AddRule slug={slug} open={rules.length === 0} onTry={() => setProblem(null)} />
     </>
   );
 }
 
-type Rule = NonNullable<ResultOf<typeof RulesQuery>['project']>['automationRules']['nodes'][number];
-
 /** One rule, the `i`th of `count`: what it matches and does, what it recently did, and its buttons. */
 function RuleCard(props: {
   slug: string;
-  r: Rule;
+  r: FragmentOf<typeof RuleCardFields>;
   i: number;
   count: number;
   moving: number | null;
   move: (id: number, steps: number) => void;
   toggle: (id: number, enabled: boolean) => void;
   report: (p: Problem | null) => void;
-  reload: () => void;
 }) {
-  const { r, i, moving, move } = props;
+  const { i, moving, move } = props;
+  const r = readFragment(RuleCardFields, props.r);
   const client = useClient();
   return (
     <li>
@@ -185,7 +196,6 @@ function RuleCard(props: {
             return problemOf(d.data?.deleteAutomationRule, d.error);
           }}
           report={props.report}
-          done={props.reload}
         >
           Delete
         </ActButton>
@@ -195,7 +205,7 @@ function RuleCard(props: {
 }
 
 /** The form that adds a rule, open when there is none yet. */
-function AddRule({ slug, open, onTry, reload }: { slug: string; open: boolean; onTry: () => void; reload: () => void }) {
+function AddRule({ slug, open, onTry }: { slug: string; open: boolean; onTry: () => void }) {
   const client = useClient();
   return (
     <details open={open}>
@@ -214,9 +224,7 @@ function AddRule({ slug, open, onTry, reload }: { slug: string; open: boolean; o
             enabled: check(f, 'enabled'),
           };
           const r = await client.mutation(CreateRule, { project: slug, input }).toPromise();
-          const problem = problemOf(r.data?.createAutomationRule, r.error);
-          if (!problem) reload();
-          return problem;
+          return problemOf(r.data?.createAutomationRule, r.error);
         }}
       >
         <div className="grid">

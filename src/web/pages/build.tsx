@@ -6,22 +6,33 @@ import { useEffect, useState } from 'react';
 import { useClient, useQuery, useSubscription } from 'urql';
 import { Link } from 'wouter';
 import { ansiRuns } from '../ansi.ts';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, type ResultOf, readFragment } from '../graphql.ts';
 import { shownCommand } from '../shell.ts';
 import { ActButton, buildOutcome, Failure, Loading, NotFound, type Problem, ProblemText, problemOf, StateBadge, seconds, Time } from '../ui.tsx';
 
-const BuildQuery = graphql(`
+/** The build's facts (its version, commit, start and duration). */
+const BuildFactsFields = graphql(`
+  fragment BuildFacts on Build { id state success message versionSlug commit createdAt startedAt duration }
+`);
+/** A command as the log shows it (its output folded in from the subscription while it runs). */
+const BuildCommandFields = graphql(`
+  fragment BuildCommand on BuildCommand { id command description output exitCode startTime endTime runTime }
+`);
+const BuildQuery = graphql(
+  `
   query BuildPage($slug: String!, $id: Int!) {
     viewer { id username isAdmin } setupNeeded
     project(slug: $slug) {
       id slug name viewerIsMaintainer
       build(id: $id) {
-        id state success versionSlug commit createdAt startedAt finishedAt duration error message
-        commands { id command description output exitCode startTime endTime runTime }
+        id state success startedAt finishedAt error message ...BuildFacts
+        commands { id ...BuildCommand }
       }
     }
   }
-`);
+`,
+  [BuildFactsFields, BuildCommandFields],
+);
 
 const Follow = graphql(`
   subscription FollowBuild($id: Int!) {
@@ -37,23 +48,14 @@ const Cancel = graphql(`
   mutation CancelBuild($project: String!, $id: Int!) {
     cancelBuild(project: $project, id: $id) {
       __typename
-      ... on MutationCancelBuildSuccess { data { id state success error } }
+      ... on MutationCancelBuildSuccess { data { id state success error message duration finishedAt } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
 `);
 
-interface Command {
-  id: number;
-  command: string;
-  description: string;
-  output: string;
-  exitCode: number | null;
-  startTime: string;
-  endTime: string | null;
-  runTime: number | null;
-}
+type Command = ResultOf<typeof BuildCommandFields>;
 
 /** Output with its colours: each run of text a span with its classes (text, never HTML). */
 function Output({ text }: { text: string }) {
@@ -111,7 +113,7 @@ function useCommands(build: Build | null | undefined, running: boolean, slug: st
   const client = useClient();
 
   useEffect(() => {
-    if (build && commands === null) setCommands(build.commands.map((c) => ({ ...c })));
+    if (build && commands === null) setCommands(build.commands.map((c) => ({ ...readFragment(BuildCommandFields, c) })));
   }, [build, commands]);
 
   // When the build ends, its commands are read once more as stored: the last updates of a command
@@ -125,7 +127,7 @@ function useCommands(build: Build | null | undefined, running: boolean, slug: st
         .toPromise()
         .then((r) => {
           const stored = r.data?.project?.build?.commands;
-          if (stored) setCommands(stored.map((c) => ({ ...c })));
+          if (stored) setCommands(stored.map((c) => ({ ...readFragment(BuildCommandFields, c) })));
         });
     }
     setWasRunning(running);
@@ -173,7 +175,7 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
   if (fetching && !data) return <Loading what="the build" />;
   if (error && !data) return <Failure error={error} />;
   if (!data?.project || !build) return <NotFound what={`There is no build #${id} of "${slug}" that you can see.`} />;
-  const shown = commands ?? build.commands;
+  const shown = commands ?? build.commands.map((c) => readFragment(BuildCommandFields, c));
   return (
     <section className="build">
       <p>
@@ -225,7 +227,8 @@ export function BuildPage({ slug, id }: { slug: string; id: number }) {
 }
 
 /** The build's version, commit, start, duration (so far, while it runs) and a link to its log as text. */
-function BuildFacts({ build, running, elapsed }: { build: Build; running: boolean; elapsed: number | null }) {
+function BuildFacts({ running, elapsed, ...props }: { build: FragmentOf<typeof BuildFactsFields>; running: boolean; elapsed: number | null }) {
+  const build = readFragment(BuildFactsFields, props.build);
   const outcome = buildOutcome(build);
   return (
     <dl className="facts">

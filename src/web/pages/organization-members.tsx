@@ -4,7 +4,7 @@
 import { useState } from 'react';
 import { useClient } from 'urql';
 import { Link } from 'wouter';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, type ResultOf, readFragment } from '../graphql.ts';
 import {
   ActButton,
   ActionForm,
@@ -20,18 +20,31 @@ import {
   usePendingChanges,
 } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
-import type { Organization } from './organizations.tsx';
 
-const MembersQuery = graphql(`
-  query OrganizationMembers($slug: String!) {
-    organization(slug: $slug) { id members { role createdAt user { id username } teams { id slug name } } }
-  }
+/** What the members' tab needs of its organization (the page's operation spreads it). */
+export const MembersTabFields = graphql(`
+  fragment OrganizationMembersTab on Organization { id slug name viewerRole }
 `);
+type Organization = ResultOf<typeof MembersTabFields>;
+/** A member's row: their role, teams and when they joined. */
+const MemberRowFields = graphql(`
+  fragment MemberRow on OrganizationMember { role createdAt user { id username } teams { id slug name } }
+`);
+const MembersQuery = graphql(
+  `
+  query OrganizationMembers($slug: String!) {
+    organization(slug: $slug) { id members { user { id username } ...MemberRow } }
+  }
+`,
+  [MemberRowFields],
+);
+// A member has no key of its own: src/web/cache-updates.ts writes the new role into the row, the
+// organization's owners and, for the reader's own, their role; a removed member leaves the rows.
 const SetRole = graphql(`
   mutation SetOrganizationMemberRole($organization: String!, $username: String!, $role: OrganizationRole!) {
     setOrganizationMemberRole(organization: $organization, username: $username, role: $role) {
       __typename
-      ... on MutationSetOrganizationMemberRoleSuccess { data { role } }
+      ... on MutationSetOrganizationMemberRoleSuccess { data { role user { id username } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -54,21 +67,20 @@ export const ROLES = [
 type Role = 'member' | 'owner';
 
 /** The members: owners change roles and remove people; anyone leaves (the last owner stays, as the API says). */
-export function Members({ org, refresh }: { org: Organization; refresh: () => void }) {
+export function Members(props: { org: FragmentOf<typeof MembersTabFields> }) {
+  const org = readFragment(MembersTabFields, props.org);
   const viewer = useViewer();
-  const { data, client, problem, setProblem, reload, pending } = useEditor(MembersQuery, { slug: org.slug }, 'cache-and-network');
+  const { data, client, problem, setProblem, pending } = useEditor(MembersQuery, { slug: org.slug }, 'cache-and-network');
   const roles = usePendingChanges<Role>(setProblem);
   if (!data) return pending('members');
   const members = data.organization?.members ?? [];
   const owner = org.viewerRole === 'owner';
   const setRole = (username: string, role: Role) =>
     roles.change(username, role, async () => {
+      // The header names the owners, and stepping down changes what the page offers its reader:
+      // both follow the answer in the cache.
       const r = await client.mutation(SetRole, { organization: org.slug, username, role }).toPromise();
-      const p = problemOf(r.data?.setOrganizationMemberRole, r.error);
-      reload();
-      // The header names the owners; and stepping down changes what the page offers its reader.
-      if (!p) refresh();
-      return p;
+      return problemOf(r.data?.setOrganizationMemberRole, r.error);
     });
   return (
     <>
@@ -87,26 +99,9 @@ export function Members({ org, refresh }: { org: Organization; refresh: () => vo
           </tr>
         </thead>
         <tbody>
-          {members.map((m) => {
-            const name = m.user.username;
-            const self = name === viewer?.username;
-            return (
-              <tr key={m.user.id} aria-busy={roles.busy(name) || undefined}>
-                <th scope="row" className="row-head">
-                  {name}
-                  {self && <span className="badge">you</span>}
-                </th>
-                <td data-label={owner ? undefined : 'Role'}>
-                  {owner ? <RoleControl name={name} role={m.role} roles={roles} onChange={(r) => setRole(name, r)} /> : roleLabel(m.role)}
-                </td>
-                <td data-label="Teams">{m.teams.length ? m.teams.map((t) => t.name).join(', ') : '—'}</td>
-                <td data-label="Joined">
-                  <Time iso={m.createdAt} />
-                </td>
-                <td>{(self || owner) && <MemberAction org={org} name={name} self={self} report={setProblem} done={reload} />}</td>
-              </tr>
-            );
-          })}
+          {members.map((m) => (
+            <MemberRow key={m.user.id} m={m} org={org} self={m.user.username === viewer?.username} roles={roles} setRole={setRole} report={setProblem} />
+          ))}
         </tbody>
       </table>
       {owner && (
@@ -118,8 +113,39 @@ export function Members({ org, refresh }: { org: Organization; refresh: () => vo
   );
 }
 
+/** A member's row: their name, role (an owner's control), teams, when they joined, and leaving or removing them. */
+function MemberRow(props: {
+  m: FragmentOf<typeof MemberRowFields>;
+  org: Organization;
+  self: boolean;
+  roles: ReturnType<typeof usePendingChanges<Role>>;
+  setRole: (username: string, role: Role) => void;
+  report: (p: Problem | null) => void;
+}) {
+  const { org, self, roles } = props;
+  const m = readFragment(MemberRowFields, props.m);
+  const name = m.user.username;
+  const owner = org.viewerRole === 'owner';
+  return (
+    <tr aria-busy={roles.busy(name) || undefined}>
+      <th scope="row" className="row-head">
+        {name}
+        {self && <span className="badge">you</span>}
+      </th>
+      <td data-label={owner ? undefined : 'Role'}>
+        {owner ? <RoleControl name={name} role={m.role} roles={roles} onChange={(r) => props.setRole(name, r)} /> : roleLabel(m.role)}
+      </td>
+      <td data-label="Teams">{m.teams.length ? m.teams.map((t) => t.name).join(', ') : '—'}</td>
+      <td data-label="Joined">
+        <Time iso={m.createdAt} />
+      </td>
+      <td>{(self || owner) && <MemberAction org={org} name={name} self={self} report={props.report} />}</td>
+    </tr>
+  );
+}
+
 /** Leaving (the reader's own row) or, for owners, removing someone; the last owner stays, as the API says. */
-function MemberAction(props: { org: Organization; name: string; self: boolean; report: (p: Problem | null) => void; done: () => void }) {
+function MemberAction(props: { org: Organization; name: string; self: boolean; report: (p: Problem | null) => void }) {
   const client = useClient();
   const remove = async () => {
     const r = await client.mutation(RemoveMember, { organization: props.org.slug, username: props.name }).toPromise();
@@ -128,7 +154,7 @@ function MemberAction(props: { org: Organization; name: string; self: boolean; r
   // Leaving takes away what the organization gave (projects, docs): the app starts afresh.
   const left = () => window.location.assign('/organizations');
   return (
-    <ActButton danger act={remove} report={props.report} done={props.self ? left : props.done}>
+    <ActButton danger act={remove} report={props.report} done={props.self ? left : undefined}>
       {props.self ? `Leave ${props.org.name}` : `Remove ${props.name}`}
     </ActButton>
   );
@@ -163,29 +189,41 @@ function RoleControl(props: { name: string; role: Role; roles: ReturnType<typeof
   );
 }
 
-const InvitationsQuery = graphql(`
+/** A pending invitation's row. */
+const InvitationRowFields = graphql(`
+  fragment InvitationRow on OrganizationInvitation { id email role createdAt expiresAt team { id slug name } createdBy { id username } }
+`);
+const InvitationsQuery = graphql(
+  `
   query OrganizationInvitations($slug: String!) {
     organization(slug: $slug) {
       id
       teams { id slug name }
-      invitations { id email role createdAt expiresAt team { id slug name } createdBy { id username } }
+      invitations { id ...InvitationRow }
     }
   }
-`);
-const Invite = graphql(`
+`,
+  [InvitationRowFields],
+);
+// A new invitation goes first (newest first), a revoked one leaves the list: src/web/cache-updates.ts.
+const Invite = graphql(
+  `
   mutation InviteToOrganization($organization: String!, $input: OrganizationInvitationInput!) {
     inviteToOrganization(organization: $organization, input: $input) {
       __typename
-      ... on MutationInviteToOrganizationSuccess { data { link emailed invitation { id email } } }
+      ... on MutationInviteToOrganizationSuccess { data { link emailed invitation { id email ...InvitationRow } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [InvitationRowFields],
+);
 const Revoke = graphql(`
   mutation RevokeInvitation($organization: String!, $id: Int!) {
     revokeInvitation(organization: $organization, id: $id) {
       __typename
+      ... on MutationRevokeInvitationSuccess { data }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -196,7 +234,7 @@ type Made = { link: string; emailed: boolean; email: string };
 
 /** Owners' invitation links: made here, shown once (only their hashes are kept), pending ones listed and revoked. */
 export function Invitations({ slug }: { slug: string }) {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(InvitationsQuery, { slug }, 'cache-and-network');
+  const { data, client, problem, setProblem, pending } = useEditor(InvitationsQuery, { slug }, 'cache-and-network');
   const [made, setMade] = useState<Made | null>(null);
   if (!data) return pending('invitations');
   const org = data.organization;
@@ -219,7 +257,6 @@ export function Invitations({ slug }: { slug: string }) {
           const p = problemOf(a, r.error);
           if (!p && a?.__typename === 'MutationInviteToOrganizationSuccess') {
             setMade({ link: a.data.link, emailed: a.data.emailed, email: a.data.invitation.email });
-            reload();
           }
           return p;
         }}
@@ -237,7 +274,7 @@ export function Invitations({ slug }: { slug: string }) {
       {made && <MadeLink made={made} />}
       <h2>Pending invitations</h2>
       <ProblemText problem={problem} />
-      {org.invitations.length === 0 ? <p>None.</p> : <PendingInvitations slug={slug} invitations={org.invitations} report={setProblem} done={reload} />}
+      {org.invitations.length === 0 ? <p>None.</p> : <PendingInvitations slug={slug} invitations={org.invitations} report={setProblem} />}
     </>
   );
 }
@@ -264,9 +301,7 @@ function MadeLink({ made }: { made: Made }) {
   );
 }
 
-type Pending = NonNullable<ResultOf<typeof InvitationsQuery>['organization']>['invitations'];
-
-function PendingInvitations(props: { slug: string; invitations: Pending; report: (p: Problem | null) => void; done: () => void }) {
+function PendingInvitations(props: { slug: string; invitations: readonly FragmentOf<typeof InvitationRowFields>[]; report: (p: Problem | null) => void }) {
   const client = useClient();
   return (
     <table className="list cards-on-phone">
@@ -284,36 +319,37 @@ function PendingInvitations(props: { slug: string; invitations: Pending; report:
         </tr>
       </thead>
       <tbody>
-        {props.invitations.map((i) => (
-          <tr key={i.id}>
-            <th scope="row" className="row-head">
-              {i.email || 'A link copied by hand'}
-            </th>
-            <td data-label="Role">{roleLabel(i.role)}</td>
-            <td data-label="Team">{i.team?.name ?? '—'}</td>
-            <td data-label="Made">
-              <Time iso={i.createdAt} />
-              {i.createdBy && <> by {i.createdBy.username}</>}
-            </td>
-            <td data-label="Expires">
-              <Time iso={i.expiresAt} />
-            </td>
-            <td>
-              <ActButton
-                danger
-                label={`Revoke the invitation ${i.email ? `for ${i.email}` : `#${i.id}`}`}
-                act={async () => {
-                  const r = await client.mutation(Revoke, { organization: props.slug, id: i.id }).toPromise();
-                  return problemOf(r.data?.revokeInvitation, r.error);
-                }}
-                report={props.report}
-                done={props.done}
-              >
-                Revoke
-              </ActButton>
-            </td>
-          </tr>
-        ))}
+        {props.invitations
+          .map((ref) => readFragment(InvitationRowFields, ref))
+          .map((i) => (
+            <tr key={i.id}>
+              <th scope="row" className="row-head">
+                {i.email || 'A link copied by hand'}
+              </th>
+              <td data-label="Role">{roleLabel(i.role)}</td>
+              <td data-label="Team">{i.team?.name ?? '—'}</td>
+              <td data-label="Made">
+                <Time iso={i.createdAt} />
+                {i.createdBy && <> by {i.createdBy.username}</>}
+              </td>
+              <td data-label="Expires">
+                <Time iso={i.expiresAt} />
+              </td>
+              <td>
+                <ActButton
+                  danger
+                  label={`Revoke the invitation ${i.email ? `for ${i.email}` : `#${i.id}`}`}
+                  act={async () => {
+                    const r = await client.mutation(Revoke, { organization: props.slug, id: i.id }).toPromise();
+                    return problemOf(r.data?.revokeInvitation, r.error);
+                  }}
+                  report={props.report}
+                >
+                  Revoke
+                </ActButton>
+              </td>
+            </tr>
+          ))}
       </tbody>
     </table>
   );

@@ -6,40 +6,53 @@
 import { useId } from 'react';
 import type { Client } from 'urql';
 import { Link } from 'wouter';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, type ResultOf, readFragment } from '../graphql.ts';
 import { ActButton, ActionForm, Check, check, Field, type Problem, ProblemText, problemOf, Select, useEditor } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
 
-const TeamsQuery = graphql(`
-  query OrganizationTeams($slug: String!) {
-    organization(slug: $slug) {
-      id
-      teams { id slug name access allProjects ssoGroup projects { id slug name } members { id username } }
-      members { user { id username } }
-      projects(limit: 500) { totalCount nodes { id slug name } }
-    }
-  }
+/** A team as its card and its edit form show it; every change to a team answers with it. */
+const TeamCardFields = graphql(`
+  fragment TeamCard on Team { id slug name access allProjects ssoGroup projects { id slug name } members { id username } }
 `);
-const CreateTeam = graphql(`
+/** What a team's form offers: the organization's members and projects. */
+const TeamChoicesFields = graphql(`
+  fragment TeamChoices on Organization { id members { user { id username } } projects(limit: 500) { totalCount nodes { id slug name } } }
+`);
+const TeamsQuery = graphql(
+  `
+  query OrganizationTeams($slug: String!) {
+    organization(slug: $slug) { id teams { id ...TeamCard } ...TeamChoices }
+  }
+`,
+  [TeamCardFields, TeamChoicesFields],
+);
+// A new team takes its place in the list (by slug), a deleted one leaves it: src/web/cache-updates.ts.
+const CreateTeam = graphql(
+  `
   mutation CreateTeam($organization: String!, $input: TeamInput!) {
     createTeam(organization: $organization, input: $input) {
       __typename
-      ... on MutationCreateTeamSuccess { data { id slug } }
+      ... on MutationCreateTeamSuccess { data { id slug ...TeamCard } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
-const UpdateTeam = graphql(`
+`,
+  [TeamCardFields],
+);
+const UpdateTeam = graphql(
+  `
   mutation UpdateTeam($organization: String!, $team: String!, $input: TeamInput!) {
     updateTeam(organization: $organization, team: $team, input: $input) {
       __typename
-      ... on MutationUpdateTeamSuccess { data { id slug name access allProjects ssoGroup projects { id slug name } } }
+      ... on MutationUpdateTeamSuccess { data { id ...TeamCard } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [TeamCardFields],
+);
 const DeleteTeam = graphql(`
   mutation DeleteTeam($organization: String!, $team: String!) {
     deleteTeam(organization: $organization, team: $team) {
@@ -50,10 +63,12 @@ const DeleteTeam = graphql(`
     }
   }
 `);
+// Adding or removing a member answers with the team's members.
 const AddTeamMember = graphql(`
   mutation AddTeamMember($organization: String!, $team: String!, $username: String!) {
     addTeamMember(organization: $organization, team: $team, username: $username) {
       __typename
+      ... on MutationAddTeamMemberSuccess { data { id members { id username } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -63,6 +78,7 @@ const RemoveTeamMember = graphql(`
   mutation RemoveTeamMember($organization: String!, $team: String!, $username: String!) {
     removeTeamMember(organization: $organization, team: $team, username: $username) {
       __typename
+      ... on MutationRemoveTeamMemberSuccess { data { id members { id username } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -75,26 +91,27 @@ const ACCESS = [
 ];
 type Access = 'readonly' | 'admin';
 
-type Data = NonNullable<ResultOf<typeof TeamsQuery>['organization']>;
-type Team = Data['teams'][number];
+type Data = ResultOf<typeof TeamChoicesFields>;
+type Team = ResultOf<typeof TeamCardFields>;
 
 export function Teams({ slug, owner }: { slug: string; owner: boolean }) {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(TeamsQuery, { slug }, 'cache-and-network');
+  const { data, client, problem, setProblem, pending } = useEditor(TeamsQuery, { slug }, 'cache-and-network');
   if (!data) return pending('teams');
-  const org = data.organization;
-  if (!org) return null;
+  if (!data.organization) return null;
+  const teams = data.organization.teams;
+  const org = readFragment(TeamChoicesFields, data.organization);
   return (
     <>
       <p>A team gives its members one access to some or all of the organization's projects: read-only, or admin (maintaining them).</p>
       <ProblemText problem={problem} />
-      {org.teams.length === 0 && <p>No teams.</p>}
-      {org.teams.map((team) => (
-        <TeamCard key={team.id} slug={slug} team={team} org={owner ? org : null} client={client} report={setProblem} reload={reload} />
+      {teams.length === 0 && <p>No teams.</p>}
+      {teams.map((team) => (
+        <TeamCard key={team.id} slug={slug} team={team} org={owner ? org : null} client={client} report={setProblem} />
       ))}
       {owner && (
-        <details open={org.teams.length === 0}>
+        <details open={teams.length === 0}>
           <summary>Create a team</summary>
-          <TeamForm slug={slug} org={org} client={client} done={reload} />
+          <TeamForm slug={slug} org={org} client={client} />
         </details>
       )}
     </>
@@ -102,8 +119,9 @@ export function Teams({ slug, owner }: { slug: string; owner: boolean }) {
 }
 
 /** A team as everyone reads it; with `org` (for owners), its edit form and delete button. */
-function TeamCard(props: { slug: string; team: Team; org: Data | null; client: Client; report: (p: Problem | null) => void; reload: () => void }) {
-  const { slug, team, org, client } = props;
+function TeamCard(props: { slug: string; team: FragmentOf<typeof TeamCardFields>; org: Data | null; client: Client; report: (p: Problem | null) => void }) {
+  const { slug, org, client } = props;
+  const team = readFragment(TeamCardFields, props.team);
   return (
     <section className="team">
       <h2 className="wrap">
@@ -138,7 +156,6 @@ function TeamCard(props: { slug: string; team: Team; org: Data | null; client: C
               return problemOf(r.data?.deleteTeam, r.error);
             }}
             report={props.report}
-            done={props.reload}
           >
             Delete
           </ActButton>
@@ -146,7 +163,7 @@ function TeamCard(props: { slug: string; team: Team; org: Data | null; client: C
             <summary>
               Edit<span className="visually-hidden"> the team {team.name}</span>
             </summary>
-            <TeamForm slug={slug} org={org} team={team} client={client} done={props.reload} />
+            <TeamForm slug={slug} org={org} team={team} client={client} />
           </details>
         </div>
       )}
@@ -193,7 +210,7 @@ async function syncMembers(client: Client, slug: string, team: string, org: Data
 }
 
 /** Makes a team (without `team`) or changes one: name, access, projects and members. */
-function TeamForm(props: { slug: string; org: Data; team?: Team; client: Client; done: () => void }) {
+function TeamForm(props: { slug: string; org: Data; team?: Team; client: Client }) {
   const { slug, org, team, client } = props;
   const admin = useViewer()?.isAdmin === true;
   return (
@@ -215,9 +232,7 @@ function TeamForm(props: { slug: string; org: Data; team?: Team; client: Client;
           if (p || a?.__typename !== 'MutationCreateTeamSuccess') return p;
           teamSlug = a.data.slug;
         }
-        const p = await syncMembers(client, slug, teamSlug!, org, f, team?.members.map((m) => m.username) ?? []);
-        props.done();
-        return p;
+        return syncMembers(client, slug, teamSlug!, org, f, team?.members.map((m) => m.username) ?? []);
       }}
     >
       <Field label="Name" name="name" defaultValue={team?.name} required />

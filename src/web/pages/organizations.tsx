@@ -5,29 +5,40 @@
 import { useState } from 'react';
 import { type Client, useClient, useQuery } from 'urql';
 import { Link, useLocation, useSearch } from 'wouter';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, type ResultOf, readFragment } from '../graphql.ts';
 import { ActionForm, Check, check, Failure, Field, Loading, NotFound, Pager, problemOf, TextArea, Time } from '../ui.tsx';
 import { useViewer } from '../viewer.ts';
 import { AuditLog } from './audit.tsx';
-import { Invitations, Members } from './organization-members.tsx';
+import { Invitations, Members, MembersTabFields } from './organization-members.tsx';
 import { Teams } from './organization-teams.tsx';
 
-const OrganizationsQuery = graphql(`
+/** An organization's row in the reader's list. */
+const OrganizationRowFields = graphql(`
+  fragment OrganizationRow on Organization { id slug name description viewerRole projects(limit: 1) { totalCount } }
+`);
+const OrganizationsQuery = graphql(
+  `
   query Organizations {
     viewer { id username isAdmin } setupNeeded
-    organizations(limit: 100) { totalCount nodes { id slug name description viewerRole projects(limit: 1) { totalCount } } }
+    organizations(limit: 100) { totalCount nodes { id ...OrganizationRow } }
   }
-`);
-const CreateOrganization = graphql(`
+`,
+  [OrganizationRowFields],
+);
+// The new organization takes its place in the list (by slug): src/web/cache-updates.ts.
+const CreateOrganization = graphql(
+  `
   mutation CreateOrganization($input: OrganizationInput!) {
     createOrganization(input: $input) {
       __typename
-      ... on MutationCreateOrganizationSuccess { data { id slug name } }
+      ... on MutationCreateOrganizationSuccess { data { id slug name ...OrganizationRow } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [OrganizationRowFields],
+);
 
 /** The caller's role in an organization, in words; null is a site admin reading one they are not in. */
 export const roleText = (role: string | null | undefined) => (role === 'owner' ? 'Owner' : role === 'member' ? 'Member' : 'Not a member (site administrator)');
@@ -82,14 +93,7 @@ function OrganizationList({ orgs }: { orgs: Organizations }) {
         </thead>
         <tbody>
           {orgs.nodes.map((o) => (
-            <tr key={o.id}>
-              <th scope="row" className="row-head">
-                <Link href={`/organizations/${o.slug}`}>{o.name}</Link>
-                {o.description && <div className="muted description">{o.description}</div>}
-              </th>
-              <td data-label="Your role">{roleText(o.viewerRole)}</td>
-              <td data-label="Projects">{o.projects.totalCount}</td>
-            </tr>
+            <OrganizationRow key={o.id} o={o} />
           ))}
         </tbody>
       </table>
@@ -99,6 +103,21 @@ function OrganizationList({ orgs }: { orgs: Organizations }) {
         </p>
       )}
     </>
+  );
+}
+
+/** An organization's row: its name (a link) and description, the reader's role, and how many projects it owns. */
+function OrganizationRow(props: { o: FragmentOf<typeof OrganizationRowFields> }) {
+  const o = readFragment(OrganizationRowFields, props.o);
+  return (
+    <tr>
+      <th scope="row" className="row-head">
+        <Link href={`/organizations/${o.slug}`}>{o.name}</Link>
+        {o.description && <div className="muted description">{o.description}</div>}
+      </th>
+      <td data-label="Your role">{roleText(o.viewerRole)}</td>
+      <td data-label="Projects">{o.projects.totalCount}</td>
+    </tr>
   );
 }
 
@@ -114,17 +133,29 @@ const TABS = [
 /** The tabs only owners see: the API answers invitations and the audit log to owners only. */
 const OWNERS_ONLY: readonly string[] = ['invitations', 'audit'];
 
-const OrganizationQuery = graphql(`
+/** What the settings tab shows and changes (and what saving it answers with). */
+const OrganizationSettingsFields = graphql(`
+  fragment OrganizationSettings on Organization { id slug name description url email ssoOnly createdAt viewerRole }
+`);
+const OrganizationQuery = graphql(
+  `
   query OrganizationPage($slug: String!) {
     viewer { id username isAdmin } setupNeeded
-    organization(slug: $slug) { id slug name description url email ssoOnly createdAt viewerRole owners { id username } }
+    organization(slug: $slug) {
+      id name description viewerRole owners { id username }
+      ...OrganizationMembersTab ...OrganizationSettings
+    }
   }
-`);
+`,
+  [MembersTabFields, OrganizationSettingsFields],
+);
 
-export type Organization = NonNullable<ResultOf<typeof OrganizationQuery>['organization']>;
+type Organization = ResultOf<typeof OrganizationSettingsFields>;
 
 export function OrganizationPage({ slug, tab }: { slug: string; tab: string }) {
-  const [{ data, fetching, error }, refetch] = useQuery({ query: OrganizationQuery, variables: { slug } });
+  // A change of the reader's own role (an owner stepping down) reaches the header and the tabs
+  // through the cache (src/web/cache-updates.ts): the page's forms follow what they may now do.
+  const [{ data, fetching, error }] = useQuery({ query: OrganizationQuery, variables: { slug } });
   if (fetching && !data) return <Loading what="the organization" />;
   if (error && !data) return <Failure error={error} />;
   const org = data?.organization;
@@ -132,8 +163,6 @@ export function OrganizationPage({ slug, tab }: { slug: string; tab: string }) {
   const owner = org.viewerRole === 'owner';
   const tabs = TABS.filter(([t]) => owner || !OWNERS_ONLY.includes(t));
   const known = TABS.some(([t]) => t === tab);
-  /** After a change of the caller's own role: the page's forms follow what they may now do. */
-  const refresh = () => refetch({ requestPolicy: 'network-only' });
   return (
     <section>
       <h1>{org.name}</h1>
@@ -150,7 +179,7 @@ export function OrganizationPage({ slug, tab }: { slug: string; tab: string }) {
       </nav>
       {!known && <NotFound what={`The organization has no "${tab}" page.`} />}
       {tab === 'projects' && <OrganizationProjects slug={slug} owner={owner} />}
-      {tab === 'members' && <Members org={org} refresh={refresh} />}
+      {tab === 'members' && <Members org={org} />}
       {tab === 'teams' && <Teams slug={slug} owner={owner} />}
       {tab === 'invitations' && (owner ? <Invitations slug={slug} /> : <p>Only the organization's owners invite people.</p>)}
       {tab === 'settings' && <OrganizationSettings org={org} />}
@@ -171,14 +200,21 @@ function OrganizationAudit({ slug }: { slug: string }) {
 
 const PAGE = 25;
 
-const ProjectsQuery = graphql(`
+/** A project's row in the organization's list. */
+const OrganizationProjectFields = graphql(`
+  fragment OrganizationProject on Project { id slug name description privacyLevel viewerAccess }
+`);
+const ProjectsQuery = graphql(
+  `
   query OrganizationProjects($slug: String!, $limit: Int, $offset: Int) {
     organization(slug: $slug) {
       id
-      projects(limit: $limit, offset: $offset) { totalCount nodes { id slug name description privacyLevel viewerAccess } }
+      projects(limit: $limit, offset: $offset) { totalCount nodes { id ...OrganizationProject } }
     }
   }
-`);
+`,
+  [OrganizationProjectFields],
+);
 
 const ACCESS_TEXT: Record<string, string> = { admin: 'Maintainer', readonly: 'Read-only' };
 
@@ -213,14 +249,7 @@ function OrganizationProjects({ slug, owner }: { slug: string; owner: boolean })
           </thead>
           <tbody>
             {projects.nodes.map((p) => (
-              <tr key={p.id}>
-                <th scope="row" className="row-head">
-                  <Link href={`/projects/${p.slug}`}>{p.name}</Link>
-                  {p.privacyLevel === 'private' && <span className="badge">private</span>}
-                  {p.description && <div className="muted description">{p.description}</div>}
-                </th>
-                <td data-label="Your access">{p.viewerAccess ? ACCESS_TEXT[p.viewerAccess] : 'Public docs only'}</td>
-              </tr>
+              <OrganizationProjectRow key={p.id} p={p} />
             ))}
           </tbody>
         </table>
@@ -230,18 +259,38 @@ function OrganizationProjects({ slug, owner }: { slug: string; owner: boolean })
   );
 }
 
-const UpdateOrganization = graphql(`
+/** A project's row: its name (a link), whether it is private, its description and the reader's access. */
+function OrganizationProjectRow(props: { p: FragmentOf<typeof OrganizationProjectFields> }) {
+  const p = readFragment(OrganizationProjectFields, props.p);
+  return (
+    <tr>
+      <th scope="row" className="row-head">
+        <Link href={`/projects/${p.slug}`}>{p.name}</Link>
+        {p.privacyLevel === 'private' && <span className="badge">private</span>}
+        {p.description && <div className="muted description">{p.description}</div>}
+      </th>
+      <td data-label="Your access">{p.viewerAccess ? ACCESS_TEXT[p.viewerAccess] : 'Public docs only'}</td>
+    </tr>
+  );
+}
+
+// Saving answers with the settings (the header's name and description among them).
+const UpdateOrganization = graphql(
+  `
   mutation UpdateOrganization($organization: String!, $input: OrganizationInput!) {
     updateOrganization(organization: $organization, input: $input) {
       __typename
-      ... on MutationUpdateOrganizationSuccess { data { id slug name description url email ssoOnly } }
+      ... on MutationUpdateOrganizationSuccess { data { id ...OrganizationSettings } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [OrganizationSettingsFields],
+);
 
-function OrganizationSettings({ org }: { org: Organization }) {
+function OrganizationSettings(props: { org: FragmentOf<typeof OrganizationSettingsFields> }) {
+  const org = readFragment(OrganizationSettingsFields, props.org);
   const client = useClient();
   // SSO rules are a site admin's, who must own the organization too (docs/design/sso.md).
   const admin = useViewer()?.isAdmin === true;

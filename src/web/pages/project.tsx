@@ -6,7 +6,7 @@
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import { Link, useLocation } from 'wouter';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, type ResultOf, readFragment } from '../graphql.ts';
 import {
   ActButton,
   ActionForm,
@@ -51,26 +51,13 @@ const TABS = [
 /** Tabs whose data the API gives maintainers only: not offered to other readers. */
 const MAINTAINERS_ONLY: ReadonlySet<string> = new Set(['settings', 'redirects', 'automation', 'analytics', 'variables', 'integrations', 'notifications']);
 
-const ProjectQuery = graphql(`
-  query ProjectPage($slug: String!) {
-    viewer { id username isAdmin } setupNeeded
-    project(slug: $slug) {
-      id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion viewerIsMaintainer viewerAccess
-      organization { id slug name }
-      documentationUrl versionSwitcher addonsEnabled hotkeysEnabled docDiffEnabled emailNotifications docsSearch showVersionWarning singleVersion analyticsCode analyticsDisabled
-      externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
-      language { code name }
-      programmingLanguage { code name }
-      repository { url type }
-      versions(limit: 500) {
-        totalCount
-        nodes {
-          id slug verboseName active hidden privacyLevel built type documentationUrl
-          lastBuild { id state success createdAt message }
-        }
-      }
-    }
-  }
+// The page's one operation is made of its components' fragments (each component names the fields it
+// shows, beside it): ProjectQuery, after the fragments it composes (further down: Settings').
+const ProjectTitleFields = graphql(`
+  fragment ProjectTitle on Project { id name documentationUrl privacyLevel repository { url type } language { code name } }
+`);
+const ProjectAccessFields = graphql(`
+  fragment ProjectAccess on Project { id viewerAccess organization { id slug name } }
 `);
 
 export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
@@ -86,15 +73,7 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
   const tabs = TABS.filter(([t]) => readsTab(t));
   return (
     <section>
-      <div className="title-row">
-        <h1>{project.name}</h1>
-        <a href={project.documentationUrl} className="button">
-          View docs
-        </a>
-      </div>
-      <p className="muted">
-        {project.repository.url} · {project.language.name} · {project.privacyLevel}
-      </p>
+      <ProjectTitle project={project} />
       <ProjectAccess project={project} />
       <nav className="tabs" aria-label="Project">
         {tabs.map(([t, label]) => (
@@ -109,6 +88,24 @@ export function ProjectPage({ slug, tab }: { slug: string; tab: string }) {
   );
 }
 
+/** The project's name, a link to its docs, and its repository, language and privacy. */
+function ProjectTitle(props: { project: FragmentOf<typeof ProjectTitleFields> }) {
+  const project = readFragment(ProjectTitleFields, props.project);
+  return (
+    <>
+      <div className="title-row">
+        <h1>{project.name}</h1>
+        <a href={project.documentationUrl} className="button">
+          View docs
+        </a>
+      </div>
+      <p className="muted">
+        {project.repository.url} · {project.language.name} · {project.privacyLevel}
+      </p>
+    </>
+  );
+}
+
 /** What a reader who does not maintain the project reads on a tab for maintainers (a bookmark, a link): why there is nothing. */
 function MaintainersOnly({ tab }: { tab: string }) {
   const label = TABS.find(([t]) => t === tab)?.[1].toLowerCase() ?? tab;
@@ -116,7 +113,8 @@ function MaintainersOnly({ tab }: { tab: string }) {
 }
 
 /** The organization that owns the project, and the reader's access to it, in words. */
-function ProjectAccess({ project }: { project: ProjectData }) {
+function ProjectAccess(props: { project: FragmentOf<typeof ProjectAccessFields> }) {
+  const project = readFragment(ProjectAccessFields, props.project);
   const org = project.organization;
   if (!org && !project.viewerAccess) return null;
   return (
@@ -138,18 +136,14 @@ function ProjectAccess({ project }: { project: ProjectData }) {
 
 function ProjectTab({ project, tab, admin }: { project: ProjectData; tab: string; admin: boolean }) {
   const slug = project.slug;
+  // The versions are read once (Lectern prices each selection of a list: one of 500 rows is dear),
+  // as the versions tab's rows: the builds tab and the settings read their rows' fields too.
+  const versions = readFragment(VersionsFields, project).versions.nodes;
   return (
     <>
       {tab === 'versions' && <Versions project={project} />}
-      {tab === 'builds' && (
-        <Builds
-          slug={slug}
-          versions={sortVersions(project.versions.nodes.filter((v) => v.active)).map((v) => v.slug)}
-          defaultVersion={project.defaultVersion}
-          maintainer={project.viewerIsMaintainer}
-        />
-      )}
-      {tab === 'settings' && <Settings project={project} admin={admin} />}
+      {tab === 'builds' && <Builds project={project} versions={versions} />}
+      {tab === 'settings' && <Settings project={project} versions={versions} admin={admin} />}
       {tab === 'redirects' && <Redirects slug={slug} />}
       {tab === 'automation' && <AutomationRules slug={slug} />}
       {tab === 'analytics' && <AnalyticsTab slug={slug} />}
@@ -162,7 +156,18 @@ function ProjectTab({ project, tab, admin }: { project: ProjectData; tab: string
   );
 }
 
-type ProjectData = NonNullable<import('../graphql.ts').ResultOf<typeof ProjectQuery>['project']>;
+type ProjectData = NonNullable<ResultOf<typeof ProjectQuery>['project']>;
+
+/** A version's row, as the versions tab shows it; the builds tab and the settings read it too (ProjectTab). */
+const VersionRowFields = graphql(`
+  fragment VersionRow on Version { id slug verboseName active hidden privacyLevel built type documentationUrl lastBuild { id state success createdAt message } }
+`);
+const VersionsFields = graphql(
+  `
+  fragment ProjectVersions on Project { id slug defaultVersion viewerIsMaintainer versions(limit: 500) { totalCount nodes { ...VersionRow } } }
+`,
+  [VersionRowFields],
+);
 
 // Each toggle asks back only what it changes: an answer arriving late (the first of two quick
 // clicks on one row) must not write back another field's older value over a newer change.
@@ -197,17 +202,24 @@ const SetPrivacy = graphql(`
   }
 `);
 
-const TriggerBuild = graphql(`
+/** A build's row in the builds tab (and the new build a trigger answers with, first in that list: cache-updates.ts). */
+const BuildRowFields = graphql(`
+  fragment BuildRow on Build { id state success versionSlug commit createdAt duration error message }
+`);
+const TriggerBuild = graphql(
+  `
   mutation TriggerBuild($project: String!, $version: String!) {
     # A person asking for a build gets one, even of a commit already built (variables may have changed).
     triggerBuild(project: $project, version: $version, force: true) {
       __typename
-      ... on MutationTriggerBuildSuccess { data { build { id state success createdAt message } version { id lastBuild { id state success createdAt message } } } }
+      ... on MutationTriggerBuildSuccess { data { build { id ...BuildRow } version { id lastBuild { id state success createdAt message } } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [BuildRowFields],
+);
 
 /** What a version's type means, for its row. */
 const VERSION_TYPES: Record<string, string> = { branch: 'Branch', tag: 'Tag', external: 'Pull request', unknown: 'Other' };
@@ -233,10 +245,12 @@ function useVersionChanges(project: string, report: (p: Problem | null) => void)
   return { change, shown, busy };
 }
 
-function Versions({ project }: { project: ProjectData }) {
+function Versions(props: { project: FragmentOf<typeof VersionsFields> }) {
+  const project = readFragment(VersionsFields, props.project);
   const [problem, setProblem] = useState<Problem | null>(null);
   const changes = useVersionChanges(project.slug, setProblem);
-  const versions = sortVersions(project.versions.nodes);
+  const versions = sortVersions(project.versions.nodes.map(readVersion));
+  const { slug, defaultVersion, viewerIsMaintainer: maintainer } = project;
   return (
     <>
       <ProblemText problem={problem} />
@@ -260,7 +274,7 @@ function Versions({ project }: { project: ProjectData }) {
           </thead>
           <tbody>
             {versions.map((v) => (
-              <VersionRow key={v.id} v={v} project={project} changes={changes} report={setProblem} />
+              <VersionRow key={v.id} v={v} row={{ slug, defaultVersion, maintainer }} changes={changes} report={setProblem} />
             ))}
           </tbody>
         </table>
@@ -269,13 +283,18 @@ function Versions({ project }: { project: ProjectData }) {
   );
 }
 
-type VersionData = ProjectData['versions']['nodes'][number];
+type VersionData = ResultOf<typeof VersionRowFields>;
+/** The project's versions, as its query holds them (each a VersionRow). */
+type VersionRefs = readonly FragmentOf<typeof VersionRowFields>[];
+const readVersion = (v: FragmentOf<typeof VersionRowFields>) => readFragment(VersionRowFields, v);
 type VersionChanges = ReturnType<typeof useVersionChanges>;
+/** What a version's row needs of its project: its slug, its default version, whether the reader maintains it. */
+type RowProject = { slug: string; defaultVersion: string; maintainer: boolean };
 
 /** One version's row: its name and badges, type, whether it is built, its toggles, its last build and a button to build it. */
-function VersionRow({ v, project, changes, report }: { v: VersionData; project: ProjectData; changes: VersionChanges; report: (p: Problem | null) => void }) {
+function VersionRow({ v, row: project, changes, report }: { v: VersionData; row: RowProject; changes: VersionChanges; report: (p: Problem | null) => void }) {
   const { busy } = changes;
-  const maintainer = project.viewerIsMaintainer;
+  const maintainer = project.maintainer;
   const pending = busy(v.slug, 'active') || busy(v.slug, 'hidden') || busy(v.slug, 'privacyLevel');
   return (
     <tr aria-busy={pending || undefined}>
@@ -362,7 +381,7 @@ function BuildVersionButton({ project, version, report }: { project: string; ver
     <ActButton
       label={`Build ${version}`}
       act={async () => {
-        const r = await client.mutation(TriggerBuild, { project, version }, { additionalTypenames: ['BuildPage'] }).toPromise();
+        const r = await client.mutation(TriggerBuild, { project, version }).toPromise();
         const a = r.data?.triggerBuild;
         const p = problemOf(a, r.error);
         if (!p && a?.__typename === 'MutationTriggerBuildSuccess') navigate(`/projects/${project}/builds/${a.data.build.id}`);
@@ -374,17 +393,25 @@ function BuildVersionButton({ project, version, report }: { project: string; ver
     </ActButton>
   );
 }
-
-const BuildsQuery = graphql(`
+const BuildsTabFields = graphql(`
+  fragment ProjectBuildsTab on Project { id slug defaultVersion viewerIsMaintainer }
+`);
+const BuildsQuery = graphql(
+  `
   query ProjectBuilds($slug: String!) {
     project(slug: $slug) {
       id
-      builds(limit: 50) { totalCount nodes { id state success versionSlug commit createdAt duration error message } }
+      builds(limit: 50) { totalCount nodes { id ...BuildRow } }
     }
   }
-`);
+`,
+  [BuildRowFields],
+);
 
-function Builds({ slug, versions, defaultVersion, maintainer }: { slug: string; versions: string[]; defaultVersion: string; maintainer: boolean }) {
+function Builds(props: { project: FragmentOf<typeof BuildsTabFields>; versions: VersionRefs }) {
+  const project = readFragment(BuildsTabFields, props.project);
+  const { slug, defaultVersion, viewerIsMaintainer: maintainer } = project;
+  const versions = sortVersions(props.versions.map(readVersion).filter((v) => v.active)).map((v) => v.slug);
   const [{ data, fetching, error }] = useQuery({ query: BuildsQuery, variables: { slug }, requestPolicy: 'cache-and-network' });
   const client = useClient();
   const [, navigate] = useLocation();
@@ -396,7 +423,7 @@ function Builds({ slug, versions, defaultVersion, maintainer }: { slug: string; 
           className="inline"
           label="Build"
           act={async (f) => {
-            const r = await client.mutation(TriggerBuild, { project: slug, version: f.version ?? '' }, { additionalTypenames: ['BuildPage'] }).toPromise();
+            const r = await client.mutation(TriggerBuild, { project: slug, version: f.version ?? '' }).toPromise();
             const a = r.data?.triggerBuild;
             const p = problemOf(a, r.error);
             if (!p && a?.__typename === 'MutationTriggerBuildSuccess') navigate(`/projects/${slug}/builds/${a.data.build.id}`);
@@ -423,19 +450,7 @@ function Builds({ slug, versions, defaultVersion, maintainer }: { slug: string; 
           </thead>
           <tbody>
             {builds.nodes.map((b) => (
-              <tr key={b.id}>
-                <th scope="row" className="row-head">
-                  <Link href={`/projects/${slug}/builds/${b.id}`}>#{b.id}</Link>
-                </th>
-                <td data-label="Version">{b.versionSlug}</td>
-                <td data-label="State">
-                  <StateBadge {...b} />
-                </td>
-                <td data-label="Started">
-                  <Time iso={b.createdAt} />
-                </td>
-                <td data-label="Duration">{buildOutcome(b) === 'skipped' ? 'nothing built' : seconds(b.duration)}</td>
-              </tr>
+              <BuildRow key={b.id} slug={slug} b={b} />
             ))}
           </tbody>
         </table>
@@ -444,27 +459,94 @@ function Builds({ slug, versions, defaultVersion, maintainer }: { slug: string; 
   );
 }
 
-const UpdateProject = graphql(`
+/** A build's row: its number (a link to it), version, state, start and duration. */
+function BuildRow(props: { slug: string; b: FragmentOf<typeof BuildRowFields> }) {
+  const b = readFragment(BuildRowFields, props.b);
+  return (
+    <tr>
+      <th scope="row" className="row-head">
+        <Link href={`/projects/${props.slug}/builds/${b.id}`}>#{b.id}</Link>
+      </th>
+      <td data-label="Version">{b.versionSlug}</td>
+      <td data-label="State">
+        <StateBadge {...b} />
+      </td>
+      <td data-label="Started">
+        <Time iso={b.createdAt} />
+      </td>
+      <td data-label="Duration">{buildOutcome(b) === 'skipped' ? 'nothing built' : seconds(b.duration)}</td>
+    </tr>
+  );
+}
+
+/** The settings form's fields of the project itself. */
+const ProjectFieldsFields = graphql(`
+  fragment ProjectFields on Project {
+    id name description homepage defaultBranchOverride repositoryDefaultBranch defaultVersion privacyLevel externalBuildsPrivacyLevel tags readthedocsYamlPath versioningScheme
+    repository { url type } language { code name } programmingLanguage { code name }
+  }
+`);
+/** The settings form's checkboxes (and analytics code). */
+const PageChecksFields = graphql(`
+  fragment PageChecks on Project {
+    id analyticsCode analyticsDisabled addonsEnabled versionSwitcher hotkeysEnabled docDiffEnabled docsSearch externalBuildsEnabled showVersionWarning emailNotifications singleVersion
+  }
+`);
+const SettingsFormFields = graphql(
+  `
+  fragment SettingsForm on Project { id slug ...ProjectFields ...PageChecks }
+`,
+  [ProjectFieldsFields, PageChecksFields],
+);
+const BadgeSnippetsFields = graphql(`
+  fragment BadgeSnippets on Project { id slug privacyLevel defaultVersion documentationUrl }
+`);
+const ProjectOrganizationFields = graphql(`
+  fragment ProjectOrganization on Project { id slug organization { id slug name } }
+`);
+const SettingsFields = graphql(
+  `
+  fragment ProjectSettings on Project { id slug viewerIsMaintainer ...SettingsForm ...BadgeSnippets ...ProjectOrganization }
+`,
+  [SettingsFormFields, BadgeSnippetsFields, ProjectOrganizationFields],
+);
+
+/** The page's one operation: the viewer, and the project as its title and every tab from its own data show it. */
+const ProjectQuery = graphql(
+  `
+  query ProjectPage($slug: String!) {
+    viewer { id username isAdmin } setupNeeded
+    project(slug: $slug) {
+      id slug viewerIsMaintainer
+      ...ProjectTitle ...ProjectAccess ...ProjectVersions ...ProjectBuildsTab ...ProjectSettings
+    }
+  }
+`,
+  [ProjectTitleFields, ProjectAccessFields, VersionsFields, BuildsTabFields, SettingsFields],
+);
+
+// Saving the settings answers with every field the page shows from them (its title, the form, the
+// badge): the cache, and so every tab, shows the saved project without asking again.
+const UpdateProject = graphql(
+  `
   mutation UpdateProject($slug: String!, $input: UpdateProjectInput!) {
     updateProject(slug: $slug, input: $input) {
       __typename
-      ... on MutationUpdateProjectSuccess {
-        data {
-          id slug name description homepage tags privacyLevel defaultBranch defaultBranchOverride repositoryDefaultBranch defaultVersion documentationUrl versionSwitcher addonsEnabled hotkeysEnabled docDiffEnabled emailNotifications docsSearch
-          showVersionWarning singleVersion analyticsCode analyticsDisabled externalBuildsPrivacyLevel externalBuildsEnabled readthedocsYamlPath versioningScheme
-          language { code name } programmingLanguage { code name } repository { url type }
-        }
-      }
+      ... on MutationUpdateProjectSuccess { data { id slug ...ProjectTitle ...SettingsForm ...BadgeSnippets } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [ProjectTitleFields, SettingsFormFields, BadgeSnippetsFields],
+);
 
+// Answers with the project's id: cache-updates.ts has the projects' lists read again.
 const DeleteProject = graphql(`
   mutation DeleteProject($project: String!, $confirm: String!) {
     deleteProject(project: $project, confirm: $confirm) {
       __typename
+      ... on MutationDeleteProjectSuccess { data { id } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -523,13 +605,15 @@ function settingsInput(f: Record<string, string>) {
   };
 }
 
-function Settings({ project, admin }: { project: ProjectData; admin: boolean }) {
+function Settings(props: { project: FragmentOf<typeof SettingsFields>; versions: VersionRefs; admin: boolean }) {
+  const { admin, versions } = props;
+  const project = readFragment(SettingsFields, props.project);
   const [{ data: choiceData }] = useQuery({ query: ChoicesQuery });
   if (!project.viewerIsMaintainer) return <NotMaintainerSettings slug={project.slug} admin={admin} />;
   return (
     <>
-      <SettingsForm project={project} choices={choiceData} />
-      <BadgeSnippets project={project} />
+      <SettingsForm project={project} versions={versions} choices={choiceData} />
+      <BadgeSnippets project={project} versions={versions} />
       <ProjectOrganization project={project} />
       <BuildLimits slug={project.slug} admin={admin} />
       <DeleteProjectZone slug={project.slug} />
@@ -540,7 +624,9 @@ function Settings({ project, admin }: { project: ProjectData; admin: boolean }) 
 type Choices = ResultOf<typeof ChoicesQuery>;
 
 /** The project's settings form: what it is, where its repository is, how it is served and what its pages offer. */
-function SettingsForm({ project, choices }: { project: ProjectData; choices: Choices | undefined }) {
+function SettingsForm(props: { project: FragmentOf<typeof SettingsFormFields>; versions: VersionRefs; choices: Choices | undefined }) {
+  const { choices, versions } = props;
+  const project = readFragment(SettingsFormFields, props.project);
   const client = useClient();
   const [, navigate] = useLocation();
   return (
@@ -556,15 +642,17 @@ function SettingsForm({ project, choices }: { project: ProjectData; choices: Cho
         return p;
       }}
     >
-      <ProjectFields project={project} choices={choices} />
+      <ProjectFields project={project} versions={versions} choices={choices} />
       <PageChecks project={project} />
     </ActionForm>
   );
 }
 
 /** The settings form's fields of the project itself: its name, repository, versions, languages, privacy and tags. */
-function ProjectFields({ project, choices }: { project: ProjectData; choices: Choices | undefined }) {
-  const versions = sortVersions(project.versions.nodes).map((v) => v.slug);
+function ProjectFields(props: { project: FragmentOf<typeof ProjectFieldsFields>; versions: VersionRefs; choices: Choices | undefined }) {
+  const { choices } = props;
+  const project = readFragment(ProjectFieldsFields, props.project);
+  const versions = sortVersions(props.versions.map(readVersion)).map((v) => v.slug);
   return (
     <>
       <Field label="Name" name="name" defaultValue={project.name} required />
@@ -623,7 +711,8 @@ function ProjectFields({ project, choices }: { project: ProjectData; choices: Ch
 }
 
 /** The settings form's analytics, and what the project's pages and builds offer (each a checkbox). */
-function PageChecks({ project }: { project: ProjectData }) {
+function PageChecks(props: { project: FragmentOf<typeof PageChecksFields> }) {
+  const project = readFragment(PageChecksFields, props.project);
   return (
     <>
       <Field label="Analytics code" name="analyticsCode" defaultValue={project.analyticsCode ?? ''} />
@@ -668,9 +757,7 @@ function DeleteProjectZone({ slug }: { slug: string }) {
         label={`Delete ${slug}`}
         danger
         act={async (f) => {
-          const r = await client
-            .mutation(DeleteProject, { project: slug, confirm: f.confirm ?? '' }, { additionalTypenames: ['Project', 'ProjectPage'] })
-            .toPromise();
+          const r = await client.mutation(DeleteProject, { project: slug, confirm: f.confirm ?? '' }).toPromise();
           const p = problemOf(r.data?.deleteProject, r.error);
           if (!p) navigate('/', { replace: true });
           return p;
@@ -692,37 +779,35 @@ function NotMaintainerSettings({ slug, admin }: { slug: string; admin: boolean }
   );
 }
 
-const BuildLimitsQuery = graphql(`
-  query ProjectBuildLimits($slug: String!) {
-    project(slug: $slug) {
-      id
-      buildLimits {
-        timeSeconds memoryBytes processes custom ownTimeSeconds ownMemoryBytes ownProcesses
-        defaults { timeSeconds memoryBytes processes }
-        maxima { timeSeconds memoryBytes processes }
-      }
+const BuildLimitsFields = graphql(`
+  fragment BuildLimits on Project {
+    id
+    buildLimits {
+      timeSeconds memoryBytes processes custom ownTimeSeconds ownMemoryBytes ownProcesses
+      defaults { timeSeconds memoryBytes processes }
+      maxima { timeSeconds memoryBytes processes }
     }
   }
 `);
-const SetBuildLimits = graphql(`
+const BuildLimitsQuery = graphql(
+  `
+  query ProjectBuildLimits($slug: String!) { project(slug: $slug) { id ...BuildLimits } }
+`,
+  [BuildLimitsFields],
+);
+const SetBuildLimits = graphql(
+  `
   mutation SetProjectBuildLimits($project: String!, $input: ProjectBuildLimitsInput!) {
     setProjectBuildLimits(project: $project, input: $input) {
       __typename
-      ... on MutationSetProjectBuildLimitsSuccess {
-        data {
-          id
-          buildLimits {
-            timeSeconds memoryBytes processes custom ownTimeSeconds ownMemoryBytes ownProcesses
-            defaults { timeSeconds memoryBytes processes }
-            maxima { timeSeconds memoryBytes processes }
-          }
-        }
-      }
+      ... on MutationSetProjectBuildLimitsSuccess { data { id ...BuildLimits } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [BuildLimitsFields],
+);
 
 const MiB = 1024 ** 2;
 /** Bytes as a person reads them: 4 GiB, 512 MiB. */
@@ -738,7 +823,7 @@ function BuildLimits({ slug, admin }: { slug: string; admin: boolean }) {
   const [{ data, error }] = useQuery({ query: BuildLimitsQuery, variables: { slug } });
   const client = useClient();
   if (error && !data) return <Failure error={error} />;
-  const limits = data?.project?.buildLimits;
+  const limits = data?.project ? readFragment(BuildLimitsFields, data.project).buildLimits : null;
   if (!limits) return null;
   return (
     <section>
@@ -792,23 +877,27 @@ function BuildLimits({ slug, admin }: { slug: string; admin: boolean }) {
 const MyOrganizations = graphql(`
   query MyOrganizations { organizations(limit: 100) { nodes { id slug name viewerRole } } }
 `);
-const SetProjectOrganization = graphql(`
+const SetProjectOrganization = graphql(
+  `
   mutation SetProjectOrganization($project: String!, $organization: String) {
     setProjectOrganization(project: $project, organization: $organization) {
       __typename
-      ... on MutationSetProjectOrganizationSuccess { data { id viewerAccess viewerIsMaintainer organization { id slug name } } }
+      ... on MutationSetProjectOrganizationSuccess { data { id viewerIsMaintainer ...ProjectAccess ...ProjectOrganization } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [ProjectAccessFields, ProjectOrganizationFields],
+);
 
 /**
  * Moving the project into one of the organizations the reader owns, or out of its own: moving in
  * needs an owner of the organization, moving out an owner of the one it leaves
  * (docs/design/organizations.md), so only those choices are offered.
  */
-function ProjectOrganization({ project }: { project: ProjectData }) {
+function ProjectOrganization(props: { project: FragmentOf<typeof ProjectOrganizationFields> }) {
+  const project = readFragment(ProjectOrganizationFields, props.project);
   const [{ data }] = useQuery({ query: MyOrganizations, requestPolicy: 'cache-and-network' });
   const client = useClient();
   const current = project.organization;
@@ -863,9 +952,10 @@ const BadgeQuery = graphql(`
 `);
 
 /** The build status badge of the default version, and the text that puts it in a README (Read the Docs' three snippets). */
-function BadgeSnippets({ project }: { project: ProjectData }) {
+function BadgeSnippets(props: { project: FragmentOf<typeof BadgeSnippetsFields>; versions: VersionRefs }) {
+  const project = readFragment(BadgeSnippetsFields, props.project);
   const [{ data }] = useQuery({ query: BadgeQuery, variables: { slug: project.slug } });
-  const version = project.versions.nodes.find((v) => v.slug === project.defaultVersion);
+  const version = props.versions.map(readVersion).find((v) => v.slug === project.defaultVersion);
   // A private version's badge needs the project's token: only then is it in the URL.
   const needsToken = project.privacyLevel !== 'public' || version?.privacyLevel !== 'public';
   const token = data?.project?.badgeToken;
@@ -896,38 +986,53 @@ function BadgeSnippets({ project }: { project: ProjectData }) {
   );
 }
 
-const RedirectsQuery = graphql(`
+/** A redirect as its card shows it (and its edit form, and what a change to it answers). */
+const RedirectCardFields = graphql(`
+  fragment RedirectCard on Redirect { id type fromUrl toUrl httpStatus force enabled position description }
+`);
+const RedirectsQuery = graphql(
+  `
   query ProjectRedirects($slug: String!) {
     project(slug: $slug) {
       id viewerIsMaintainer
-      redirects(limit: 500) { totalCount nodes { id type fromUrl toUrl httpStatus force enabled position description } }
+      redirects(limit: 500) { totalCount nodes { id position ...RedirectCard } }
     }
   }
-`);
-const CreateRedirect = graphql(`
+`,
+  [RedirectCardFields],
+);
+// Adding, moving and deleting a redirect renumber the others: cache-updates.ts does as Lectern does.
+const CreateRedirect = graphql(
+  `
   mutation CreateRedirect($project: String!, $input: RedirectInput!) {
     createRedirect(project: $project, input: $input) {
       __typename
-      ... on MutationCreateRedirectSuccess { data { id } }
+      ... on MutationCreateRedirectSuccess { data { id ...RedirectCard } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
-const UpdateRedirect = graphql(`
+`,
+  [RedirectCardFields],
+);
+const UpdateRedirect = graphql(
+  `
   mutation UpdateRedirect($project: String!, $id: Int!, $input: RedirectInput!) {
     updateRedirect(project: $project, id: $id, input: $input, partial: true) {
       __typename
-      ... on MutationUpdateRedirectSuccess { data { id type fromUrl toUrl httpStatus force enabled position description } }
+      ... on MutationUpdateRedirectSuccess { data { id ...RedirectCard } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [RedirectCardFields],
+);
 const DeleteRedirect = graphql(`
   mutation DeleteRedirect($project: String!, $id: Int!) {
     deleteRedirect(project: $project, id: $id) {
       __typename
+      ... on MutationDeleteRedirectSuccess { data { id } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -987,8 +1092,8 @@ function RedirectFields(props: {
 }
 
 function Redirects({ slug }: { slug: string }) {
-  const { data, problem, setProblem, reload, pending } = useEditor(RedirectsQuery, { slug });
-  const moves = useRedirectMove(slug, setProblem, reload);
+  const { data, problem, setProblem, pending } = useEditor(RedirectsQuery, { slug });
+  const moves = useRedirectMove(slug, setProblem);
   if (!data) return pending('redirects');
   const p = data?.project;
   if (!p) return null;
@@ -1001,27 +1106,39 @@ function Redirects({ slug }: { slug: string }) {
       <ol className="cards">
         {nodes.map((r, i) => (
           <li key={r.id}>
-            <div className="card-head">
-              <span className="badge">{REDIRECT_LABEL[r.type] ?? r.type}</span> {r.fromUrl || '(any page)'} → {r.toUrl || '(same page)'} ({r.httpStatus})
-              {!r.enabled && <span className="badge">disabled</span>}
-              {r.force && <span className="badge">forced</span>}
-            </div>
-            {p.viewerIsMaintainer && <RedirectActions slug={slug} nodes={nodes} i={i} moves={moves} report={setProblem} reload={reload} />}
+            <RedirectHead r={r} />
+            {p.viewerIsMaintainer && (
+              <RedirectActions slug={slug} r={r} above={nodes[i - 1]?.position} below={nodes[i + 1]?.position} moves={moves} report={setProblem} />
+            )}
           </li>
         ))}
       </ol>
-      {p.viewerIsMaintainer && <AddRedirect slug={slug} open={nodes.length === 0} onTry={() => setProblem(null)} reload={reload} />}
+      {p.viewerIsMaintainer && <AddRedirect slug={slug} open={nodes.length === 0} onTry={() => setProblem(null)} />}
     </>
   );
 }
 
-type RedirectData = NonNullable<ResultOf<typeof RedirectsQuery>['project']>['redirects']['nodes'][number];
+/** A redirect's card head: its type, from and to, status, and whether it is disabled or forced. */
+function RedirectHead(props: { r: FragmentOf<typeof RedirectCardFields> }) {
+  const r = readFragment(RedirectCardFields, props.r);
+  return (
+    <div className="card-head">
+      <span className="badge">{REDIRECT_LABEL[r.type] ?? r.type}</span> {r.fromUrl || '(any page)'} → {r.toUrl || '(same page)'} ({r.httpStatus})
+      {!r.enabled && <span className="badge">disabled</span>}
+      {r.force && <span className="badge">forced</span>}
+    </div>
+  );
+}
 
-/** Moving a redirect to another's position, one move at a time; `moving` is the redirect being moved. */
-function useRedirectMove(slug: string, report: (p: Problem | null) => void, reload: () => void) {
+/**
+ * Moving a redirect to another's position, one move at a time; `moving` is the redirect being
+ * moved. The order another move is computed from must be the one Lectern holds: the answer, and
+ * the others renumbered as Lectern renumbers them (cache-updates.ts), are in the cache before the
+ * next move can start.
+ */
+function useRedirectMove(slug: string, report: (p: Problem | null) => void) {
   const client = useClient();
   const [moving, setMoving] = useState<number | null>(null);
-  // One move at a time: the order another move is computed from must be the one Lectern holds.
   const move = async (id: number, position: number) => {
     if (moving !== null) return;
     setMoving(id);
@@ -1029,7 +1146,6 @@ function useRedirectMove(slug: string, report: (p: Problem | null) => void, relo
     try {
       const r = await client.mutation(UpdateRedirect, { project: slug, id, input: { position } }).toPromise();
       report(problemOf(r.data?.updateRedirect, r.error));
-      reload();
     } finally {
       setMoving(null);
     }
@@ -1037,33 +1153,33 @@ function useRedirectMove(slug: string, report: (p: Problem | null) => void, relo
   return { moving, move };
 }
 
-/** A redirect's buttons for a maintainer: move it up or down, delete it, or edit it. */
+/** A redirect's buttons for a maintainer: move it up or down (to the position `above` or `below` it holds), delete it, or edit it. */
 function RedirectActions(props: {
   slug: string;
-  nodes: RedirectData[];
-  i: number;
+  r: FragmentOf<typeof RedirectCardFields>;
+  above: number | undefined;
+  below: number | undefined;
   moves: ReturnType<typeof useRedirectMove>;
   report: (p: Problem | null) => void;
-  reload: () => void;
 }) {
-  const { slug, nodes, i } = props;
+  const { slug, above, below } = props;
   const { moving, move } = props.moves;
-  const r = nodes[i]!;
+  const r = readFragment(RedirectCardFields, props.r);
   const client = useClient();
   return (
     <div className="actions">
       <button
         type="button"
-        disabled={i === 0 || moving !== null}
-        onClick={() => move(r.id, nodes[i - 1]!.position)}
+        disabled={above === undefined || moving !== null}
+        onClick={() => above !== undefined && move(r.id, above)}
         aria-label={`Move redirect ${r.fromUrl} up`}
       >
         Up
       </button>
       <button
         type="button"
-        disabled={i === nodes.length - 1 || moving !== null}
-        onClick={() => move(r.id, nodes[i + 1]!.position)}
+        disabled={below === undefined || moving !== null}
+        onClick={() => below !== undefined && move(r.id, below)}
         aria-label={`Move redirect ${r.fromUrl} down`}
       >
         Down
@@ -1076,7 +1192,6 @@ function RedirectActions(props: {
           return problemOf(d.data?.deleteRedirect, d.error);
         }}
         report={props.report}
-        done={props.reload}
       >
         Delete
       </ActButton>
@@ -1098,7 +1213,7 @@ function RedirectActions(props: {
 }
 
 /** The form that adds a redirect, open when there is none yet. */
-function AddRedirect({ slug, open, onTry, reload }: { slug: string; open: boolean; onTry: () => void; reload: () => void }) {
+function AddRedirect({ slug, open, onTry }: { slug: string; open: boolean; onTry: () => void }) {
   const client = useClient();
   return (
     <details open={open}>
@@ -1109,9 +1224,7 @@ function AddRedirect({ slug, open, onTry, reload }: { slug: string; open: boolea
         reset
         act={async (f) => {
           const r = await client.mutation(CreateRedirect, { project: slug, input: redirectInput(f) }).toPromise();
-          const problem = problemOf(r.data?.createRedirect, r.error);
-          if (!problem) reload();
-          return problem;
+          return problemOf(r.data?.createRedirect, r.error);
         }}
       >
         <RedirectFields />
@@ -1120,24 +1233,37 @@ function AddRedirect({ slug, open, onTry, reload }: { slug: string; open: boolea
   );
 }
 
-const VariablesQuery = graphql(`
-  query ProjectVariables($slug: String!) {
-    project(slug: $slug) { id environmentVariables(limit: 500) { totalCount nodes { id name public createdAt } } }
-  }
+/** A variable as its list shows it (never its value). */
+const VariableItemFields = graphql(`
+  fragment VariableItem on EnvironmentVariable { id name public createdAt }
 `);
-const CreateVariable = graphql(`
+const VariablesQuery = graphql(
+  `
+  query ProjectVariables($slug: String!) {
+    project(slug: $slug) { id environmentVariables(limit: 500) { totalCount nodes { id ...VariableItem } } }
+  }
+`,
+  [VariableItemFields],
+);
+// A new variable goes last in the list (by id), a deleted one leaves it: cache-updates.ts.
+const CreateVariable = graphql(
+  `
   mutation CreateVariable($project: String!, $input: EnvironmentVariableInput!) {
     createEnvironmentVariable(project: $project, input: $input) {
       __typename
+      ... on MutationCreateEnvironmentVariableSuccess { data { id ...VariableItem } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [VariableItemFields],
+);
 const DeleteVariable = graphql(`
   mutation DeleteVariable($project: String!, $id: Int!) {
     deleteEnvironmentVariable(project: $project, id: $id) {
       __typename
+      ... on MutationDeleteEnvironmentVariableSuccess { data { id } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -1145,7 +1271,7 @@ const DeleteVariable = graphql(`
 `);
 
 function Variables({ slug }: { slug: string }) {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(VariablesQuery, { slug });
+  const { data, client, problem, setProblem, pending } = useEditor(VariablesQuery, { slug });
   if (!data) return pending('environment variables');
   const vars = data?.project?.environmentVariables.nodes ?? [];
   return (
@@ -1155,23 +1281,7 @@ function Variables({ slug }: { slug: string }) {
       {vars.length === 0 && <p>No variables.</p>}
       <ul className="cards">
         {vars.map((v) => (
-          <li key={v.id}>
-            <code>{v.name}</code> {v.public && <span className="badge">public</span>}{' '}
-            <span className="muted">
-              added <Time iso={v.createdAt} />
-            </span>{' '}
-            <ActButton
-              danger
-              act={async () => {
-                const r = await client.mutation(DeleteVariable, { project: slug, id: v.id }).toPromise();
-                return problemOf(r.data?.deleteEnvironmentVariable, r.error);
-              }}
-              report={setProblem}
-              done={reload}
-            >
-              Delete {v.name}
-            </ActButton>
-          </li>
+          <VariableItem key={v.id} slug={slug} v={v} report={setProblem} />
         ))}
       </ul>
       <h2>Add a variable</h2>
@@ -1181,9 +1291,7 @@ function Variables({ slug }: { slug: string }) {
         reset
         act={async (f) => {
           const r = await client.mutation(CreateVariable, { project: slug, input: { name: f.name, value: f.value, public: check(f, 'public') } }).toPromise();
-          const p = problemOf(r.data?.createEnvironmentVariable, r.error);
-          if (!p) reload();
-          return p;
+          return problemOf(r.data?.createEnvironmentVariable, r.error);
         }}
       >
         <Field label="Name" name="name" required />
@@ -1194,34 +1302,81 @@ function Variables({ slug }: { slug: string }) {
   );
 }
 
-const IntegrationsQuery = graphql(`
-  query ProjectIntegrations($slug: String!) {
-    project(slug: $slug) { id integrations { id provider webhookUrl createdAt hasToken apiUrl } }
-  }
+/** A variable's line: its name, whether builds of pull requests get it, when it was added, and a button that deletes it. */
+function VariableItem(props: { slug: string; v: FragmentOf<typeof VariableItemFields>; report: (p: Problem | null) => void }) {
+  const v = readFragment(VariableItemFields, props.v);
+  const client = useClient();
+  return (
+    <li>
+      <code>{v.name}</code> {v.public && <span className="badge">public</span>}{' '}
+      <span className="muted">
+        added <Time iso={v.createdAt} />
+      </span>{' '}
+      <ActButton
+        danger
+        act={async () => {
+          const r = await client.mutation(DeleteVariable, { project: props.slug, id: v.id }).toPromise();
+          return problemOf(r.data?.deleteEnvironmentVariable, r.error);
+        }}
+        report={props.report}
+      >
+        Delete {v.name}
+      </ActButton>
+    </li>
+  );
+}
+
+/** What an integration's token form shows: whether it has a token, and its API base URL. */
+const IntegrationTokenFields = graphql(`
+  fragment IntegrationToken on Integration { id hasToken apiUrl }
 `);
-const CreateIntegration = graphql(`
+/** An integration's line in the list. */
+const IntegrationItemFields = graphql(
+  `
+  fragment IntegrationItem on Integration { id provider webhookUrl createdAt ...IntegrationToken }
+`,
+  [IntegrationTokenFields],
+);
+const IntegrationsQuery = graphql(
+  `
+  query ProjectIntegrations($slug: String!) {
+    project(slug: $slug) { id integrations { id ...IntegrationItem } }
+  }
+`,
+  [IntegrationItemFields],
+);
+// A new integration goes last in the list (by id), a deleted one leaves it: cache-updates.ts.
+const CreateIntegration = graphql(
+  `
   mutation CreateIntegration($project: String!, $provider: IntegrationProvider!) {
     createIntegration(project: $project, provider: $provider) {
       __typename
-      ... on MutationCreateIntegrationSuccess { data { secret integration { id provider webhookUrl } } }
+      ... on MutationCreateIntegrationSuccess { data { secret integration { id webhookUrl ...IntegrationItem } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
-const SetIntegrationToken = graphql(`
+`,
+  [IntegrationItemFields],
+);
+const SetIntegrationToken = graphql(
+  `
   mutation SetIntegrationToken($project: String!, $id: Int!, $token: String, $apiUrl: String) {
     setIntegrationToken(project: $project, id: $id, token: $token, apiUrl: $apiUrl) {
       __typename
+      ... on MutationSetIntegrationTokenSuccess { data { id ...IntegrationToken } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [IntegrationTokenFields],
+);
 const DeleteIntegration = graphql(`
   mutation DeleteIntegration($project: String!, $id: Int!) {
     deleteIntegration(project: $project, id: $id) {
       __typename
+      ... on MutationDeleteIntegrationSuccess { data { id } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -1231,7 +1386,7 @@ const DeleteIntegration = graphql(`
 const PROVIDERS: Record<string, string> = { github: 'GitHub', gitlab: 'GitLab', bitbucket: 'Bitbucket', generic: 'Generic webhook' };
 
 function Integrations({ slug }: { slug: string }) {
-  const { data, client, problem, setProblem, reload, pending } = useEditor(IntegrationsQuery, { slug });
+  const { data, client, problem, setProblem, pending } = useEditor(IntegrationsQuery, { slug });
   const [created, setCreated] = useState<{ webhookUrl: string; secret: string } | null>(null);
   if (!data) return pending('integrations');
   const list = data?.project?.integrations ?? [];
@@ -1252,21 +1407,7 @@ function Integrations({ slug }: { slug: string }) {
       {list.length === 0 && <p>No integrations.</p>}
       <ul className="cards">
         {list.map((i) => (
-          <li key={i.id}>
-            <strong>{PROVIDERS[i.provider] ?? i.provider}</strong> <code className="wrap">{i.webhookUrl}</code>{' '}
-            {(i.provider === 'github' || i.provider === 'gitlab') && <IntegrationToken slug={slug} i={i} reload={reload} />}{' '}
-            <ActButton
-              danger
-              act={async () => {
-                const r = await client.mutation(DeleteIntegration, { project: slug, id: i.id }).toPromise();
-                return problemOf(r.data?.deleteIntegration, r.error);
-              }}
-              report={setProblem}
-              done={reload}
-            >
-              Delete
-            </ActButton>
-          </li>
+          <IntegrationItem key={i.id} slug={slug} i={i} report={setProblem} />
         ))}
       </ul>
       <ActionForm
@@ -1281,7 +1422,6 @@ function Integrations({ slug }: { slug: string }) {
           const p = problemOf(a, r.error);
           if (!p && a?.__typename === 'MutationCreateIntegrationSuccess') {
             setCreated({ webhookUrl: a.data.integration.webhookUrl, secret: a.data.secret });
-            reload();
           }
           return p;
         }}
@@ -1301,10 +1441,32 @@ function Integrations({ slug }: { slug: string }) {
   );
 }
 
-type IntegrationData = NonNullable<ResultOf<typeof IntegrationsQuery>['project']>['integrations'][number];
+/** An integration's line: its provider and webhook URL, its token (GitHub, GitLab), and a button that deletes it. */
+function IntegrationItem(props: { slug: string; i: FragmentOf<typeof IntegrationItemFields>; report: (p: Problem | null) => void }) {
+  const i = readFragment(IntegrationItemFields, props.i);
+  const client = useClient();
+  return (
+    <li>
+      <strong>{PROVIDERS[i.provider] ?? i.provider}</strong> <code className="wrap">{i.webhookUrl}</code>{' '}
+      {(i.provider === 'github' || i.provider === 'gitlab') && <IntegrationToken slug={props.slug} i={i} />}{' '}
+      <ActButton
+        danger
+        act={async () => {
+          const r = await client.mutation(DeleteIntegration, { project: props.slug, id: i.id }).toPromise();
+          return problemOf(r.data?.deleteIntegration, r.error);
+        }}
+        report={props.report}
+      >
+        Delete
+      </ActButton>
+    </li>
+  );
+}
 
 /** A GitHub or GitLab integration's token (and API base URL), with which builds set commit statuses on pull requests. */
-function IntegrationToken({ slug, i, reload }: { slug: string; i: IntegrationData; reload: () => void }) {
+function IntegrationToken(props: { slug: string; i: FragmentOf<typeof IntegrationTokenFields> }) {
+  const { slug } = props;
+  const i = readFragment(IntegrationTokenFields, props.i);
   const client = useClient();
   return (
     <details>
@@ -1317,9 +1479,7 @@ function IntegrationToken({ slug, i, reload }: { slug: string; i: IntegrationDat
           const r = await client
             .mutation(SetIntegrationToken, { project: slug, id: i.id, token: f[`token-${i.id}`] || null, apiUrl: f[`apiUrl-${i.id}`] || null })
             .toPromise();
-          const p = problemOf(r.data?.setIntegrationToken, r.error);
-          if (!p) reload();
-          return p;
+          return problemOf(r.data?.setIntegrationToken, r.error);
         }}
       >
         <Field label="Token (empty removes it)" name={`token-${i.id}`} type="password" autoComplete="off" />
@@ -1329,29 +1489,42 @@ function IntegrationToken({ slug, i, reload }: { slug: string; i: IntegrationDat
   );
 }
 
-const MaintainersQuery = graphql(`
-  query ProjectMaintainers($slug: String!) { project(slug: $slug) { id viewerIsMaintainer users { id username } } }
+/** The maintainers' list; adding or removing one answers with it. */
+const MaintainersFields = graphql(`
+  fragment Maintainers on Project { id viewerIsMaintainer users { id username } }
 `);
-const AddMaintainer = graphql(`
+const MaintainersQuery = graphql(
+  `
+  query ProjectMaintainers($slug: String!) { project(slug: $slug) { id ...Maintainers } }
+`,
+  [MaintainersFields],
+);
+const AddMaintainer = graphql(
+  `
   mutation AddMaintainer($project: String!, $username: String!) {
     addMaintainer(project: $project, username: $username) {
       __typename
-      ... on MutationAddMaintainerSuccess { data { id users { id username } } }
+      ... on MutationAddMaintainerSuccess { data { id ...Maintainers } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
-const RemoveMaintainer = graphql(`
+`,
+  [MaintainersFields],
+);
+const RemoveMaintainer = graphql(
+  `
   mutation RemoveMaintainer($project: String!, $username: String!) {
     removeMaintainer(project: $project, username: $username) {
       __typename
-      ... on MutationRemoveMaintainerSuccess { data { id users { id username } } }
+      ... on MutationRemoveMaintainerSuccess { data { id ...Maintainers } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [MaintainersFields],
+);
 
 function Maintainers({ slug }: { slug: string }) {
   const [{ data, fetching, error }] = useQuery({ query: MaintainersQuery, variables: { slug } });
@@ -1359,7 +1532,7 @@ function Maintainers({ slug }: { slug: string }) {
   const [problem, setProblem] = useState<Problem | null>(null);
   if (fetching && !data) return <Loading what="maintainers" />;
   if (error && !data) return <Failure error={error} />;
-  const p = data?.project;
+  const p = data?.project ? readFragment(MaintainersFields, data.project) : null;
   if (!p) return null;
   return (
     <>
@@ -1401,61 +1574,88 @@ function Maintainers({ slug }: { slug: string }) {
   );
 }
 
-const RelatedQuery = graphql(`
-  query ProjectRelated($slug: String!) {
-    project(slug: $slug) {
-      id viewerIsMaintainer
-      subprojects(limit: 500) { nodes { id alias child { id slug name } } }
-      translations(limit: 500) { nodes { id slug name language { code name } } }
-      translationOf { id slug name }
-    }
+/** A subproject's line: the project and the alias it is served under. */
+const SubprojectItemFields = graphql(`
+  fragment SubprojectItem on Subproject { id alias child { id slug name } }
+`);
+const SubprojectsFields = graphql(
+  `
+  fragment Subprojects on Project { id viewerIsMaintainer subprojects(limit: 500) { totalCount nodes { id ...SubprojectItem } } }
+`,
+  [SubprojectItemFields],
+);
+/** The translations' section; adding or removing one answers with it (the project, with its translations). */
+const TranslationsFields = graphql(`
+  fragment Translations on Project {
+    id viewerIsMaintainer
+    translations(limit: 500) { nodes { id slug name language { code name } } }
+    translationOf { id slug name }
   }
 `);
-const CreateSubproject = graphql(`
+const RelatedQuery = graphql(
+  `
+  query ProjectRelated($slug: String!) { project(slug: $slug) { id ...Subprojects ...Translations } }
+`,
+  [SubprojectsFields, TranslationsFields],
+);
+// A new subproject goes last in the list (by id), a deleted one leaves it: cache-updates.ts.
+const CreateSubproject = graphql(
+  `
   mutation CreateSubproject($project: String!, $input: CreateSubprojectInput!) {
     createSubproject(project: $project, input: $input) {
       __typename
+      ... on MutationCreateSubprojectSuccess { data { id ...SubprojectItem } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [SubprojectItemFields],
+);
 const DeleteSubproject = graphql(`
   mutation DeleteSubproject($project: String!, $alias: String!) {
     deleteSubproject(project: $project, alias: $alias) {
       __typename
+      ... on MutationDeleteSubprojectSuccess { data { id } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
 `);
-const AddTranslation = graphql(`
+const AddTranslation = graphql(
+  `
   mutation AddTranslation($project: String!, $translation: String!) {
     addTranslation(project: $project, translation: $translation) {
       __typename
+      ... on MutationAddTranslationSuccess { data { id ...Translations } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
-const RemoveTranslation = graphql(`
+`,
+  [TranslationsFields],
+);
+const RemoveTranslation = graphql(
+  `
   mutation RemoveTranslation($project: String!, $translation: String!) {
     removeTranslation(project: $project, translation: $translation) {
       __typename
+      ... on MutationRemoveTranslationSuccess { data { id ...Translations } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [TranslationsFields],
+);
 
 function Related({ slug }: { slug: string }) {
-  const { data, problem, setProblem, reload, pending } = useEditor(RelatedQuery, { slug });
+  const { data, problem, setProblem, pending } = useEditor(RelatedQuery, { slug });
   if (!data) return pending('subprojects and translations');
   const p = data?.project;
   if (!p) return null;
   const after = (problem: Problem | null) => {
     setProblem(problem);
-    if (!problem) reload();
     return problem;
   };
   return (
@@ -1467,16 +1667,17 @@ function Related({ slug }: { slug: string }) {
   );
 }
 
-/** What the Subprojects and Translations sections are given: the project, and what to do after a change (show its problem, read again). */
-type RelatedProps = {
+/** What the Subprojects and Translations sections are given: the project, and what to do after a change (show its problem). */
+type RelatedProps<F> = {
   slug: string;
-  p: NonNullable<ResultOf<typeof RelatedQuery>['project']>;
+  p: F;
   after: (problem: Problem | null) => Problem | null;
   onTry: () => void;
 };
 
 /** The project's subprojects, each under its alias; a maintainer adds and removes them. */
-function Subprojects({ slug, p, after, onTry }: RelatedProps) {
+function Subprojects({ slug, after, onTry, ...props }: RelatedProps<FragmentOf<typeof SubprojectsFields>>) {
+  const p = readFragment(SubprojectsFields, props.p);
   const client = useClient();
   return (
     <>
@@ -1484,21 +1685,7 @@ function Subprojects({ slug, p, after, onTry }: RelatedProps) {
       {p.subprojects.nodes.length === 0 && <p>No subprojects.</p>}
       <ul className="cards">
         {p.subprojects.nodes.map((s) => (
-          <li key={s.id}>
-            <Link href={`/projects/${s.child.slug}`}>{s.child.name}</Link> as <code>{s.alias}</code>{' '}
-            {p.viewerIsMaintainer && (
-              <ActButton
-                danger
-                act={async () => {
-                  const r = await client.mutation(DeleteSubproject, { project: slug, alias: s.alias }).toPromise();
-                  return problemOf(r.data?.deleteSubproject, r.error);
-                }}
-                report={after}
-              >
-                Remove {s.alias}
-              </ActButton>
-            )}
-          </li>
+          <SubprojectItem key={s.id} slug={slug} s={s} maintainer={p.viewerIsMaintainer} report={after} />
         ))}
       </ul>
       {p.viewerIsMaintainer && (
@@ -1520,8 +1707,32 @@ function Subprojects({ slug, p, after, onTry }: RelatedProps) {
   );
 }
 
+/** A subproject's line: the project (a link) and its alias, and a maintainer's button that removes it. */
+function SubprojectItem(props: { slug: string; s: FragmentOf<typeof SubprojectItemFields>; maintainer: boolean; report: (p: Problem | null) => void }) {
+  const s = readFragment(SubprojectItemFields, props.s);
+  const client = useClient();
+  return (
+    <li>
+      <Link href={`/projects/${s.child.slug}`}>{s.child.name}</Link> as <code>{s.alias}</code>{' '}
+      {props.maintainer && (
+        <ActButton
+          danger
+          act={async () => {
+            const r = await client.mutation(DeleteSubproject, { project: props.slug, alias: s.alias }).toPromise();
+            return problemOf(r.data?.deleteSubproject, r.error);
+          }}
+          report={props.report}
+        >
+          Remove {s.alias}
+        </ActButton>
+      )}
+    </li>
+  );
+}
+
 /** The project's translations, and the project it is a translation of; a maintainer adds and removes them. */
-function Translations({ slug, p, after, onTry }: RelatedProps) {
+function Translations({ slug, after, onTry, ...props }: RelatedProps<FragmentOf<typeof TranslationsFields>>) {
+  const p = readFragment(TranslationsFields, props.p);
   const client = useClient();
   return (
     <>

@@ -1,24 +1,28 @@
 // The projects the reader can see (search by name, filter by tag), and importing a repository.
 import { useClient, useQuery } from 'urql';
 import { Link, useLocation, useSearch } from 'wouter';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, readFragment } from '../graphql.ts';
 import { ActionForm, Failure, Field, Loading, Pager, problemOf, Select, StateBadge, Time } from '../ui.tsx';
 
 const PAGE = 25;
 
-const Projects = graphql(`
-  query Projects($filter: ProjectFilter, $limit: Int, $offset: Int) {
-    viewer { id username isAdmin } setupNeeded
-    projects(filter: $filter, limit: $limit, offset: $offset) {
-      totalCount
-      nodes {
-        id slug name description tags privacyLevel viewerIsMaintainer
-        language { code name }
-        builds(limit: 1) { nodes { id state success createdAt message } }
-      }
-    }
+/** A project's row in the list: its name, language, tags and last build. */
+const ProjectRowFields = graphql(`
+  fragment ProjectRow on Project {
+    id slug name description tags privacyLevel viewerIsMaintainer
+    language { code name }
+    builds(limit: 1) { nodes { id state success createdAt message } }
   }
 `);
+const Projects = graphql(
+  `
+  query Projects($filter: ProjectFilter, $limit: Int, $offset: Int) {
+    viewer { id username isAdmin } setupNeeded
+    projects(filter: $filter, limit: $limit, offset: $offset) { totalCount nodes { id ...ProjectRow } }
+  }
+`,
+  [ProjectRowFields],
+);
 
 export function ProjectsPage() {
   const search = new URLSearchParams(useSearch());
@@ -76,7 +80,7 @@ export function ProjectsPage() {
 }
 
 /** The projects of one page: each with its language, tags and last build. */
-function ProjectsTable({ projects }: { projects: ResultOf<typeof Projects>['projects']['nodes'] }) {
+function ProjectsTable({ projects }: { projects: readonly FragmentOf<typeof ProjectRowFields>[] }) {
   return (
     <table className="list cards-on-phone">
       <caption className="visually-hidden">Projects</caption>
@@ -89,40 +93,48 @@ function ProjectsTable({ projects }: { projects: ResultOf<typeof Projects>['proj
         </tr>
       </thead>
       <tbody>
-        {projects.map((p) => {
-          const last = p.builds.nodes[0];
-          return (
-            <tr key={p.id}>
-              <td>
-                <Link href={`/projects/${p.slug}`}>{p.name}</Link>
-                {p.privacyLevel === 'private' && <span className="badge">private</span>}
-                <div className="muted">{p.description}</div>
-              </td>
-              <td data-label="Language">{p.language.name}</td>
-              <td data-label="Tags">
-                {p.tags.map((t) => (
-                  <Link key={t} href={`/?tag=${encodeURIComponent(t)}`} className="tag">
-                    {t}
-                  </Link>
-                ))}
-              </td>
-              <td data-label="Last build">
-                {last ? (
-                  <>
-                    <StateBadge {...last} /> <Time iso={last.createdAt} />
-                  </>
-                ) : (
-                  '—'
-                )}
-              </td>
-            </tr>
-          );
-        })}
+        {projects.map((ref) => (
+          <ProjectRow key={readFragment(ProjectRowFields, ref).id} p={ref} />
+        ))}
       </tbody>
     </table>
   );
 }
 
+/** A project's row: its name (a link), privacy and description, language, tags (links to them) and last build. */
+function ProjectRow(props: { p: FragmentOf<typeof ProjectRowFields> }) {
+  const p = readFragment(ProjectRowFields, props.p);
+  const last = p.builds.nodes[0];
+  return (
+    <tr>
+      <td>
+        <Link href={`/projects/${p.slug}`}>{p.name}</Link>
+        {p.privacyLevel === 'private' && <span className="badge">private</span>}
+        <div className="muted">{p.description}</div>
+      </td>
+      <td data-label="Language">{p.language.name}</td>
+      <td data-label="Tags">
+        {p.tags.map((t) => (
+          <Link key={t} href={`/?tag=${encodeURIComponent(t)}`} className="tag">
+            {t}
+          </Link>
+        ))}
+      </td>
+      <td data-label="Last build">
+        {last ? (
+          <>
+            <StateBadge {...last} /> <Time iso={last.createdAt} />
+          </>
+        ) : (
+          '—'
+        )}
+      </td>
+    </tr>
+  );
+}
+
+// The projects' lists (searched, filtered, paged) cannot place a new project: src/web/cache-updates.ts
+// has them read again when next shown.
 const ImportProject = graphql(`
   mutation ImportProject($input: ImportProjectInput!) {
     importProject(input: $input) {
@@ -172,7 +184,7 @@ export function ImportPage() {
             language: f.language || undefined,
             privacyLevel: (f.privacyLevel || 'public') as 'public' | 'private',
           };
-          const r = await client.mutation(ImportProject, { input }, { additionalTypenames: ['Project', 'ProjectPage'] }).toPromise();
+          const r = await client.mutation(ImportProject, { input }).toPromise();
           const answer = r.data?.importProject;
           const p = problemOf(answer, r.error);
           if (!p && answer?.__typename === 'MutationImportProjectSuccess') navigate(`/projects/${answer.data.slug}/builds`);

@@ -3,34 +3,47 @@
 import { useState } from 'react';
 import { useClient } from 'urql';
 import { Link } from 'wouter';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { type FragmentOf, graphql, readFragment } from '../graphql.ts';
 import { ActButton, ActionForm, Check, check, Field, type Problem, ProblemText, problemOf, Time, useEditor } from '../ui.tsx';
 
-const WebhooksQuery = graphql(`
-  query ProjectWebhooks($slug: String!) {
-    project(slug: $slug) {
-      id
-      webhooks {
-        id url events payload createdAt
-        deliveries(limit: 10) { id event buildId state attempts statusCode error durationMs lastAttemptAt nextAttemptAt }
-      }
-    }
-  }
+/** A delivery's row in its webhook's table. */
+const DeliveryRowFields = graphql(`
+  fragment DeliveryRow on NotificationDelivery { id event buildId state attempts statusCode error durationMs lastAttemptAt nextAttemptAt }
 `);
-const CreateWebhook = graphql(`
+/** A webhook's card: its URL, events and recent deliveries. */
+const WebhookCardFields = graphql(
+  `
+  fragment WebhookCard on Webhook { id url events payload createdAt deliveries(limit: 10) { id ...DeliveryRow } }
+`,
+  [DeliveryRowFields],
+);
+const WebhooksQuery = graphql(
+  `
+  query ProjectWebhooks($slug: String!) {
+    project(slug: $slug) { id webhooks { id ...WebhookCard } }
+  }
+`,
+  [WebhookCardFields],
+);
+// A new webhook goes last (by id), a deleted one leaves the list: src/web/cache-updates.ts.
+const CreateWebhook = graphql(
+  `
   mutation CreateWebhook($project: String!, $input: WebhookInput!) {
     createWebhook(project: $project, input: $input) {
       __typename
-      ... on MutationCreateWebhookSuccess { data { secret webhook { id } } }
+      ... on MutationCreateWebhookSuccess { data { secret webhook { id ...WebhookCard } } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
   }
-`);
+`,
+  [WebhookCardFields],
+);
 const DeleteWebhook = graphql(`
   mutation DeleteWebhook($project: String!, $id: Int!) {
     deleteWebhook(project: $project, id: $id) {
       __typename
+      ... on MutationDeleteWebhookSuccess { data { id } }
       ... on Error { message }
       ... on ValidationError { fieldErrors { field messages } }
     }
@@ -44,7 +57,7 @@ const EVENTS = [
 ] as const;
 
 export function Webhooks({ slug }: { slug: string }) {
-  const { data, problem, setProblem, reload, pending } = useEditor(WebhooksQuery, { slug });
+  const { data, problem, setProblem, pending } = useEditor(WebhooksQuery, { slug });
   const [secret, setSecret] = useState<string | null>(null);
   if (!data) return pending('webhooks');
   const hooks = data?.project?.webhooks ?? [];
@@ -64,18 +77,17 @@ export function Webhooks({ slug }: { slug: string }) {
       )}
       {hooks.length === 0 && <p>No webhooks.</p>}
       {hooks.map((h) => (
-        <WebhookCard key={h.id} slug={slug} h={h} report={setProblem} reload={reload} />
+        <WebhookCard key={h.id} slug={slug} h={h} report={setProblem} />
       ))}
       <h2>Add a webhook</h2>
-      <AddWebhook slug={slug} onTry={() => setProblem(null)} created={setSecret} reload={reload} />
+      <AddWebhook slug={slug} onTry={() => setProblem(null)} created={setSecret} />
     </>
   );
 }
 
-type Webhook = NonNullable<ResultOf<typeof WebhooksQuery>['project']>['webhooks'][number];
-
 /** One webhook: its URL, its events, a button that deletes it, and its recent deliveries. */
-function WebhookCard({ slug, h, report, reload }: { slug: string; h: Webhook; report: (p: Problem | null) => void; reload: () => void }) {
+function WebhookCard({ slug, report, ...props }: { slug: string; h: FragmentOf<typeof WebhookCardFields>; report: (p: Problem | null) => void }) {
+  const h = readFragment(WebhookCardFields, props.h);
   const client = useClient();
   return (
     <section className="card">
@@ -95,7 +107,6 @@ function WebhookCard({ slug, h, report, reload }: { slug: string; h: Webhook; re
             return problemOf(r.data?.deleteWebhook, r.error);
           }}
           report={report}
-          done={reload}
           label={`Delete the webhook to ${h.url}`}
         >
           Delete
@@ -107,7 +118,7 @@ function WebhookCard({ slug, h, report, reload }: { slug: string; h: Webhook; re
 }
 
 /** A webhook's recent deliveries: each one's event, build, state, answer, attempts and last attempt. */
-function Deliveries({ slug, deliveries }: { slug: string; deliveries: Webhook['deliveries'] }) {
+function Deliveries({ slug, deliveries }: { slug: string; deliveries: readonly FragmentOf<typeof DeliveryRowFields>[] }) {
   return (
     <table className="list cards-on-phone">
       <caption>Recent deliveries</caption>
@@ -122,41 +133,43 @@ function Deliveries({ slug, deliveries }: { slug: string; deliveries: Webhook['d
         </tr>
       </thead>
       <tbody>
-        {deliveries.map((d) => (
-          <tr key={d.id}>
-            <th scope="row" className="row-head">
-              {EVENTS.find(([v]) => v === d.event)?.[1] ?? d.event}
-            </th>
-            <td data-label="Build">
-              <Link href={`/projects/${slug}/builds/${d.buildId}`}>#{d.buildId}</Link>
-            </td>
-            <td data-label="State">
-              <span className={`badge badge-${d.state === 'delivered' ? 'passed' : d.state === 'failed' ? 'failed' : d.state}`}>{d.state}</span>
-              {d.nextAttemptAt && (
-                <small>
-                  {' '}
-                  next try <Time iso={d.nextAttemptAt} />
-                </small>
-              )}
-            </td>
-            <td data-label="Answer">
-              {d.statusCode ?? '—'}
-              {d.error && <small className="error"> {d.error}</small>}
-            </td>
-            <td data-label="Attempts">{d.attempts}</td>
-            <td data-label="Last attempt">
-              <Time iso={d.lastAttemptAt} />
-              {d.durationMs !== null && <small> ({d.durationMs} ms)</small>}
-            </td>
-          </tr>
-        ))}
+        {deliveries
+          .map((ref) => readFragment(DeliveryRowFields, ref))
+          .map((d) => (
+            <tr key={d.id}>
+              <th scope="row" className="row-head">
+                {EVENTS.find(([v]) => v === d.event)?.[1] ?? d.event}
+              </th>
+              <td data-label="Build">
+                <Link href={`/projects/${slug}/builds/${d.buildId}`}>#{d.buildId}</Link>
+              </td>
+              <td data-label="State">
+                <span className={`badge badge-${d.state === 'delivered' ? 'passed' : d.state === 'failed' ? 'failed' : d.state}`}>{d.state}</span>
+                {d.nextAttemptAt && (
+                  <small>
+                    {' '}
+                    next try <Time iso={d.nextAttemptAt} />
+                  </small>
+                )}
+              </td>
+              <td data-label="Answer">
+                {d.statusCode ?? '—'}
+                {d.error && <small className="error"> {d.error}</small>}
+              </td>
+              <td data-label="Attempts">{d.attempts}</td>
+              <td data-label="Last attempt">
+                <Time iso={d.lastAttemptAt} />
+                {d.durationMs !== null && <small> ({d.durationMs} ms)</small>}
+              </td>
+            </tr>
+          ))}
       </tbody>
     </table>
   );
 }
 
 /** The form that adds a webhook; `created` is given the new webhook's secret. */
-function AddWebhook({ slug, onTry, created, reload }: { slug: string; onTry: () => void; created: (secret: string | null) => void; reload: () => void }) {
+function AddWebhook({ slug, onTry, created }: { slug: string; onTry: () => void; created: (secret: string | null) => void }) {
   const client = useClient();
   return (
     <ActionForm
@@ -171,7 +184,6 @@ function AddWebhook({ slug, onTry, created, reload }: { slug: string; onTry: () 
         const p = problemOf(a, r.error);
         if (!p && a?.__typename === 'MutationCreateWebhookSuccess') {
           created(a.data.secret);
-          reload();
         }
         return p;
       }}
