@@ -198,5 +198,5 @@ describe('the migration to the job queue', () => {
       await session.close();
       await drop();
     }
-  });
+  }, 120_000); // every migration from an empty database: slow on a busy machine
 });
