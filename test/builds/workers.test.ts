@@ -61,7 +61,7 @@ describe('a build whose worker vanished', () => {
     } finally {
       await worker.stop(1000);
     }
-  });
+  }, 90_000); // the wait for the build is 60 s: a sandboxed build on a busy machine takes over the default 30
 
   it('is finished as failed, saying why, once it used its attempts', async () => {
     const repo = server.repo('orphan-twice', commandsProject('orphan-twice'));
@@ -78,7 +78,7 @@ describe('a build whose worker vanished', () => {
     } finally {
       await worker.stop(1000);
     }
-  });
+  }, 90_000);
 });
 
 describe('the per-project limit', () => {
