@@ -54,40 +54,7 @@ export function createMetrics(prisma: PrismaClient): Metrics {
     registers: [registry],
   });
 
-  // Read from the database at scrape time: the queue is shared by every process.
-  new client.Gauge({
-    name: 'lectern_builds',
-    help: 'Builds not finished yet, by state (triggered = waiting for a worker).',
-    labelNames: ['state'] as const,
-    registers: [registry],
-    async collect() {
-      const rows = await prisma.build.groupBy({ by: ['state'], where: { state: { not: 'finished' } }, _count: { _all: true } });
-      this.reset();
-      for (const state of ['triggered', ...RUNNING]) this.set({ state }, rows.find((r) => r.state === state)?._count._all ?? 0);
-    },
-  });
-  new client.Gauge({
-    name: 'lectern_build_queue_oldest_seconds',
-    help: 'How long the oldest waiting build has waited (0 when none waits).',
-    registers: [registry],
-    async collect() {
-      const oldest = await prisma.build.findFirst({ where: { state: 'triggered' }, orderBy: { createdAt: 'asc' }, select: { createdAt: true } });
-      this.set(oldest ? Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) : 0);
-    },
-  });
-
-  new client.Gauge({
-    name: 'lectern_jobs',
-    help: 'Jobs of the job queue (version syncs, notification deliveries) by task and state: waiting (queued, due or waiting out a retry), running, failed (attempts used).',
-    labelNames: ['task', 'state'] as const,
-    registers: [registry],
-    async collect() {
-      const rows = await prisma.job.groupBy({ by: ['task', 'state'], where: { state: { in: [...JOB_STATES] } }, _count: { _all: true } });
-      this.reset();
-      for (const task of [...TASKS, 'other']) for (const state of JOB_STATES) this.set({ task, state }, 0);
-      for (const r of rows) this.inc({ task: TASKS.includes(r.task) ? r.task : 'other', state: r.state }, r._count._all);
-    },
-  });
+  queueGauges(registry, prisma);
 
   const methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
   // Label children looked up once per label set: the docs fast path answers tens of thousands of
@@ -125,4 +92,41 @@ export function createMetrics(prisma: PrismaClient): Metrics {
       }
     },
   };
+}
+
+/** The build queue and the job queue as the database holds them, read at scrape time: they are shared by every process. */
+function queueGauges(registry: client.Registry, prisma: PrismaClient): void {
+  new client.Gauge({
+    name: 'lectern_builds',
+    help: 'Builds not finished yet, by state (triggered = waiting for a worker).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await prisma.build.groupBy({ by: ['state'], where: { state: { not: 'finished' } }, _count: { _all: true } });
+      this.reset();
+      for (const state of ['triggered', ...RUNNING]) this.set({ state }, rows.find((r) => r.state === state)?._count._all ?? 0);
+    },
+  });
+  new client.Gauge({
+    name: 'lectern_build_queue_oldest_seconds',
+    help: 'How long the oldest waiting build has waited (0 when none waits).',
+    registers: [registry],
+    async collect() {
+      const oldest = await prisma.build.findFirst({ where: { state: 'triggered' }, orderBy: { createdAt: 'asc' }, select: { createdAt: true } });
+      this.set(oldest ? Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) : 0);
+    },
+  });
+
+  new client.Gauge({
+    name: 'lectern_jobs',
+    help: 'Jobs of the job queue (version syncs, notification deliveries) by task and state: waiting (queued, due or waiting out a retry), running, failed (attempts used).',
+    labelNames: ['task', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await prisma.job.groupBy({ by: ['task', 'state'], where: { state: { in: [...JOB_STATES] } }, _count: { _all: true } });
+      this.reset();
+      for (const task of [...TASKS, 'other']) for (const state of JOB_STATES) this.set({ task, state }, 0);
+      for (const r of rows) this.inc({ task: TASKS.includes(r.task) ? r.task : 'other', state: r.state }, r._count._all);
+    },
+  });
 }
