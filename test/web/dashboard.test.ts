@@ -18,6 +18,7 @@ import { seriousViolations } from '../helpers/axe.ts';
 import { startTestWorker } from '../helpers/builds.ts';
 import { dbKind } from '../helpers/db.ts';
 import { type GitServer, git as runGit, startGitServer } from '../helpers/git.ts';
+import { operationsOf as sentOperations } from '../helpers/graphql-requests.ts';
 import { launchChromium, makeProject } from '../helpers/publish.ts';
 
 const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots', dbKind());
@@ -302,22 +303,8 @@ describe('the dashboard, from the first run', () => {
 // A change is shown from its own answer (and the cache's updates of the lists it is in): the only
 // request it makes is the mutation itself, never the page's query again (docs/design/dashboard-data.md).
 describe('changes shown without asking again', () => {
-  /** The GraphQL operations sent while `act` runs and until `shown` is seen, and half a second more (a late refetch would show). */
-  async function operationsOf(act: () => Promise<void>, shown: () => Promise<void>): Promise<string[]> {
-    const operations: string[] = [];
-    const listen = (r: import('playwright-core').Request) => {
-      if (r.url() === `${origin}/graphql`) operations.push(JSON.parse(r.postData() ?? '{}').operationName ?? '?');
-    };
-    page.on('request', listen);
-    try {
-      await act();
-      await shown();
-      await page.waitForTimeout(500);
-    } finally {
-      page.off('request', listen);
-    }
-    return operations;
-  }
+  /** The GraphQL operations sent while `act` runs and until `shown` is seen (test/helpers/graphql-requests.ts). */
+  const operationsOf = (act: () => Promise<void>, shown: () => Promise<void>) => sentOperations(page, origin, act, shown);
 
   it('toggles a version: its row shows the change, and only the mutation is sent', async () => {
     await page.goto(`${origin}/projects/handbook/versions`);

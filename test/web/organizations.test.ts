@@ -17,6 +17,7 @@ import { createUser } from '../../src/domain/users.ts';
 import { servedTestApp, type TestApp } from '../helpers/app.ts';
 import { seriousViolations } from '../helpers/axe.ts';
 import { dbKind } from '../helpers/db.ts';
+import { operationsOf as sentOperations } from '../helpers/graphql-requests.ts';
 import { htmlPage, launchChromium, makeProject, publish, removePages } from '../helpers/publish.ts';
 
 const SHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots', dbKind());
@@ -74,25 +75,8 @@ async function signIn(p: Page, username: string) {
   await p.getByRole('button', { name: 'Sign in' }).click();
 }
 
-/**
- * The GraphQL operations `p` sends while `act` runs and until `shown` holds, and half a second more:
- * a change is shown from its own answer, never by asking for the page again (docs/design/dashboard-data.md).
- */
-async function operationsOf(p: Page, act: () => Promise<unknown>, shown: () => Promise<unknown>): Promise<string[]> {
-  const operations: string[] = [];
-  const listen = (r: import('playwright-core').Request) => {
-    if (r.url() === `${origin}/graphql`) operations.push(JSON.parse(r.postData() ?? '{}').operationName ?? '?');
-  };
-  p.on('request', listen);
-  try {
-    await act();
-    await shown();
-    await p.waitForTimeout(500);
-  } finally {
-    p.off('request', listen);
-  }
-  return operations;
-}
+/** The GraphQL operations `p` sends while `act` runs and until `shown` holds (test/helpers/graphql-requests.ts). */
+const operationsOf = (p: Page, act: () => Promise<unknown>, shown: () => Promise<unknown>) => sentOperations(p, origin, act, shown);
 
 const ledger = () => t.db.prisma.project.findUniqueOrThrow({ where: { slug: 'ledger' }, select: { name: true, organization: { select: { slug: true } } } });
 
