@@ -15,7 +15,8 @@ export async function operationsOf(page: Page, origin: string, act: () => Promis
   const api = (r: Request) => r.url() === `${origin}/graphql`;
   const sent = (r: Request) => {
     if (!api(r)) return;
-    inFlight.add(r);
+    // A subscription's stream stays open while the page lives: it is sent, but never ends.
+    if (!r.headers().accept?.includes('text/event-stream')) inFlight.add(r);
     operations.push(JSON.parse(r.postData() ?? '{}').operationName ?? '?');
   };
   const ended = (r: Request) => inFlight.delete(r);
