@@ -2,15 +2,19 @@
 // worker sees when it claims, ends, fails and loses jobs, whatever their task, and the migration
 // that moved the version syncs' table and the deliveries' queue columns into it.
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '../../src/builds/worker.ts';
 import { migrate, readMigrations } from '../../src/db/migrate.ts';
+import { DELIVER_TASK, queueBuildEvent } from '../../src/queue/deliveries.ts';
 import { addJobs, addKeyedJob, claimJob, completeJob, failJob, LOST_ERROR, pruneEndedJobs, reapExpiredJobs, releaseJob } from '../../src/queue/jobs.ts';
 import { queueVersionSync } from '../../src/queue/version-syncs.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
+import { pipelineDeps } from '../helpers/builds.ts';
 import { emptyPostgresDatabase, pgliteSession, pgSession, tempDirs } from '../helpers/cli-databases.ts';
 import { dbKind } from '../helpers/db.ts';
 import { recordingLog } from '../helpers/log.ts';
 import { startSyncWorker, syncSettled } from '../helpers/version-sync.ts';
+import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
 const dirs = tempDirs();
@@ -21,6 +25,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   dirs.cleanup();
+});
+// A test's jobs go with it: a worker started by a later test would take back the ones left running.
+afterEach(async () => {
+  await t.db.prisma.job.deleteMany({ where: { task: { startsWith: 'test-task-' } } });
 });
 
 // Each test's tasks are its own (the table is shared by the file's tests).
@@ -142,6 +150,28 @@ describe('a job whose subject is gone', () => {
     const worker = await startSyncWorker(t, { log });
     try {
       expect(await syncSettled(t, projectId)).toMatchObject({ state: 'done', lastError: null });
+    } finally {
+      await worker.stop(1000);
+    }
+    expect(lines.filter((l) => (l.level as number) >= 40)).toEqual([]);
+  });
+});
+
+describe('a delivery whose webhook is gone', () => {
+  it('ends quietly: its job is gone, nothing is sent and nothing is logged above info', async () => {
+    const p = await t.db.prisma.project.create({ data: { name: 'Unhooked', slug: 'unhooked', repositoryUrl: 'https://example.com/unhooked.git' } });
+    const hook = await t.db.prisma.webhook.create({
+      data: { projectId: p.id, url: 'https://example.com/hook', events: ['build:triggered'], secretEncrypted: 'not used' },
+    });
+    const b = await t.db.prisma.build.create({ data: { projectId: p.id } });
+    expect(await queueBuildEvent(t.db.prisma, t.services.events, b, 'build:triggered')).toBe(1);
+    const job = await t.db.prisma.job.findFirstOrThrow({ where: { task: DELIVER_TASK, groupKey: `project:${p.id}` } });
+    await t.db.prisma.webhook.delete({ where: { id: hook.id } });
+    const { log, lines } = recordingLog();
+    const worker = new Worker({ ...pipelineDeps(t), log }, { concurrency: 0 });
+    await worker.start();
+    try {
+      await until('the delivery job to end', async () => (await t.db.prisma.job.count({ where: { id: job.id } })) === 0, 20_000, 50);
     } finally {
       await worker.stop(1000);
     }
