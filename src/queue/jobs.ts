@@ -7,7 +7,7 @@
 // @see https://github.com/graphile/worker src/sql/addJob.ts (job keys), src/sql/getJobs.ts, src/sql/failJobs.ts
 // @see https://github.com/timgit/pg-boss src/plans.ts (retryBackoff: jittered, capped by retryDelayMax)
 import type { PrismaClient } from '../db/database.ts';
-import type { Prisma } from '../generated/prisma/client.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 
@@ -94,6 +94,10 @@ export interface Wanted {
 
 const list = (items: string[]) => items.join('\n');
 
+/** The jobs among `wanted`: its tasks, but the groups that have had their turn. */
+const among = (wanted: Wanted) => Prisma.sql`"task" = ANY(string_to_array(${list(wanted.tasks)}, E'\n'))
+  AND NOT (("task" || '|' || COALESCE("groupKey", '')) = ANY(string_to_array(${list(wanted.busy)}, E'\n')))`;
+
 /** Claims the job due first among `wanted`, for `leaseSeconds`: the one claiming statement. */
 export async function claimJob(db: PrismaClient, workerId: string, leaseSeconds: number, wanted: Wanted): Promise<ClaimedJob | null> {
   const rows = await db.$queryRaw<ClaimedJob[]>`
@@ -106,9 +110,7 @@ export async function claimJob(db: PrismaClient, workerId: string, leaseSeconds:
       "updatedAt" = now()
     WHERE j."id" = (
       SELECT "id" FROM "Job"
-      WHERE "state" = 'queued' AND "runAt" <= now()
-        AND "task" = ANY(string_to_array(${list(wanted.tasks)}, E'\n'))
-        AND NOT (("task" || '|' || COALESCE("groupKey", '')) = ANY(string_to_array(${list(wanted.busy)}, E'\n')))
+      WHERE "state" = 'queued' AND "runAt" <= now() AND ${among(wanted)}
       ORDER BY "runAt", "id"
       LIMIT 1
       FOR UPDATE SKIP LOCKED
@@ -123,9 +125,7 @@ export async function nextJobDueMs(db: PrismaClient, wanted: Wanted): Promise<nu
   const rows = await db.$queryRaw<{ ms: number | null }[]>`
     SELECT (EXTRACT(EPOCH FROM (min("runAt") - now()::timestamp(3))) * 1000)::float8 AS "ms"
     FROM "Job"
-    WHERE "state" = 'queued'
-      AND "task" = ANY(string_to_array(${list(wanted.tasks)}, E'\n'))
-      AND NOT (("task" || '|' || COALESCE("groupKey", '')) = ANY(string_to_array(${list(wanted.busy)}, E'\n')))`;
+    WHERE "state" = 'queued' AND ${among(wanted)}`;
   const ms = rows[0]?.ms;
   return ms === null || ms === undefined ? null : Math.max(0, ms);
 }
