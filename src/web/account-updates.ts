@@ -5,14 +5,10 @@
 // a new identity provider takes its place (by slug), a deleted one leaves the list.
 import type { Cache, UpdateResolver, UpdatesConfig } from '@urql/exchange-graphcache';
 import { gql } from 'urql';
-import { answered, keyOf, type Row } from './cache-updates.ts';
+import { answered, editLinks, inSlugOrder, keyOf, type Row } from './cache-updates.ts';
 
 /** The reader's tokens, edited by `edit`. */
-function editTokens(cache: Cache, edit: (keys: string[]) => string[]) {
-  const viewer = cache.resolve('Query', 'viewer') as string | null;
-  const tokens = viewer ? (cache.resolve(viewer, 'tokens') as string[] | null) : null;
-  if (viewer && tokens) cache.link(viewer, 'tokens', edit(tokens));
-}
+const editTokens = (cache: Cache, edit: (keys: string[]) => string[]) => editLinks(cache, cache.resolve('Query', 'viewer') as string | null, 'tokens', edit);
 
 const createdToken: UpdateResolver = (result, _args, cache, info) => {
   const key = keyOf(cache, (result[info.fieldName] as { data?: { token?: Row } } | null)?.data?.token);
@@ -60,20 +56,12 @@ const createdUser: UpdateResolver = (result, _args, cache, info) => {
 };
 
 /** The site's identity providers (a plain list, by slug), edited by `edit`. */
-function editProviders(cache: Cache, edit: (keys: string[]) => string[]) {
-  const keys = cache.resolve('Query', 'identityProviders') as string[] | null;
-  if (keys) cache.link('Query', 'identityProviders', edit(keys));
-}
+const editProviders = (cache: Cache, edit: (keys: string[]) => string[]) => editLinks(cache, 'Query', 'identityProviders', edit);
 
 const createdProvider: UpdateResolver = (result, _args, cache, info) => {
   const key = keyOf(cache, answered(result, info.fieldName));
   if (!key || !cache.resolve(key, 'slug')) return;
-  const slug = (k: string) => String(cache.resolve(k, 'slug') ?? '');
-  editProviders(cache, (keys) => {
-    if (keys.includes(key)) return keys;
-    const at = keys.findIndex((k) => slug(k) > slug(key));
-    return at < 0 ? [...keys, key] : [...keys.slice(0, at), key, ...keys.slice(at)];
-  });
+  editProviders(cache, (keys) => inSlugOrder(cache, keys, key));
 };
 
 const deletedProvider: UpdateResolver = (result, _args, cache, info) => {

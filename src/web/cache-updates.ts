@@ -59,12 +59,22 @@ function editPages(cache: Cache, slug: string, field: string, edit: (keys: strin
   }
 }
 
-/** A project's plain list `field` (no pages), its rows edited by `edit`. */
-function editList(cache: Cache, slug: unknown, field: string, edit: (keys: string[]) => string[]) {
-  const key = projectKey(cache, slug);
-  const nodes = key ? (cache.resolve(key, field) as string[] | null) : null;
-  if (key && nodes) cache.link(key, field, edit(nodes));
+/** The plain list `field` (no pages) of the entity `owner` (`Query`, a project, …), its rows edited by `edit`, where the cache holds it. */
+export function editLinks(cache: Cache, owner: string | null, field: string, edit: (keys: string[]) => string[]) {
+  const nodes = owner ? (cache.resolve(owner, field) as string[] | null) : null;
+  if (owner && nodes) cache.link(owner, field, edit(nodes));
 }
+
+/** `key` placed in `keys` in the order of the string field `by` (a list Lectern orders by slug or name). */
+export function inSlugOrder(cache: Cache, keys: string[], key: string, by = 'slug'): string[] {
+  if (keys.includes(key)) return keys;
+  const value = (k: string) => String(cache.resolve(k, by) ?? '');
+  const at = keys.findIndex((k) => value(k) > value(key));
+  return at < 0 ? [...keys, key] : [...keys.slice(0, at), key, ...keys.slice(at)];
+}
+
+/** A project's plain list `field` (no pages), its rows edited by `edit`. */
+const editList = (cache: Cache, slug: unknown, field: string, edit: (keys: string[]) => string[]) => editLinks(cache, projectKey(cache, slug), field, edit);
 
 /** Adds the answered row at the end of a project's paged list (lists ordered by id: a new row is last). */
 function appendTo(field: string): UpdateResolver {

@@ -4,22 +4,11 @@
 // new role reaches their row, the owners' list and the reader's own role.
 import type { Cache, UpdateResolver, UpdatesConfig } from '@urql/exchange-graphcache';
 import { gql } from 'urql';
-import { answered, keyOf, type Row } from './cache-updates.ts';
-
-/** `key` placed in `keys` in the order of the string field `by` (a list Lectern orders by slug). */
-function inSlugOrder(cache: Cache, keys: string[], key: string, by = 'slug'): string[] {
-  if (keys.includes(key)) return keys;
-  const value = (k: string) => String(cache.resolve(k, by) ?? '');
-  const at = keys.findIndex((k) => value(k) > value(key));
-  return at < 0 ? [...keys, key] : [...keys.slice(0, at), key, ...keys.slice(at)];
-}
+import { answered, editLinks, inSlugOrder, keyOf, type Row } from './cache-updates.ts';
 
 /** An organization's plain list `field`, its rows edited by `edit`. */
-function editOrganizationList(cache: Cache, slug: unknown, field: string, edit: (keys: string[]) => string[]) {
-  const key = typeof slug === 'string' ? (cache.resolve('Query', 'organization', { slug }) as string | null) : null;
-  const nodes = key ? (cache.resolve(key, field) as string[] | null) : null;
-  if (key && nodes) cache.link(key, field, edit(nodes));
-}
+const editOrganizationList = (cache: Cache, slug: unknown, field: string, edit: (keys: string[]) => string[]) =>
+  editLinks(cache, organizationKey(cache, slug), field, edit);
 
 /** A new team takes its place among the organization's teams (by slug). */
 const createdTeam: UpdateResolver = (result, args, cache, info) => {
