@@ -363,7 +363,7 @@ export async function finishBuild(
   await syncing;
   const { count } = await deps.prisma.build.updateMany({
     where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
-    data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started) / 1000), leaseExpiresAt: null },
+    data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started) / 1000) },
   });
   // build:passed or build:failed for the project's webhooks (sent by workers, never waited for).
   if (count === 1)

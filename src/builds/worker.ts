@@ -1,5 +1,5 @@
-// A build worker: claims builds from the database and runs up to `concurrency` at once, and beside
-// them the job queue's jobs (src/queue/jobs.ts, docs/design/jobs.md): version syncs up to
+// A worker of the job queue (src/queue/jobs.ts, docs/design/jobs.md): builds up to `concurrency` at
+// once (each project's up to its limit, across all workers), and beside them version syncs up to
 // `versionSync.concurrency` (a sync is short and must not wait behind a long build) and notification
 // deliveries up to `notifications.concurrency`, each project's holding at most its share. New builds
 // and jobs wake it at once (LISTEN/NOTIFY on PostgreSQL, one channel; its app's events on the
@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { PgListener } from '../db/progress.ts';
 import { pruneAudit } from '../domain/audit.ts';
 import { sendDelivery } from '../notifications/send.ts';
-import { claimBuild, heartbeat, reapExpired, releaseBuild } from '../queue/builds.ts';
+import { BUILD_ATTEMPTS, BUILD_TASK, releaseBuild, startBuild, stillRunning, takeBackBuilds } from '../queue/builds.ts';
 import {
   DEFAULT_DELIVERY_RETRY,
   DELIVER_TASK,
@@ -86,10 +86,11 @@ interface TaskSlots {
 
 export class Worker {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  readonly #running = new Map<number, { controller: AbortController; done: Promise<void> }>();
-  /** The job queue's jobs running, by job id. */
-  readonly #jobs = new Map<number, { job: ClaimedJob; group: string; done: Promise<void> }>();
+  /** The jobs running, by job id; a build's is stopped through its `controller`. */
+  readonly #jobs = new Map<number, { job: ClaimedJob; group: string; controller: AbortController; done: Promise<void> }>();
   readonly #tasks: Record<string, TaskSlots>;
+  /** Jobs given back on stop while their run went on (a request cannot be taken back): the run records nothing. */
+  readonly #givenBack = new Set<number>();
   #stopping = false;
   #wake: (() => void) | null = null;
   #listener: PgListener | null = null;
@@ -104,6 +105,8 @@ export class Worker {
     this.#leaseSeconds = opts.leaseSeconds ?? 60;
     const deliveries = deps.notify ? (opts.notifications?.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY) : 0;
     this.#tasks = {
+      // A build's failure is its outcome, not the job's: only a run lost with its worker is run again.
+      [BUILD_TASK]: { concurrency: opts.concurrency, retry: { baseSeconds: 0, capSeconds: 0, maxAttempts: BUILD_ATTEMPTS } },
       [SYNC_TASK]: {
         concurrency: deps.syncVersions ? (opts.versionSync?.concurrency ?? DEFAULT_SYNC_CONCURRENCY) : 0,
         retry: { ...DEFAULT_SYNC_RETRY, ...opts.versionSync?.retry },
@@ -116,13 +119,18 @@ export class Worker {
     };
   }
 
+  /** Ids of the builds running. */
   get running(): number[] {
-    return [...this.#running.keys()];
+    return this.#ofTask(BUILD_TASK).map(({ job }) => Number(job.payload.buildId));
   }
 
   /** Ids of the version sync jobs running. */
   get syncing(): number[] {
-    return [...this.#jobs].filter(([, j]) => j.job.task === SYNC_TASK).map(([id]) => id);
+    return this.#ofTask(SYNC_TASK).map(({ job }) => job.id);
+  }
+
+  #ofTask(task: string) {
+    return [...this.#jobs.values()].filter((j) => j.job.task === task);
   }
 
   async start(): Promise<void> {
@@ -159,14 +167,9 @@ export class Worker {
           lastReap = Date.now();
           await this.#maintain();
         }
-        while (!this.#stopping && this.#running.size < this.opts.concurrency) {
-          const build = await claimBuild(this.deps.prisma, this.id, this.#leaseSeconds);
-          if (!build) break;
-          this.#startBuild(build);
-        }
         await this.#claimJobs(wake, poll);
       } catch (e) {
-        this.deps.log.error({ err: e }, 'build worker loop');
+        this.deps.log.error({ err: e }, 'worker loop');
       }
       await woken;
     }
@@ -175,10 +178,14 @@ export class Worker {
   /** Puts back builds and jobs whose worker died, and removes what has outlived its keeping. */
   async #maintain(): Promise<void> {
     const { prisma, log } = this.deps;
-    const { retried, failed } = await reapExpired(prisma);
-    if (retried.length || failed.length) log.warn({ retried, failed }, 'builds whose worker stopped');
+    const attempts = Object.fromEntries(Object.entries(this.#tasks).map(([task, t]) => [task, t.retry.maxAttempts]));
+    // One transaction: no worker claims a build's job again before its build is reset.
+    const { lost, failed } = await prisma.$transaction(async (tx) => {
+      const lost = await reapExpiredJobs(tx, attempts);
+      const builds = (state: string) => lost.filter((j) => j.task === BUILD_TASK && j.state === state).map((j) => Number(j.payload.buildId));
+      return { lost, failed: await takeBackBuilds(tx, builds('queued'), builds('failed')) };
+    });
     await queueFinishedEvents(prisma, this.deps.events, failed, { email: !!this.deps.notify?.email });
-    const lost = await reapExpiredJobs(prisma, Object.fromEntries(Object.entries(this.#tasks).map(([task, t]) => [task, t.retry.maxAttempts])));
     for (const job of lost) {
       log.warn({ job: job.id, task: job.task, state: job.state }, 'a job whose worker stopped');
       if (job.task === DELIVER_TASK)
@@ -199,7 +206,7 @@ export class Worker {
     const tasks: string[] = [];
     const busy: string[] = [];
     for (const [task, slots] of Object.entries(this.#tasks)) {
-      const mine = [...this.#jobs.values()].filter((j) => j.job.task === task);
+      const mine = this.#ofTask(task);
       if (mine.length >= slots.concurrency) continue;
       tasks.push(task);
       if (slots.perGroup === undefined) continue;
@@ -225,57 +232,23 @@ export class Worker {
     }
   }
 
-  #startBuild(build: Awaited<ReturnType<typeof claimBuild>> & object): void {
+  #startJob(job: ClaimedJob): void {
+    const { log } = this.deps;
     const controller = new AbortController();
     const beat = setInterval(
       () => {
-        heartbeat(this.deps.prisma, build.id, this.id, this.#leaseSeconds).then(
-          (mine) => {
-            if (!mine) controller.abort(new Aborted('lease lost'));
-          },
-          () => {},
-        );
+        this.#heartbeat(job, controller).catch(() => {});
       },
       (this.#leaseSeconds * 1000) / 3,
     );
-    this.deps.log.info({ build: build.id, project: build.projectId }, 'build started');
-    const done = runBuild(this.deps, build, controller.signal)
-      .catch(async (e: unknown) => {
-        // Whatever went wrong fails this build, logged, and nothing else: the worker goes on.
-        this.deps.log.error({ err: e, build: build.id }, 'build failed to run');
-        if (e instanceof Aborted) return;
-        const ended = await this.deps.prisma.build
-          .updateMany({
-            where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
-            data: {
-              state: 'finished',
-              success: false,
-              error: 'Lectern could not run this build (its log has the details).',
-              finishedAt: new Date(),
-              leaseExpiresAt: null,
-            },
-          })
-          .catch(() => null);
-        if (ended?.count) await queueFinishedEvents(this.deps.prisma, this.deps.events, [build.id], { email: !!this.deps.notify?.email }).catch(() => {});
-      })
-      .finally(() => {
-        clearInterval(beat);
-        this.#running.delete(build.id);
-        this.deps.log.info({ build: build.id }, 'build ended');
-        this.#wake?.();
-      });
-    this.#running.set(build.id, { controller, done });
-  }
-
-  #startJob(job: ClaimedJob): void {
-    const { prisma, log } = this.deps;
-    const beat = setInterval(
-      () => {
-        heartbeatJob(prisma, job.id, this.id, this.#leaseSeconds).catch(() => {});
-      },
-      (this.#leaseSeconds * 1000) / 3,
-    );
-    const run = job.task === SYNC_TASK ? this.#runSync(job) : job.task === DELIVER_TASK ? this.#runDelivery(job) : this.#unknownTask(job);
+    const run =
+      job.task === BUILD_TASK
+        ? this.#runBuild(job, controller.signal)
+        : job.task === SYNC_TASK
+          ? this.#runSync(job)
+          : job.task === DELIVER_TASK
+            ? this.#runDelivery(job)
+            : this.#unknownTask(job);
     const done = run
       .catch((e: unknown) => log.error({ err: e, job: job.id, task: job.task }, 'job could not be recorded'))
       .finally(() => {
@@ -283,7 +256,41 @@ export class Worker {
         this.#jobs.delete(job.id);
         this.#wake?.();
       });
-    this.#jobs.set(job.id, { job, group: job.groupKey ?? '', done });
+    this.#jobs.set(job.id, { job, group: job.groupKey ?? '', controller, done });
+  }
+
+  /** Renews the job's lease; a build no longer this worker's (taken back, cancelled, deleted) is stopped. */
+  async #heartbeat(job: ClaimedJob, controller: AbortController): Promise<void> {
+    const { prisma } = this.deps;
+    const mine = await heartbeatJob(prisma, job.id, this.id, this.#leaseSeconds);
+    if (job.task !== BUILD_TASK) return;
+    if (!mine || !(await stillRunning(prisma, Number(job.payload.buildId), this.id))) controller.abort(new Aborted("the build is no longer this worker's"));
+  }
+
+  async #runBuild(job: ClaimedJob, signal: AbortSignal): Promise<void> {
+    const { prisma, log } = this.deps;
+    const build = await startBuild(prisma, Number(job.payload.buildId), this.id);
+    // Finished before it started (superseded, cancelled), or deleted with its project: no run.
+    if (!build) return completeJob(prisma, job.id, this.id);
+    log.info({ build: build.id, project: build.projectId, attempt: job.attempts }, 'build started');
+    await runBuild(this.deps, build, signal).catch(async (e: unknown) => {
+      // Whatever went wrong fails this build, logged, and nothing else: the worker goes on.
+      log.error({ err: e, build: build.id }, 'build failed to run');
+      if (!(e instanceof Aborted)) await this.#failBuild(build);
+    });
+    log.info({ build: build.id }, 'build ended');
+    // A build stopped with the worker is given back by stop(), its job with it.
+    if (!(this.#stopping && signal.aborted)) await completeJob(prisma, job.id, this.id);
+  }
+
+  async #failBuild(build: { id: number; workerId: string | null }): Promise<void> {
+    const ended = await this.deps.prisma.build
+      .updateMany({
+        where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
+        data: { state: 'finished', success: false, error: 'Lectern could not run this build (its log has the details).', finishedAt: new Date() },
+      })
+      .catch(() => null);
+    if (ended?.count) await queueFinishedEvents(this.deps.prisma, this.deps.events, [build.id], { email: !!this.deps.notify?.email }).catch(() => {});
   }
 
   /** A task this version of Lectern does not know (a newer one's, sharing the database): failed, saying so. */
@@ -301,6 +308,7 @@ export class Worker {
     try {
       result = await this.deps.syncVersions!(projectId, project.repositoryUrl);
     } catch (e) {
+      if (this.#givenBack.has(job.id)) return;
       // The message with any credentials of the repository URL masked: it is stored and logged.
       const error = describeJobError(e);
       const { retry } = this.#tasks[SYNC_TASK]!;
@@ -310,6 +318,7 @@ export class Worker {
       log.warn({ project: projectId, attempt: job.attempts, state: after?.state, ...again, error }, 'version sync failed');
       return;
     }
+    if (this.#givenBack.has(job.id)) return;
     const { added, removed } = (result ?? {}) as { added?: string[]; removed?: string[] };
     log.info({ project: projectId, added, removed, attempt: job.attempts }, 'versions synced');
     await completeJob(prisma, job.id, this.id);
@@ -321,6 +330,7 @@ export class Worker {
     // Its webhook (and with it the delivery) was deleted meanwhile: nothing to send.
     if (!delivery) return completeJob(prisma, job.id, this.id);
     const o = await sendDelivery({ prisma, cipher, config: this.deps.notify! }, delivery);
+    if (this.#givenBack.has(job.id)) return;
     // The URL is not logged: a receiver's URL may itself be a secret (Slack's are).
     const fields = {
       delivery: delivery.id,
@@ -354,19 +364,21 @@ export class Worker {
     this.#stopping = true;
     this.#wake?.();
     await this.#loop;
-    const all = [...this.#running.entries()];
-    const finished = Promise.all([...all.map(([, r]) => r.done), ...[...this.#jobs.values()].map((j) => j.done)]);
+    const running = [...this.#jobs.values()];
+    const finished = Promise.all(running.map((j) => j.done));
     const timedOut = await Promise.race([finished.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref())]);
     if (timedOut) {
-      for (const [id, r] of this.#running) {
-        r.controller.abort(new Aborted('worker stopping'));
-        await r.done;
-        await releaseBuild(this.deps.prisma, id, this.id);
-      }
-      // A job cannot be interrupted (a sync is one ls-remote and one transaction, a delivery one
-      // request); given back, it runs again elsewhere, which is harmless: each is idempotent.
-      for (const [id, { job }] of this.#jobs) {
-        await releaseJob(this.deps.prisma, id, this.id);
+      // A sync or a delivery cannot be interrupted (one ls-remote and one transaction, one request);
+      // given back, it runs again elsewhere, which is harmless: each is idempotent. A build is
+      // stopped, and starts over elsewhere.
+      for (const { job, controller, done } of running) {
+        if (job.task === BUILD_TASK) {
+          controller.abort(new Aborted('worker stopping'));
+          await done;
+          await releaseBuild(this.deps.prisma, Number(job.payload.buildId), this.id);
+        }
+        this.#givenBack.add(job.id);
+        await releaseJob(this.deps.prisma, job.id, this.id);
         if (job.task === DELIVER_TASK) await recordReleased(this.deps.prisma, Number(job.payload.deliveryId));
       }
     }

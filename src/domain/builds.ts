@@ -1,11 +1,12 @@
-// Queueing a build: the Build row is the queue entry (state `triggered`). A newer build of a
-// version supersedes its pending older ones, which end `finished`, unsuccessful, with a message.
+// Queueing a build: a `triggered` Build row, and its job in the job queue (docs/design/jobs.md
+// "Builds"). A newer build of a version supersedes its pending older ones, which end `finished`,
+// unsuccessful, with a message (their jobs end without a run when claimed).
 // @see docs/design/builds.md "Queueing"
 
 import type { Events } from '../events.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
+import { queueBuildJob } from '../queue/builds.ts';
 import { queueBuildEvent } from '../queue/deliveries.ts';
-import { JOBS_CHANNEL } from '../queue/jobs.ts';
 import { projectToChange } from './access.ts';
 import type { Context } from './context.ts';
 import { ConflictError, NotFoundError, ValidationError } from './errors.ts';
@@ -50,8 +51,8 @@ export async function queueBuild(tx: Tx, events: Events, version: { id: number; 
   });
   await tx.version.update({ where: { id: version.id }, data: { lastBuildId: build.id } });
   await queueBuildEvent(tx, events, build, 'build:triggered');
-  // Wakes workers in other processes (delivered when the transaction commits), on the job queue's channel.
-  await tx.$executeRaw`SELECT pg_notify(${JOBS_CHANNEL}, 'build')`;
+  // Its NOTIFY wakes workers in other processes when the transaction commits.
+  await queueBuildJob(tx, build);
   return build;
 }
 
@@ -95,7 +96,6 @@ export async function cancelBuild<Q extends object>(ctx: Context, projectSlug: s
         success: false,
         error: `${CANCELLED_PREFIX}${who}.`,
         finishedAt: now,
-        leaseExpiresAt: null,
         duration: build.startedAt ? Math.round((now.getTime() - build.startedAt.getTime()) / 1000) : 0,
       },
     });

@@ -1,82 +1,89 @@
-// The build queue is the Build table itself: a `triggered` row is waiting. Workers claim in one
-// statement with FOR UPDATE SKIP LOCKED (each build exactly once, however many workers share the
-// database), hold a lease they renew with heartbeats, and a build whose lease ran out (its worker
-// died) is retried once, then finished as failed with a message saying so.
-// @see https://github.com/graphile/worker src/sql/getJobs.ts, timgit/pg-boss src/plans.ts
+// Builds are jobs of the one job queue (src/queue/jobs.ts, docs/design/jobs.md "Builds"): task
+// `build`, payload `{ buildId }`, grouped by project with the project's build limit counted in the
+// claim. The Build row is the build's record (its state, commands, outcome); the job holds its place
+// in the queue, its lease and its runs. A build whose worker died is run once more, from the start,
+// then finished as failed with a message saying so.
 import type { PrismaClient } from '../db/database.ts';
-import type { Build } from '../generated/prisma/client.ts';
+import type { Build, Prisma } from '../generated/prisma/client.ts';
+import { JOBS_CHANNEL } from './jobs.ts';
 
+type Db = PrismaClient | Prisma.TransactionClient;
+
+export const BUILD_TASK = 'build';
+/** Builds of one project running at once, across all workers, unless the project says otherwise. */
 export const DEFAULT_MAX_CONCURRENT_PER_PROJECT = 4;
-export const MAX_ATTEMPTS = 2;
+/** A build's runs: the first, and one more when the worker running it died. */
+export const BUILD_ATTEMPTS = 2;
+
+/** What a build whose worker died on each of its runs is finished with. */
+export const LOST_BUILD_ERROR = 'The worker running this build stopped (its lease expired) and the build was not retried again: trigger a new build.';
 
 /**
- * Claims the oldest waiting build whose project is under its concurrency limit and moves it to
- * `cloning`. The limit is read without locking the project, so two workers racing on one
- * project may together exceed it by one: a soft limit, in exchange for one cheap statement.
+ * Queues the job of a build just created, inside the transaction that created it, with its
+ * project's build limit as it is now; the NOTIFY wakes workers in every process at commit.
  */
-export async function claimBuild(db: PrismaClient, workerId: string, leaseSeconds: number): Promise<Build | null> {
-  const rows = await db.$queryRaw<Build[]>`
-    UPDATE "Build" SET
-      "state" = 'cloning',
-      "workerId" = ${workerId},
-      "leaseExpiresAt" = now() + make_interval(secs => ${leaseSeconds}::double precision),
-      "startedAt" = now(),
-      "attempts" = "attempts" + 1
-    WHERE "id" = (
-      SELECT b."id" FROM "Build" b
-      JOIN "Project" p ON p."id" = b."projectId"
-      WHERE b."state" = 'triggered'
-        AND (SELECT count(*) FROM "Build" r
-             WHERE r."projectId" = b."projectId" AND r."state" IN ('cloning', 'installing', 'building'))
-            < COALESCE(p."maxConcurrentBuilds", ${DEFAULT_MAX_CONCURRENT_PER_PROJECT})
-      ORDER BY b."createdAt", b."id"
-      LIMIT 1
-      FOR UPDATE OF b SKIP LOCKED
+export async function queueBuildJob(tx: Db, build: { id: number; projectId: number }): Promise<void> {
+  await tx.$executeRaw`
+    WITH job AS (
+      INSERT INTO "Job" ("task", "payload", "groupKey", "groupLimit", "updatedAt")
+      SELECT ${BUILD_TASK}, jsonb_build_object('buildId', ${build.id}::int), 'project:' || p."id",
+             COALESCE(p."maxConcurrentBuilds", ${DEFAULT_MAX_CONCURRENT_PER_PROJECT}), now()
+      FROM "Project" p WHERE p."id" = ${build.projectId}
+      RETURNING "task"
     )
+    SELECT pg_notify(${JOBS_CHANNEL}, "task") FROM job`;
+}
+
+/**
+ * Starts the build of a job this worker has claimed: it is this worker's from now on (the fence of
+ * every write the build makes). Null when the build needs no run: finished before it started
+ * (superseded, cancelled) or deleted with its project.
+ */
+export async function startBuild(db: Db, buildId: number, workerId: string): Promise<Build | null> {
+  const rows = await db.$queryRaw<Build[]>`
+    UPDATE "Build" SET "state" = 'cloning', "workerId" = ${workerId}, "startedAt" = now()
+    WHERE "id" = ${buildId} AND "state" <> 'finished'
     RETURNING *`;
   return rows[0] ?? null;
 }
 
-/** Renews the lease; false when the build is no longer this worker's (finished, or reclaimed). */
-export async function heartbeat(db: PrismaClient, buildId: number, workerId: string, leaseSeconds: number): Promise<boolean> {
-  const n = await db.$executeRaw`
-    UPDATE "Build" SET "leaseExpiresAt" = now() + make_interval(secs => ${leaseSeconds}::double precision)
-    WHERE "id" = ${buildId} AND "workerId" = ${workerId} AND "state" <> 'finished'`;
-  return n === 1;
+/** Whether the build is still this worker's and unfinished: false once cancelled, deleted or taken back. */
+export async function stillRunning(db: Db, buildId: number, workerId: string): Promise<boolean> {
+  return (await db.build.count({ where: { id: buildId, workerId, state: { not: 'finished' } } })) === 1;
 }
 
 /**
- * Builds whose lease ran out: retried when they have attempts left, else finished as failed.
- * Returns the ids put back in the queue and the ids failed.
+ * The builds of jobs taken back from a worker that died, inside the transaction that took them
+ * back (so no worker claims a job before its build is reset): those run again start over, queued,
+ * the commands of the attempt that died gone; those out of runs end failed. Returns the builds
+ * failed here.
  */
-export async function reapExpired(db: PrismaClient): Promise<{ retried: number[]; failed: number[] }> {
-  // A retried build starts over: the commands of the attempt that died are not its record. They
-  // go in the same statement, so no worker can claim the build and record a command in between.
-  const retried = await db.$queryRaw<{ id: number }[]>`
-    WITH r AS (
-      UPDATE "Build" SET "state" = 'triggered', "workerId" = NULL, "leaseExpiresAt" = NULL
-      WHERE "state" IN ('cloning', 'installing', 'building') AND "leaseExpiresAt" < now() AND "attempts" < ${MAX_ATTEMPTS}
-      RETURNING "id"
-    ), gone AS (DELETE FROM "BuildCommand" WHERE "buildId" IN (SELECT "id" FROM r))
-    SELECT "id" FROM r`;
-  const failed = await db.$queryRaw<{ id: number }[]>`
+export async function takeBackBuilds(tx: Db, again: number[], failed: number[]): Promise<number[]> {
+  if (again.length)
+    await tx.$executeRaw`
+      WITH r AS (
+        UPDATE "Build" SET "state" = 'triggered', "workerId" = NULL
+        WHERE "id" = ANY(${again}::int[]) AND "state" <> 'finished'
+        RETURNING "id"
+      )
+      DELETE FROM "BuildCommand" WHERE "buildId" IN (SELECT "id" FROM r)`;
+  if (!failed.length) return [];
+  const ended = await tx.$queryRaw<{ id: number }[]>`
     UPDATE "Build" SET
-      "state" = 'finished',
-      "success" = false,
-      "error" = 'The worker running this build stopped (its lease expired) and the build was not retried again: trigger a new build.',
-      "finishedAt" = now(),
-      "length" = GREATEST(0, EXTRACT(EPOCH FROM now() - COALESCE("startedAt", "createdAt"))::int),
-      "leaseExpiresAt" = NULL
-    WHERE "state" IN ('cloning', 'installing', 'building') AND "leaseExpiresAt" < now()
+      "state" = 'finished', "success" = false, "error" = ${LOST_BUILD_ERROR}, "finishedAt" = now(),
+      "length" = GREATEST(0, EXTRACT(EPOCH FROM now() - COALESCE("startedAt", "createdAt"))::int)
+    WHERE "id" = ANY(${failed}::int[]) AND "state" <> 'finished'
     RETURNING "id"`;
-  return { retried: retried.map((r) => r.id), failed: failed.map((r) => r.id) };
+  return ended.map((r) => r.id);
 }
 
-/** Gives a build back to the queue (graceful shutdown), unless it already finished. */
-export async function releaseBuild(db: PrismaClient, buildId: number, workerId: string): Promise<void> {
+/** A build given back to the queue (graceful shutdown), unless it finished: waiting again, its commands gone. */
+export async function releaseBuild(db: Db, buildId: number, workerId: string): Promise<void> {
   await db.$executeRaw`
-    UPDATE "Build" SET "state" = 'triggered', "workerId" = NULL, "leaseExpiresAt" = NULL,
-      "attempts" = GREATEST("attempts" - 1, 0)
-    WHERE "id" = ${buildId} AND "workerId" = ${workerId} AND "state" <> 'finished'`;
-  await db.buildCommand.deleteMany({ where: { buildId } });
+    WITH r AS (
+      UPDATE "Build" SET "state" = 'triggered', "workerId" = NULL
+      WHERE "id" = ${buildId} AND "workerId" = ${workerId} AND "state" <> 'finished'
+      RETURNING "id"
+    )
+    DELETE FROM "BuildCommand" WHERE "buildId" IN (SELECT "id" FROM r)`;
 }

@@ -38,6 +38,8 @@ export interface NewJob {
   payload: Record<string, unknown>;
   /** Jobs of one group take turns with other groups' for a worker's slots: `project:<id>`. */
   groupKey?: string | null;
+  /** At most this many of the task's jobs of the group run at once, across all workers. */
+  groupLimit?: number | null;
 }
 
 /**
@@ -66,11 +68,11 @@ export async function addKeyedJob(db: Db, key: string, job: NewJob): Promise<voi
 /** Adds jobs without a key, each its own, in one statement. */
 export async function addJobs(db: Db, jobs: NewJob[]): Promise<void> {
   if (!jobs.length) return;
-  const rows = JSON.stringify(jobs.map((j) => ({ task: j.task, payload: j.payload, groupKey: j.groupKey ?? null })));
+  const rows = JSON.stringify(jobs.map((j) => ({ task: j.task, payload: j.payload, groupKey: j.groupKey ?? null, groupLimit: j.groupLimit ?? null })));
   await db.$executeRaw`
     WITH job AS (
-      INSERT INTO "Job" ("task", "payload", "groupKey", "updatedAt")
-      SELECT x->>'task', x->'payload', x->>'groupKey', now() FROM jsonb_array_elements(${rows}::jsonb) AS x
+      INSERT INTO "Job" ("task", "payload", "groupKey", "groupLimit", "updatedAt")
+      SELECT x->>'task', x->'payload', x->>'groupKey', (x->>'groupLimit')::int, now() FROM jsonb_array_elements(${rows}::jsonb) AS x
       RETURNING "task"
     )
     SELECT pg_notify(${JOBS_CHANNEL}, t."task") FROM (SELECT DISTINCT "task" FROM job) t`;
@@ -94,9 +96,14 @@ export interface Wanted {
 
 const list = (items: string[]) => items.join('\n');
 
-/** The jobs among `wanted`: its tasks, but the groups that have had their turn. */
-const among = (wanted: Wanted) => Prisma.sql`"task" = ANY(string_to_array(${list(wanted.tasks)}, E'\n'))
-  AND NOT (("task" || '|' || COALESCE("groupKey", '')) = ANY(string_to_array(${list(wanted.busy)}, E'\n')))`;
+/**
+ * The jobs among `wanted` (its tasks, but the groups that have had their turn) that may run now:
+ * of a group with a limit, only while fewer than it run, across all workers. `q` is the job.
+ */
+const claimable = (wanted: Wanted) => Prisma.sql`q."task" = ANY(string_to_array(${list(wanted.tasks)}, E'\n'))
+  AND NOT ((q."task" || '|' || COALESCE(q."groupKey", '')) = ANY(string_to_array(${list(wanted.busy)}, E'\n')))
+  AND (q."groupLimit" IS NULL
+    OR (SELECT count(*) FROM "Job" r WHERE r."groupKey" = q."groupKey" AND r."task" = q."task" AND r."state" = 'running') < q."groupLimit")`;
 
 /** Claims the job due first among `wanted`, for `leaseSeconds`: the one claiming statement. */
 export async function claimJob(db: PrismaClient, workerId: string, leaseSeconds: number, wanted: Wanted): Promise<ClaimedJob | null> {
@@ -109,9 +116,9 @@ export async function claimJob(db: PrismaClient, workerId: string, leaseSeconds:
       "again" = false,
       "updatedAt" = now()
     WHERE j."id" = (
-      SELECT "id" FROM "Job"
-      WHERE "state" = 'queued' AND "runAt" <= now() AND ${among(wanted)}
-      ORDER BY "runAt", "id"
+      SELECT q."id" FROM "Job" q
+      WHERE q."state" = 'queued' AND q."runAt" <= now() AND ${claimable(wanted)}
+      ORDER BY q."runAt", q."id"
       LIMIT 1
       FOR UPDATE SKIP LOCKED
     )
@@ -123,9 +130,9 @@ export async function claimJob(db: PrismaClient, workerId: string, leaseSeconds:
 export async function nextJobDueMs(db: PrismaClient, wanted: Wanted): Promise<number | null> {
   // Both sides in the database's clock: runAt was written from its now().
   const rows = await db.$queryRaw<{ ms: number | null }[]>`
-    SELECT (EXTRACT(EPOCH FROM (min("runAt") - now()::timestamp(3))) * 1000)::float8 AS "ms"
-    FROM "Job"
-    WHERE "state" = 'queued' AND ${among(wanted)}`;
+    SELECT (EXTRACT(EPOCH FROM (min(q."runAt") - now()::timestamp(3))) * 1000)::float8 AS "ms"
+    FROM "Job" q
+    WHERE q."state" = 'queued' AND ${claimable(wanted)}`;
   const ms = rows[0]?.ms;
   return ms === null || ms === undefined ? null : Math.max(0, ms);
 }
@@ -140,23 +147,26 @@ export async function heartbeatJob(db: PrismaClient, id: number, workerId: strin
 
 /**
  * The run succeeded: a job without a key is deleted; a keyed one is kept `done` as its key's record,
- * or queued afresh when it was asked for again meanwhile.
+ * or queued afresh when it was asked for again meanwhile. A job queued again, or one of a group with
+ * a limit (which frees a place for the group's next), wakes the workers.
  */
 export async function completeJob(db: PrismaClient, id: number, workerId: string): Promise<void> {
   // Only a keyed job can be asked for again, so this cannot race with a new request.
-  const deleted = await db.$executeRaw`
-    DELETE FROM "Job" WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running' AND "key" IS NULL`;
-  if (deleted) return;
   await db.$executeRaw`
-    WITH ended AS (
+    WITH gone AS (
+      DELETE FROM "Job" WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running' AND "key" IS NULL
+      RETURNING "task", "groupLimit"
+    ), ended AS (
       UPDATE "Job" SET
         "state" = CASE WHEN "again" THEN 'queued'::"JobState" ELSE 'done'::"JobState" END,
         "attempts" = CASE WHEN "again" THEN 0 ELSE "attempts" END,
         "runAt" = now(), "again" = false, "lastError" = NULL, "workerId" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = now()
-      WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running'
-      RETURNING "task", "state"
+      WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running' AND "key" IS NOT NULL
+      RETURNING "task", "state", "groupLimit"
     )
-    SELECT pg_notify(${JOBS_CHANNEL}, "task") FROM ended WHERE "state" = 'queued'`;
+    SELECT pg_notify(${JOBS_CHANNEL}, "task") FROM gone WHERE "groupLimit" IS NOT NULL
+    UNION ALL
+    SELECT pg_notify(${JOBS_CHANNEL}, "task") FROM ended WHERE "state" = 'queued' OR "groupLimit" IS NOT NULL`;
 }
 
 export interface FailedRun {
@@ -204,7 +214,7 @@ export const LOST_ERROR = 'The worker running this job stopped before it ended (
  * attempt (a job that kills its worker must not loop), else `failed` saying why. `maxAttempts`:
  * each task's; a task not named gets one run.
  */
-export async function reapExpiredJobs(db: PrismaClient, maxAttempts: Record<string, number>): Promise<LostJob[]> {
+export async function reapExpiredJobs(db: Db, maxAttempts: Record<string, number>): Promise<LostJob[]> {
   return db.$queryRaw<LostJob[]>`
     UPDATE "Job" SET
       "state" = CASE WHEN "again" OR "attempts" < COALESCE((${JSON.stringify(maxAttempts)}::jsonb ->> "task")::int, 1)

@@ -1,14 +1,29 @@
 // The one job queue (src/queue/jobs.ts, docs/design/jobs.md) on the project's database: what a
 // worker sees when it claims, ends, fails and loses jobs, whatever their task, and the migration
-// that moved the version syncs' table and the deliveries' queue columns into it.
+// that moved the version syncs' table, the deliveries' queue columns and the builds into it.
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/builds/worker.ts';
 import { migrate, readMigrations } from '../../src/db/migrate.ts';
 import { DELIVER_TASK, queueBuildEvent } from '../../src/queue/deliveries.ts';
-import { addJobs, addKeyedJob, claimJob, completeJob, failJob, LOST_ERROR, pruneEndedJobs, reapExpiredJobs, releaseJob } from '../../src/queue/jobs.ts';
+import {
+  addJobs,
+  addKeyedJob,
+  claimJob,
+  completeJob,
+  failJob,
+  LOST_ERROR,
+  nextJobDueMs,
+  pruneEndedJobs,
+  reapExpiredJobs,
+  releaseJob,
+} from '../../src/queue/jobs.ts';
 import { queueVersionSync } from '../../src/queue/version-syncs.ts';
-import { type TestApp, testApp } from '../helpers/app.ts';
+import { Cipher } from '../../src/secrets.ts';
+import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { pipelineDeps } from '../helpers/builds.ts';
 import { emptyPostgresDatabase, pgliteSession, pgSession, tempDirs } from '../helpers/cli-databases.ts';
 import { dbKind } from '../helpers/db.ts';
@@ -106,6 +121,25 @@ describe('the job queue', () => {
     expect((await claim('w', [task], [`${other}|project:1`]))?.payload).toEqual({ n: 1 });
   });
 
+  it("runs no more of a group's jobs at once than its limit, across workers, and the next when one ends", async () => {
+    const task = taskName();
+    await addJobs(t.db.prisma, [
+      { task, payload: { n: 1 }, groupKey: 'project:1', groupLimit: 2 },
+      { task, payload: { n: 2 }, groupKey: 'project:1', groupLimit: 2 },
+      { task, payload: { n: 3 }, groupKey: 'project:1', groupLimit: 2 },
+      { task, payload: { n: 4 }, groupKey: 'project:2', groupLimit: 1 },
+    ]);
+    const first = (await claim('a', [task]))!;
+    expect((await claim('b', [task]))?.payload).toEqual({ n: 2 });
+    // project:1 runs two: another worker passes its third by for project:2's.
+    expect((await claim('c', [task]))?.payload).toEqual({ n: 4 });
+    expect(await claim('c', [task])).toBeNull();
+    // Nothing it may take is due, so nothing wakes it early.
+    expect(await nextJobDueMs(t.db.prisma, { tasks: [task], busy: [] })).toBeNull();
+    await completeJob(t.db.prisma, first.id, 'a');
+    expect((await claim('c', [task]))?.payload).toEqual({ n: 3 });
+  });
+
   it('takes back a job whose worker died, counting the lost run, and fails it when that was its last', async () => {
     const task = taskName();
     await addJobs(t.db.prisma, [{ task, payload: {} }]);
@@ -179,26 +213,88 @@ describe('a delivery whose webhook is gone', () => {
   });
 });
 
+describe('a delivery given back when its worker stops', () => {
+  it('records nothing when its request ends after: the job waits for another worker, its run not counted', async () => {
+    // A receiver that takes the request and never answers.
+    const arrived: string[] = [];
+    const receiver = createServer((req) => arrived.push(req.url ?? '')).listen(0, '127.0.0.1');
+    await once(receiver, 'listening');
+    const p = await t.db.prisma.project.create({ data: { name: 'Held', slug: 'held', repositoryUrl: 'https://example.com/held.git' } });
+    const hook = await t.db.prisma.webhook.create({
+      data: {
+        projectId: p.id,
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hold`,
+        events: ['build:triggered'],
+        secretEncrypted: new Cipher(TEST_SECRET_KEY).encrypt('held-secret'),
+      },
+    });
+    const b = await t.db.prisma.build.create({ data: { projectId: p.id } });
+    expect(await queueBuildEvent(t.db.prisma, t.services.events, b, 'build:triggered')).toBe(1);
+    const deps = pipelineDeps(t);
+    const worker = new Worker({ ...deps, notify: { ...deps.notify!, webhooks: { allow: ['127.0.0.0/8'], timeoutSeconds: 1 } } }, { concurrency: 0 });
+    try {
+      await worker.start();
+      await until('the request to arrive', () => arrived.length === 1, 20_000, 20);
+      await worker.stop(0);
+      const writes = t.writes();
+      const job = await t.db.prisma.job.findFirstOrThrow({ where: { task: DELIVER_TASK, groupKey: `project:${p.id}` } });
+      const delivery = await t.db.prisma.notificationDelivery.findFirstOrThrow({ where: { webhookId: hook.id } });
+      // Past the receiver's timeout: the run that went on has ended, and wrote nothing.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(t.writes()).toBe(writes);
+      expect(await t.db.prisma.job.findUniqueOrThrow({ where: { id: job.id } })).toMatchObject({
+        state: 'queued',
+        attempts: 0,
+        workerId: null,
+        lastError: null,
+      });
+      expect(await t.db.prisma.notificationDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).toEqual(delivery);
+      expect(delivery).toMatchObject({ state: 'queued', attempts: 0 });
+    } finally {
+      receiver.closeAllConnections();
+      receiver.close();
+      await t.db.prisma.project.delete({ where: { id: p.id } });
+      await t.db.prisma.job.deleteMany({ where: { task: DELIVER_TASK, groupKey: `project:${p.id}` } });
+    }
+  });
+});
+
+type Session = Awaited<ReturnType<typeof pgliteSession>>;
+
+/**
+ * A new database migrated to just before the migration `name`, given `seed`, then migrated through
+ * `name` (not further): `check` reads what it made of the seed.
+ */
+async function acrossMigration(name: RegExp, seed: string, check: (session: Session) => Promise<void>): Promise<void> {
+  const migrations = await readMigrations();
+  const at = migrations.findIndex((m) => name.test(m.name));
+  expect(at).toBeGreaterThan(0);
+  const dataDir = dirs.make('lectern-jobs-migration-');
+  const { session, drop } =
+    dbKind() === 'postgres'
+      ? await emptyPostgresDatabase().then(async (db) => ({ session: await pgSession(db.url), drop: db.drop }))
+      : { session: await pgliteSession(path.join(dataDir, 'db')), drop: async () => {} };
+  try {
+    await migrate(session, migrations.slice(0, at));
+    await session.exec(seed);
+    await migrate(session, migrations.slice(0, at + 1));
+    await check(session);
+  } finally {
+    await session.close();
+    await drop();
+  }
+}
+
 describe('the migration to the job queue', () => {
   it('turns each version sync into a keyed job and each delivery still to send into a job of its project', async () => {
-    const migrations = await readMigrations();
-    const at = migrations.findIndex((m) => /^\d+_jobs$/.test(m.name));
-    expect(at).toBeGreaterThan(0);
-    const dataDir = dirs.make('lectern-jobs-migration-');
-    const { session, drop } =
-      dbKind() === 'postgres'
-        ? await emptyPostgresDatabase().then(async (db) => ({ session: await pgSession(db.url), drop: db.drop }))
-        : { session: await pgliteSession(path.join(dataDir, 'db')), drop: async () => {} };
-    try {
-      await migrate(session, migrations.slice(0, at));
-      await session.exec(`
-        INSERT INTO "Project" ("id", "name", "slug", "repositoryUrl") VALUES (7, 'p', 'p', 'https://example.com/p.git');
-        INSERT INTO "VersionSyncJob" ("projectId", "state", "attempts", "lastError", "updatedAt") VALUES (7, 'failed', 8, 'unreachable', now());
-        INSERT INTO "Build" ("id", "projectId") VALUES (70, 7);
-        INSERT INTO "Webhook" ("id", "projectId", "url", "events", "secretEncrypted") VALUES (1, 7, 'https://example.com/h', '{build:passed}', 'x');
-        INSERT INTO "NotificationDelivery" ("id", "webhookId", "event", "buildId", "state", "attempts") VALUES
-          (1, 1, 'build:passed', 70, 'queued', 2), (2, 1, 'build:passed', 70, 'running', 3), (3, 1, 'build:passed', 70, 'delivered', 1);`);
-      await migrate(session, migrations);
+    const seed = `
+      INSERT INTO "Project" ("id", "name", "slug", "repositoryUrl") VALUES (7, 'p', 'p', 'https://example.com/p.git');
+      INSERT INTO "VersionSyncJob" ("projectId", "state", "attempts", "lastError", "updatedAt") VALUES (7, 'failed', 8, 'unreachable', now());
+      INSERT INTO "Build" ("id", "projectId", "state") VALUES (70, 7, 'finished');
+      INSERT INTO "Webhook" ("id", "projectId", "url", "events", "secretEncrypted") VALUES (1, 7, 'https://example.com/h', '{build:passed}', 'x');
+      INSERT INTO "NotificationDelivery" ("id", "webhookId", "event", "buildId", "state", "attempts") VALUES
+        (1, 1, 'build:passed', 70, 'queued', 2), (2, 1, 'build:passed', 70, 'running', 3), (3, 1, 'build:passed', 70, 'delivered', 1);`;
+    await acrossMigration(/^\d+_jobs$/, seed, async (session) => {
       const jobs = await session.query<Record<string, unknown>>(
         `SELECT "task", "key", "payload", "groupKey", "state"::text AS "state", "attempts", "lastError" FROM "Job" ORDER BY "id"`,
       );
@@ -224,9 +320,29 @@ describe('the migration to the job queue', () => {
         { id: 2, state: 'queued', attempts: 2 },
         { id: 3, state: 'delivered', attempts: 1 },
       ]);
-    } finally {
-      await session.close();
-      await drop();
-    }
+    });
   }, 120_000); // every migration from an empty database: slow on a busy machine
+
+  it("turns each build not finished into a job of its project, with the project's limit, a running one under its worker's lease", async () => {
+    const seed = `
+      INSERT INTO "Project" ("id", "name", "slug", "repositoryUrl", "maxConcurrentBuilds") VALUES
+        (7, 'p', 'p', 'https://example.com/p.git', 1), (8, 'q', 'q', 'https://example.com/q.git', NULL);
+      INSERT INTO "Build" ("id", "projectId", "state", "workerId", "leaseExpiresAt", "attempts") VALUES
+        (70, 7, 'finished', NULL, NULL, 1),
+        (71, 7, 'building', 'w1', '2030-01-01T00:00:00Z', 1),
+        (72, 7, 'triggered', NULL, NULL, 0),
+        (80, 8, 'triggered', NULL, NULL, 1);`;
+    await acrossMigration(/^\d+_build_jobs$/, seed, async (session) => {
+      const jobs = await session.query<Record<string, unknown>>(
+        `SELECT "task", "payload", "groupKey", "groupLimit", "state"::text AS "state", "attempts", "workerId", "leaseExpiresAt" IS NOT NULL AS "leased" FROM "Job" ORDER BY "id"`,
+      );
+      const job = { task: 'build', groupKey: 'project:7', groupLimit: 1, workerId: null, leased: false };
+      expect(jobs).toEqual([
+        { ...job, payload: { buildId: 71 }, state: 'running', attempts: 1, workerId: 'w1', leased: true },
+        { ...job, payload: { buildId: 72 }, state: 'queued', attempts: 0 },
+        // Its first run was lost with its worker: one is left.
+        { ...job, payload: { buildId: 80 }, groupKey: 'project:8', groupLimit: 4, state: 'queued', attempts: 1 },
+      ]);
+    });
+  }, 120_000);
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOTIFY_CHANNEL, Worker } from '../../src/builds/worker.ts';
 import { announceProgress, type BuildProgress, followBuild, LiveBuilds, PgListener, PROGRESS_CHANNEL } from '../../src/db/progress.ts';
 import { createLogger } from '../../src/log.ts';
+import { queueBuildJob } from '../../src/queue/builds.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { dbKind } from '../helpers/db.ts';
@@ -73,7 +74,12 @@ async function dropListener(channel: string): Promise<void> {
   });
 }
 
-const newBuild = () => t.db.prisma.build.create({ data: { projectId, state: 'triggered' } });
+/** A build queued as the app queues one: its row, and its job. */
+async function newBuild() {
+  const build = await t.db.prisma.build.create({ data: { projectId, state: 'triggered' } });
+  await queueBuildJob(t.db.prisma, build);
+  return build;
+}
 
 function worker(log = capturedLog().log, databaseUrl = t.databaseUrl) {
   return new Worker(

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimBuild, MAX_ATTEMPTS } from '../../src/queue/builds.ts';
+import { BUILD_ATTEMPTS } from '../../src/queue/builds.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
-import { importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
+import { buildJobOf, claimBuildAs, importProject, latestBuildOf, sphinxFiles, startTestWorker, waitForBuild } from '../helpers/builds.ts';
 import { cliEnv, killChildren, root } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';
@@ -48,14 +48,17 @@ describe('a build whose worker vanished', () => {
     const p = await importProject(t, token, 'Orphan', repo.url);
     const id = await latestBuildOf(t, p.slug);
     // A worker claims it and dies before doing anything (no heartbeat ever comes).
-    const claimed = await claimBuild(t.db.prisma, 'dead-worker', 2);
+    const claimed = await claimBuildAs(t, 'dead-worker', 2);
     expect(claimed?.id).toBe(id);
     const worker = await startTestWorker(t, { leaseSeconds: 3 });
     try {
+      await until('the build to be taken back', async () => (await t.db.prisma.build.findUniqueOrThrow({ where: { id } })).workerId === worker.id);
+      // Its second run (the job is removed when it ends).
+      expect((await buildJobOf(t, id))?.attempts).toBe(2);
       const build = await waitForBuild(t, id, 60_000);
       expect(build.success, build.error ?? '').toBe(true);
-      expect(build.attempts).toBe(2);
       expect(build.workerId).toBe(worker.id);
+      expect(await buildJobOf(t, id)).toBeNull();
       // Its record is the attempt that ran, once.
       expect(build.commands.filter((c) => c.command.startsWith('git clone'))).toHaveLength(1);
     } finally {
@@ -67,14 +70,15 @@ describe('a build whose worker vanished', () => {
     const repo = server.repo('orphan-twice', commandsProject('orphan-twice'));
     const p = await importProject(t, token, 'Orphan Twice', repo.url);
     const id = await latestBuildOf(t, p.slug);
-    await t.db.prisma.build.update({ where: { id }, data: { attempts: MAX_ATTEMPTS - 1 } });
-    expect((await claimBuild(t.db.prisma, 'dead-worker', 2))?.id).toBe(id);
+    await t.db.prisma.job.update({ where: { id: (await buildJobOf(t, id))!.id }, data: { attempts: BUILD_ATTEMPTS - 1 } });
+    expect((await claimBuildAs(t, 'dead-worker', 2))?.id).toBe(id);
     const worker = await startTestWorker(t, { leaseSeconds: 3 });
     try {
       const build = await waitForBuild(t, id, 60_000);
       expect(build.success).toBe(false);
       expect(build.error).toMatch(/worker running this build stopped/);
       expect(build.finishedAt).not.toBeNull();
+      expect(await buildJobOf(t, id)).toMatchObject({ state: 'failed', attempts: BUILD_ATTEMPTS });
     } finally {
       await worker.stop(1000);
     }
@@ -129,8 +133,10 @@ describe('a worker asked to stop', () => {
     // stop() returns once the build is handed back (vitest's timeout fails a stop that hangs).
     await worker.stop(500);
     const build = await t.db.prisma.build.findUniqueOrThrow({ where: { id }, include: { commands: true } });
-    expect(build).toMatchObject({ state: 'triggered', workerId: null, attempts: 0 });
+    expect(build).toMatchObject({ state: 'triggered', workerId: null });
     expect(build.commands).toEqual([]);
+    // Waiting again, its run not counted.
+    expect(await buildJobOf(t, id)).toMatchObject({ state: 'queued', attempts: 0, workerId: null });
     // Not left for later tests to pick up.
     await t.db.prisma.build.update({ where: { id }, data: { state: 'finished', success: false, error: 'test over' } });
   });
@@ -173,6 +179,7 @@ if (dbKind() === 'postgres') {
       });
       const held = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
       const victim = held.workerId;
+      const lease = (await buildJobOf(t, id))!.leaseExpiresAt!;
       proc.kill('SIGKILL');
       await new Promise((r) => proc.once('exit', r));
       const rescuer = await startTestWorker(t, { leaseSeconds: 4 });
@@ -184,10 +191,10 @@ if (dbKind() === 'postgres') {
         });
         // Taken back once the dead worker's lease had run out, not while it still held it.
         const retaken = await t.db.prisma.build.findUniqueOrThrow({ where: { id } });
-        expect(retaken.startedAt!.getTime()).toBeGreaterThanOrEqual(held.leaseExpiresAt!.getTime());
+        expect(retaken.startedAt!.getTime()).toBeGreaterThanOrEqual(lease.getTime());
+        expect((await buildJobOf(t, id))?.attempts).toBe(2);
         const build = await waitForBuild(t, id, 60_000);
         expect(build.success, build.error ?? '').toBe(true);
-        expect(build.attempts).toBe(2);
         expect(build.workerId).toBe(rescuer.id);
       } finally {
         await rescuer.stop(1000);
@@ -222,7 +229,6 @@ if (dbKind() === 'postgres') {
         const builds = await t.db.prisma.build.findMany({ where: { id: { in: ids } }, include: { commands: true } });
         for (const build of builds) {
           expect(build.success, `${build.id}: ${build.error}`).toBe(true);
-          expect(build.attempts, `build ${build.id}`).toBe(1);
           expect(
             build.commands.filter((c) => c.command.startsWith('git clone')),
             `build ${build.id}`,

@@ -9,8 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MASK, Recorder } from '../../src/builds/record.ts';
 import { LiveBuilds, PROGRESS_CHANNEL } from '../../src/db/progress.ts';
 import { createEvents } from '../../src/events.ts';
-import { claimBuild } from '../../src/queue/builds.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
+import { claimBuildAs } from '../helpers/builds.ts';
 import { dbKind } from '../helpers/db.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -182,7 +182,7 @@ afterAll(async () => {
 
 describe('Subscription.buildUpdated', () => {
   it('streams state changes and command output as the worker writes them, in order, and ends at finished', async () => {
-    // claimBuild does not announce, so the safety-net poll is what finds the claim.
+    // A claim does not announce, so the safety-net poll is what finds it.
     t.services.live.pollMs = 200;
     const { buildId } = await importProject(alice, 'live-one');
     const stream = await open(buildId, alice);
@@ -191,7 +191,7 @@ describe('Subscription.buildUpdated', () => {
     await stream.until((u) => u.length === 1);
     expect(stream.updates[0]).toMatchObject({ kind: 'STATE', build: { id: buildId, state: 'triggered', success: null }, command: null, output: null });
 
-    const claimed = await claimBuild(t.db.prisma, 'test-worker', 60);
+    const claimed = await claimBuildAs(t, 'test-worker', 60);
     expect(claimed?.id).toBe(buildId);
     await stream.until((u) => u.some((x) => x.build.state === 'cloning'));
 

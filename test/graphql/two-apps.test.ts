@@ -107,7 +107,7 @@ describe('two apps in one process share nothing', () => {
       a.queries.length = 0;
       worker = await startTestWorker(a);
       // Its first look at the queue is over: from now on only a wake-up (or its 15 s poll) makes it look again.
-      await until('the worker to look at the queue once', () => a.queries.some((q) => q.includes(`"state" = 'cloning'`)), 10_000, 20);
+      await until('the worker to look at the queue once', () => a.queries.some((q) => q.includes('FOR UPDATE SKIP LOCKED')), 10_000, 20);
       heardByB.length = 0;
 
       const queued = await a.gql(

@@ -3,7 +3,10 @@
 import type { PipelineDeps } from '../../src/builds/pipeline.ts';
 import { Worker, type WorkerOptions } from '../../src/builds/worker.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
+import type { Build, Job } from '../../src/generated/prisma/client.ts';
 import { createLogger } from '../../src/log.ts';
+import { BUILD_TASK, startBuild } from '../../src/queue/builds.ts';
+import { claimJob } from '../../src/queue/jobs.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { artifactPrefix } from '../../src/storage/artifacts.ts';
 import { fileStorageDir } from '../../src/storage/index.ts';
@@ -40,6 +43,20 @@ export async function startTestWorker(
   });
   await worker.start();
   return worker;
+}
+
+/** The build's job in the job queue (null once it ended and was removed). */
+export function buildJobOf(t: TestApp, buildId: number): Promise<Job | null> {
+  return t.db.prisma.job.findFirst({ where: { task: BUILD_TASK, payload: { path: ['buildId'], equals: buildId } } });
+}
+
+/**
+ * Claims the next build as a worker named `workerId` would, for `leaseSeconds`, and starts it (the
+ * build is that worker's, `cloning`): a worker that then dies, or a test that plays the worker.
+ */
+export async function claimBuildAs(t: TestApp, workerId: string, leaseSeconds: number): Promise<Build | null> {
+  const job = await claimJob(t.db.prisma, workerId, leaseSeconds, { tasks: [BUILD_TASK], busy: [] });
+  return job && startBuild(t.db.prisma, Number(job.payload.buildId), workerId);
 }
 
 /** Polls the build row until it is finished; fails with its state and commands when it takes too long. */
