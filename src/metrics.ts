@@ -6,7 +6,9 @@
 import type { Request, RequestHandler } from 'express';
 import client from 'prom-client';
 import type { PrismaClient } from './db/database.ts';
+import { BUILD_TASK } from './queue/builds.ts';
 import { DELIVER_TASK } from './queue/deliveries.ts';
+import { HOUSEKEEPING_TASK } from './queue/jobs.ts';
 import { SYNC_TASK } from './queue/version-syncs.ts';
 
 export type Area = 'graphql' | 'api_v3' | 'api_v2' | 'webhook' | 'docs' | 'health' | 'other';
@@ -33,7 +35,7 @@ export interface Metrics {
 
 const RUNNING = ['cloning', 'installing', 'building'] as const;
 /** The job queue's tasks, each a label value; a task this version does not know counts as `other`. */
-const TASKS = [SYNC_TASK, DELIVER_TASK];
+const TASKS = [BUILD_TASK, SYNC_TASK, DELIVER_TASK, HOUSEKEEPING_TASK];
 const JOB_STATES = ['queued', 'running', 'failed'] as const;
 
 export function createMetrics(prisma: PrismaClient): Metrics {
@@ -119,7 +121,7 @@ function queueGauges(registry: client.Registry, prisma: PrismaClient): void {
 
   new client.Gauge({
     name: 'lectern_jobs',
-    help: 'Jobs of the job queue (version syncs, notification deliveries) by task and state: waiting (queued, due or waiting out a retry), running, failed (attempts used).',
+    help: 'Jobs of the job queue (builds, version syncs, notification deliveries, housekeeping) by task and state: waiting (queued, due or waiting out a retry), running, failed (attempts used).',
     labelNames: ['task', 'state'] as const,
     registers: [registry],
     async collect() {

@@ -29,7 +29,9 @@ import {
   claimJob,
   completeJob,
   describeJobError,
+  ensureRecurringJob,
   failJob,
+  HOUSEKEEPING_TASK,
   heartbeatJob,
   JOBS_CHANNEL,
   nextJobDueMs,
@@ -37,6 +39,7 @@ import {
   type RetryPolicy,
   reapExpiredJobs,
   releaseJob,
+  rescheduleJob,
   retryDelaySeconds,
   type Wanted,
 } from '../queue/jobs.ts';
@@ -116,6 +119,8 @@ export class Worker {
         perGroup: Math.max(1, opts.notifications?.perProject ?? deliverySharePerProject(deliveries)),
         retry: { ...DEFAULT_DELIVERY_RETRY, ...opts.notifications?.retry },
       },
+      // One run at a time across all workers (its key); a run lost with its worker is tried again.
+      [HOUSEKEEPING_TASK]: { concurrency: 1, retry: { baseSeconds: 0, capSeconds: 0, maxAttempts: 3 } },
     };
   }
 
@@ -175,7 +180,7 @@ export class Worker {
     }
   }
 
-  /** Puts back builds and jobs whose worker died, and removes what has outlived its keeping. */
+  /** Puts back builds and jobs whose worker died, prunes this machine's caches, and sees the housekeeping job waits. */
   async #maintain(): Promise<void> {
     const { prisma, log } = this.deps;
     const attempts = Object.fromEntries(Object.entries(this.#tasks).map(([task, t]) => [task, t.retry.maxAttempts]));
@@ -191,14 +196,28 @@ export class Worker {
       if (job.task === DELIVER_TASK)
         await recordLost(prisma, Number(job.payload.deliveryId), job, 'The worker sending this notification stopped before it ended (its lease expired).');
     }
-    await pruneEndedJobs(prisma);
-    if (this.deps.previewRetentionDays !== undefined) {
-      const removed = await removeClosedPreviews(this.deps, this.deps.previewRetentionDays);
-      if (removed.length) log.info({ removed }, "closed pull requests' previews removed");
-    }
-    if (this.deps.auditRetentionDays !== undefined) await pruneAudit(prisma, this.deps.auditRetentionDays);
+    // The caches are this machine's; what is shared is the housekeeping job's, run by one worker of all.
     const pruned = await pruneCaches(prisma, this.deps.dataDir);
     if (pruned.projects.length || pruned.versions.length) log.info(pruned, 'caches of deleted projects and versions removed');
+    await ensureRecurringJob(prisma, HOUSEKEEPING_TASK, { task: HOUSEKEEPING_TASK, payload: {} });
+  }
+
+  /** What outlived its keeping goes (ended jobs, closed previews, old audit entries); due again in half a lease. */
+  async #housekeeping(job: ClaimedJob): Promise<void> {
+    const { prisma, log } = this.deps;
+    let error: string | null = null;
+    try {
+      await pruneEndedJobs(prisma);
+      if (this.deps.previewRetentionDays !== undefined) {
+        const removed = await removeClosedPreviews(this.deps, this.deps.previewRetentionDays);
+        if (removed.length) log.info({ removed }, "closed pull requests' previews removed");
+      }
+      if (this.deps.auditRetentionDays !== undefined) await pruneAudit(prisma, this.deps.auditRetentionDays);
+    } catch (e) {
+      error = describeJobError(e);
+      log.warn({ error }, 'housekeeping failed; it runs again at its next turn');
+    }
+    await rescheduleJob(prisma, job.id, this.id, this.#leaseSeconds / 2, error);
   }
 
   /** What this worker can take now: the tasks with a free slot, and the groups that have had their share. */
@@ -248,7 +267,9 @@ export class Worker {
           ? this.#runSync(job)
           : job.task === DELIVER_TASK
             ? this.#runDelivery(job)
-            : this.#unknownTask(job);
+            : job.task === HOUSEKEEPING_TASK
+              ? this.#housekeeping(job)
+              : this.#unknownTask(job);
     const done = run
       .catch((e: unknown) => log.error({ err: e, job: job.id, task: job.task }, 'job could not be recorded'))
       .finally(() => {

@@ -14,6 +14,9 @@ type Db = PrismaClient | Prisma.TransactionClient;
 /** The channel every job (and every build) NOTIFYs when queued: each worker LISTENs on it. */
 export const JOBS_CHANNEL = 'lectern_jobs';
 
+/** The recurring job (its task and its key) that removes what outlived its keeping, for all workers. */
+export const HOUSEKEEPING_TASK = 'housekeeping';
+
 export interface RetryPolicy {
   /** Wait after the first failed run; it doubles after each further one. */
   baseSeconds: number;
@@ -167,6 +170,26 @@ export async function completeJob(db: PrismaClient, id: number, workerId: string
     SELECT pg_notify(${JOBS_CHANNEL}, "task") FROM gone WHERE "groupLimit" IS NOT NULL
     UNION ALL
     SELECT pg_notify(${JOBS_CHANNEL}, "task") FROM ended WHERE "state" = 'queued' OR "groupLimit" IS NOT NULL`;
+}
+
+/**
+ * Makes sure the recurring job `key` waits to run: added due now when there is none, queued again
+ * due now when it ended (failed, or done by an older version); left alone while it waits or runs.
+ */
+export async function ensureRecurringJob(db: Db, key: string, job: NewJob): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO "Job" AS j ("task", "key", "payload", "groupKey", "state", "runAt", "updatedAt")
+    VALUES (${job.task}, ${key}, ${JSON.stringify(job.payload)}::jsonb, ${job.groupKey ?? null}, 'queued', now(), now())
+    ON CONFLICT ("key") DO UPDATE SET "state" = 'queued', "runAt" = now(), "attempts" = 0, "lastError" = NULL, "updatedAt" = now()
+    WHERE j."state" IN ('done', 'failed')`;
+}
+
+/** Ends a run of a recurring job, successful or not (`error`): due again in `delaySeconds`. */
+export async function rescheduleJob(db: PrismaClient, id: number, workerId: string, delaySeconds: number, error: string | null = null): Promise<void> {
+  await db.$executeRaw`
+    UPDATE "Job" SET "state" = 'queued', "runAt" = now() + make_interval(secs => ${delaySeconds}::double precision),
+      "attempts" = 0, "again" = false, "lastError" = ${error}, "workerId" = NULL, "leaseExpiresAt" = NULL, "updatedAt" = now()
+    WHERE "id" = ${id} AND "workerId" = ${workerId} AND "state" = 'running'`;
 }
 
 export interface FailedRun {

@@ -15,6 +15,7 @@ import {
   claimJob,
   completeJob,
   failJob,
+  HOUSEKEEPING_TASK,
   LOST_ERROR,
   nextJobDueMs,
   pruneEndedJobs,
@@ -210,6 +211,28 @@ describe('a delivery whose webhook is gone', () => {
       await worker.stop(1000);
     }
     expect(lines.filter((l) => (l.level as number) >= 40)).toEqual([]);
+  });
+});
+
+describe('housekeeping', () => {
+  it('is one recurring job for all workers: what outlived its keeping goes, and it is due again in half a lease', async () => {
+    const task = taskName();
+    await addJobs(t.db.prisma, [{ task, payload: {} }]);
+    await t.db.prisma.job.updateMany({ where: { task }, data: { state: 'failed', updatedAt: new Date(Date.now() - 31 * 86_400_000) } });
+    // Not the one an earlier test's worker left, due half of its minute's lease later.
+    await t.db.prisma.job.deleteMany({ where: { key: HOUSEKEEPING_TASK } });
+    const workers = [0, 1].map(() => new Worker(pipelineDeps(t), { concurrency: 0, leaseSeconds: 2 }));
+    try {
+      await Promise.all(workers.map((w) => w.start()));
+      await until('the ended job pruned', async () => (await all(task)).length === 0, 20_000, 50);
+      await until('housekeeping due again', async () => (await t.db.prisma.job.findUnique({ where: { key: HOUSEKEEPING_TASK } }))?.state === 'queued');
+      const rows = await t.db.prisma.job.findMany({ where: { task: HOUSEKEEPING_TASK } });
+      expect(rows).toEqual([expect.objectContaining({ key: HOUSEKEEPING_TASK, attempts: 0, lastError: null, workerId: null })]);
+      // Half of the two-second lease from its last run (the database's clock against this one's: a second of slack).
+      expect(Math.abs(rows[0]!.runAt.getTime() - rows[0]!.updatedAt.getTime() - 1000)).toBeLessThan(1000);
+    } finally {
+      await Promise.all(workers.map((w) => w.stop(1000)));
+    }
   });
 });
 

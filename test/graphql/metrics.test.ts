@@ -60,6 +60,8 @@ describe('/metrics', () => {
     expect(res.data.importProject.__typename).toMatch(/Success/);
     const text = await scrape();
     expect(queued(text)).toBe(1);
+    // Its job, waiting in the job queue.
+    expect(value(text, 'lectern_jobs{task="build",state="queued"}')).toBe(1);
     expect(value(text, 'lectern_builds{state="building"}')).toBe(0);
     expect(value(text, 'lectern_build_queue_oldest_seconds')).toBeGreaterThanOrEqual(0);
     // Labels are fixed sets: no slug, path or token appears.
