@@ -314,6 +314,13 @@ export class Worker {
     if (ended?.count) await queueFinishedEvents(this.deps.prisma, this.deps.events, [build.id], { email: !!this.deps.notify?.email }).catch(() => {});
   }
 
+  /** Whether the job was given back on stop while it ran: then its run, now ended, records nothing (logged). */
+  #gaveBack(job: ClaimedJob): boolean {
+    if (!this.#givenBack.has(job.id)) return false;
+    this.deps.log.info({ job: job.id, task: job.task }, 'a job given back at stop ended its run: nothing recorded, it runs again elsewhere');
+    return true;
+  }
+
   /** A task this version of Lectern does not know (a newer one's, sharing the database): failed, saying so. */
   async #unknownTask(job: ClaimedJob): Promise<void> {
     await failJob(this.deps.prisma, job.id, this.id, `No worker here runs the task ${JSON.stringify(job.task)}.`, 0, 0);
@@ -329,7 +336,7 @@ export class Worker {
     try {
       result = await this.deps.syncVersions!(projectId, project.repositoryUrl);
     } catch (e) {
-      if (this.#givenBack.has(job.id)) return;
+      if (this.#gaveBack(job)) return;
       // The message with any credentials of the repository URL masked: it is stored and logged.
       const error = describeJobError(e);
       const { retry } = this.#tasks[SYNC_TASK]!;
@@ -339,7 +346,7 @@ export class Worker {
       log.warn({ project: projectId, attempt: job.attempts, state: after?.state, ...again, error }, 'version sync failed');
       return;
     }
-    if (this.#givenBack.has(job.id)) return;
+    if (this.#gaveBack(job)) return;
     const { added, removed } = (result ?? {}) as { added?: string[]; removed?: string[] };
     log.info({ project: projectId, added, removed, attempt: job.attempts }, 'versions synced');
     await completeJob(prisma, job.id, this.id);
@@ -351,7 +358,7 @@ export class Worker {
     // Its webhook (and with it the delivery) was deleted meanwhile: nothing to send.
     if (!delivery) return completeJob(prisma, job.id, this.id);
     const o = await sendDelivery({ prisma, cipher, config: this.deps.notify! }, delivery);
-    if (this.#givenBack.has(job.id)) return;
+    if (this.#gaveBack(job)) return;
     // The URL is not logged: a receiver's URL may itself be a secret (Slack's are).
     const fields = {
       delivery: delivery.id,

@@ -254,7 +254,8 @@ describe('a delivery given back when its worker stops', () => {
     const b = await t.db.prisma.build.create({ data: { projectId: p.id } });
     expect(await queueBuildEvent(t.db.prisma, t.services.events, b, 'build:triggered')).toBe(1);
     const deps = pipelineDeps(t);
-    const worker = new Worker({ ...deps, notify: { ...deps.notify!, webhooks: { allow: ['127.0.0.0/8'], timeoutSeconds: 1 } } }, { concurrency: 0 });
+    const { log, lines } = recordingLog();
+    const worker = new Worker({ ...deps, log, notify: { ...deps.notify!, webhooks: { allow: ['127.0.0.0/8'], timeoutSeconds: 1 } } }, { concurrency: 0 });
     try {
       await worker.start();
       await until('the request to arrive', () => arrived.length === 1, 20_000, 20);
@@ -262,8 +263,8 @@ describe('a delivery given back when its worker stops', () => {
       const writes = t.writes();
       const job = await t.db.prisma.job.findFirstOrThrow({ where: { task: DELIVER_TASK, groupKey: `project:${p.id}` } });
       const delivery = await t.db.prisma.notificationDelivery.findFirstOrThrow({ where: { webhookId: hook.id } });
-      // Past the receiver's timeout: the run that went on has ended, and wrote nothing.
-      await new Promise((r) => setTimeout(r, 1500));
+      // The run that went on ends at the receiver's timeout, and writes nothing.
+      await until('the run to end', () => lines.some((l) => l.job === job.id && /ended its run: nothing recorded/.test(String(l.msg))), 20_000, 20);
       expect(t.writes()).toBe(writes);
       expect(await t.db.prisma.job.findUniqueOrThrow({ where: { id: job.id } })).toMatchObject({
         state: 'queued',
