@@ -14,6 +14,7 @@ import { buildJobOf, claimBuildAs, importProject, latestBuildOf, sphinxFiles, st
 import { cliEnv, killChildren, root } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
 import { type GitServer, git, startGitServer } from '../helpers/git.ts';
+import { recordingLog } from '../helpers/log.ts';
 import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
@@ -50,15 +51,15 @@ describe('a build whose worker vanished', () => {
     // A worker claims it and dies before doing anything (no heartbeat ever comes).
     const claimed = await claimBuildAs(t, 'dead-worker', 2);
     expect(claimed?.id).toBe(id);
-    const worker = await startTestWorker(t, { leaseSeconds: 3 });
+    const { log, lines } = recordingLog();
+    const worker = await startTestWorker(t, { leaseSeconds: 3, log });
     try {
-      await until('the build to be taken back', async () => (await t.db.prisma.build.findUniqueOrThrow({ where: { id } })).workerId === worker.id);
-      // Its second run (the job is removed when it ends).
-      expect((await buildJobOf(t, id))?.attempts).toBe(2);
       const build = await waitForBuild(t, id, 60_000);
       expect(build.success, build.error ?? '').toBe(true);
       expect(build.workerId).toBe(worker.id);
-      expect(await buildJobOf(t, id)).toBeNull();
+      // Its second run; its job is removed once the build ended.
+      expect(lines.filter((l) => l.msg === 'build started' && l.build === id).map((l) => l.attempt)).toEqual([2]);
+      await until('its job to end', async () => (await buildJobOf(t, id)) === null);
       // Its record is the attempt that ran, once.
       expect(build.commands.filter((c) => c.command.startsWith('git clone'))).toHaveLength(1);
     } finally {

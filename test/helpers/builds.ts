@@ -4,7 +4,7 @@ import type { PipelineDeps } from '../../src/builds/pipeline.ts';
 import { Worker, type WorkerOptions } from '../../src/builds/worker.ts';
 import { syncProjectVersions } from '../../src/domain/version-sync.ts';
 import type { Build, Job } from '../../src/generated/prisma/client.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger, type Logger } from '../../src/log.ts';
 import { BUILD_TASK, startBuild } from '../../src/queue/builds.ts';
 import { claimJob } from '../../src/queue/jobs.ts';
 import { Cipher } from '../../src/secrets.ts';
@@ -33,9 +33,10 @@ export function pipelineDeps(t: TestApp): PipelineDeps {
 
 export async function startTestWorker(
   t: TestApp,
-  opts: { concurrency?: number; leaseSeconds?: number; notifications?: WorkerOptions['notifications'] } = {},
+  opts: { concurrency?: number; leaseSeconds?: number; notifications?: WorkerOptions['notifications']; log?: Logger } = {},
 ): Promise<Worker> {
-  const worker = new Worker(pipelineDeps(t), {
+  const deps = pipelineDeps(t);
+  const worker = new Worker(opts.log ? { ...deps, log: opts.log } : deps, {
     concurrency: opts.concurrency ?? 1,
     databaseUrl: t.databaseUrl,
     leaseSeconds: opts.leaseSeconds,
