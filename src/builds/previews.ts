@@ -1,6 +1,6 @@
 // Pull requests' previews (external versions) are removed, with their files and search sections,
 // LECTERN_PREVIEW_RETENTION_DAYS after their pull request closed (Read the Docs'
-// delete_closed_external_versions). Workers run it beside the queue's other housekeeping.
+// delete_closed_external_versions), by the job queue's housekeeping job (docs/design/jobs.md "Housekeeping").
 import type { PrismaClient } from '../db/database.ts';
 import type { Events } from '../events.ts';
 import type { Storage } from '../storage/index.ts';
