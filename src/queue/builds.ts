@@ -59,14 +59,7 @@ export async function stillRunning(db: Db, buildId: number, workerId: string): P
  * failed here.
  */
 export async function takeBackBuilds(tx: Db, again: number[], failed: number[]): Promise<number[]> {
-  if (again.length)
-    await tx.$executeRaw`
-      WITH r AS (
-        UPDATE "Build" SET "state" = 'triggered', "workerId" = NULL
-        WHERE "id" = ANY(${again}::int[]) AND "state" <> 'finished'
-        RETURNING "id"
-      )
-      DELETE FROM "BuildCommand" WHERE "buildId" IN (SELECT "id" FROM r)`;
+  if (again.length) await requeueBuilds(tx, again);
   if (!failed.length) return [];
   const ended = await tx.$queryRaw<{ id: number }[]>`
     UPDATE "Build" SET
@@ -77,12 +70,20 @@ export async function takeBackBuilds(tx: Db, again: number[], failed: number[]):
   return ended.map((r) => r.id);
 }
 
-/** A build given back to the queue (graceful shutdown), unless it finished: waiting again, its commands gone. */
+/** A build given back to the queue by its worker (graceful shutdown), unless it finished. */
 export async function releaseBuild(db: Db, buildId: number, workerId: string): Promise<void> {
+  await requeueBuilds(db, [buildId], workerId);
+}
+
+/**
+ * Builds waiting again, to start over, unless they finished (only `workerId`'s, when named): the
+ * commands of the run that stopped go in the same statement, so no new run records one in between.
+ */
+async function requeueBuilds(db: Db, ids: number[], workerId: string | null = null): Promise<void> {
   await db.$executeRaw`
     WITH r AS (
       UPDATE "Build" SET "state" = 'triggered', "workerId" = NULL
-      WHERE "id" = ${buildId} AND "workerId" = ${workerId} AND "state" <> 'finished'
+      WHERE "id" = ANY(${ids}::int[]) AND "state" <> 'finished' AND (${workerId}::text IS NULL OR "workerId" = ${workerId})
       RETURNING "id"
     )
     DELETE FROM "BuildCommand" WHERE "buildId" IN (SELECT "id" FROM r)`;
