@@ -85,6 +85,8 @@ interface TaskSlots {
   /** The slots one group's jobs may hold at once; no limit when absent. */
   perGroup?: number;
   retry: RetryPolicy;
+  /** Runs one claimed job of the task and ends it (its signal is aborted when the job is no longer this worker's). */
+  run: (job: ClaimedJob, signal: AbortSignal) => Promise<void>;
 }
 
 export class Worker {
@@ -109,18 +111,24 @@ export class Worker {
     const deliveries = deps.notify ? (opts.notifications?.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY) : 0;
     this.#tasks = {
       // A build's failure is its outcome, not the job's: only a run lost with its worker is run again.
-      [BUILD_TASK]: { concurrency: opts.concurrency, retry: { baseSeconds: 0, capSeconds: 0, maxAttempts: BUILD_ATTEMPTS } },
+      [BUILD_TASK]: {
+        concurrency: opts.concurrency,
+        retry: { baseSeconds: 0, capSeconds: 0, maxAttempts: BUILD_ATTEMPTS },
+        run: (job, signal) => this.#runBuild(job, signal),
+      },
       [SYNC_TASK]: {
         concurrency: deps.syncVersions ? (opts.versionSync?.concurrency ?? DEFAULT_SYNC_CONCURRENCY) : 0,
         retry: { ...DEFAULT_SYNC_RETRY, ...opts.versionSync?.retry },
+        run: (job) => this.#runSync(job),
       },
       [DELIVER_TASK]: {
         concurrency: deliveries,
         perGroup: Math.max(1, opts.notifications?.perProject ?? deliverySharePerProject(deliveries)),
         retry: { ...DEFAULT_DELIVERY_RETRY, ...opts.notifications?.retry },
+        run: (job) => this.#runDelivery(job),
       },
       // One run at a time across all workers (its key); a run lost with its worker is tried again.
-      [HOUSEKEEPING_TASK]: { concurrency: 1, retry: { baseSeconds: 0, capSeconds: 0, maxAttempts: 3 } },
+      [HOUSEKEEPING_TASK]: { concurrency: 1, retry: { baseSeconds: 0, capSeconds: 0, maxAttempts: 3 }, run: (job) => this.#housekeeping(job) },
     };
   }
 
@@ -260,17 +268,8 @@ export class Worker {
       },
       (this.#leaseSeconds * 1000) / 3,
     );
-    const run =
-      job.task === BUILD_TASK
-        ? this.#runBuild(job, controller.signal)
-        : job.task === SYNC_TASK
-          ? this.#runSync(job)
-          : job.task === DELIVER_TASK
-            ? this.#runDelivery(job)
-            : job.task === HOUSEKEEPING_TASK
-              ? this.#housekeeping(job)
-              : this.#unknownTask(job);
-    const done = run
+    // The claim returns only tasks this worker runs (a newer Lectern's wait for a worker that runs them).
+    const done = this.#tasks[job.task]!.run(job, controller.signal)
       .catch((e: unknown) => log.error({ err: e, job: job.id, task: job.task }, 'job could not be recorded'))
       .finally(() => {
         clearInterval(beat);
@@ -301,7 +300,7 @@ export class Worker {
     });
     log.info({ build: build.id }, 'build ended');
     // A build stopped with the worker is given back by stop(), its job with it.
-    if (!(this.#stopping && signal.aborted)) await completeJob(prisma, job.id, this.id);
+    if (!this.#gaveBack(job)) await completeJob(prisma, job.id, this.id);
   }
 
   async #failBuild(build: { id: number; workerId: string | null }): Promise<void> {
@@ -319,11 +318,6 @@ export class Worker {
     if (!this.#givenBack.has(job.id)) return false;
     this.deps.log.info({ job: job.id, task: job.task }, 'a job given back at stop ended its run: nothing recorded, it runs again elsewhere');
     return true;
-  }
-
-  /** A task this version of Lectern does not know (a newer one's, sharing the database): failed, saying so. */
-  async #unknownTask(job: ClaimedJob): Promise<void> {
-    await failJob(this.deps.prisma, job.id, this.id, `No worker here runs the task ${JSON.stringify(job.task)}.`, 0, 0);
   }
 
   async #runSync(job: ClaimedJob): Promise<void> {
@@ -400,12 +394,12 @@ export class Worker {
       // given back, it runs again elsewhere, which is harmless: each is idempotent. A build is
       // stopped, and starts over elsewhere.
       for (const { job, controller, done } of running) {
+        this.#givenBack.add(job.id);
         if (job.task === BUILD_TASK) {
           controller.abort(new Aborted('worker stopping'));
           await done;
           await releaseBuild(this.deps.prisma, Number(job.payload.buildId), this.id);
         }
-        this.#givenBack.add(job.id);
         await releaseJob(this.deps.prisma, job.id, this.id);
         if (job.task === DELIVER_TASK) await recordReleased(this.deps.prisma, Number(job.payload.deliveryId));
       }
