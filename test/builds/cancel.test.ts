@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/builds/worker.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
-import { importProject, latestBuildOf, startTestWorker } from '../helpers/builds.ts';
+import { buildJobOf, importProject, latestBuildOf, startTestWorker } from '../helpers/builds.ts';
 import { type GitServer, startGitServer } from '../helpers/git.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -91,6 +91,24 @@ describe('cancelBuild', () => {
     expect(build).toMatchObject({ state: 'finished', success: false, error: 'Cancelled by alice.' });
     expect(build.commands.some((c) => c.command.includes('mkdir'))).toBe(false);
     expect(build.version?.publishedBuildId).toBeNull();
+    expect(await t.storage.list(`projects/${p.slug}/`)).toEqual([]);
+  });
+
+  it('stops a running build whose project is deleted meanwhile: its worker lets go within a heartbeat, and nothing is published', {
+    timeout: 120_000,
+  }, async () => {
+    const repo = server.repo('deleted-while-running', slowProject);
+    const p = await importProject(t, alice, 'Deleted While Running', repo.url);
+    const id = await latestBuildOf(t, p.slug);
+    await until('the sleep to start', async () => (await t.db.prisma.buildCommand.count({ where: { buildId: id, command: { contains: 'sleep 60' } } })) > 0);
+    const res = await t.gql('mutation($p: String!) { deleteProject(project: $p, confirm: $p) { __typename } }', { p: p.slug }, alice);
+    expect(res.data?.deleteProject.__typename, JSON.stringify(res)).toBe('MutationDeleteProjectSuccess');
+    const deletedAt = Date.now();
+    // The build and its commands went with the project; the worker running it lets go at its next heartbeat.
+    await until('the worker to let go of the build', () => workers.every((w) => !w.running.includes(id)), 30_000);
+    expect(Date.now() - deletedAt).toBeLessThan(30_000);
+    await until('its job to end', async () => (await buildJobOf(t, id)) === null);
+    expect(await t.db.prisma.build.count({ where: { id } })).toBe(0);
     expect(await t.storage.list(`projects/${p.slug}/`)).toEqual([]);
   });
 });
