@@ -24,9 +24,9 @@ export function projectsWithAccess(viewer: Viewer, level: 'read' | 'admin'): Pri
   const rule: Prisma.ProjectWhereInput = {
     OR: [
       { users: { some: { id: viewer.id } } },
-      { organization: { members: { some: { userId: viewer.id, role: 'owner' } } } },
       { teams: { some: inTeam } },
-      { organization: { teams: { some: { ...inTeam, allProjects: true } } } },
+      // One condition on the organization: Prisma joins it once per condition that names it.
+      { organization: { OR: [{ members: { some: { userId: viewer.id, role: 'owner' } } }, { teams: { some: { ...inTeam, allProjects: true } } }] } },
     ],
   };
   return limits?.projectIds ? { AND: [rule, { id: { in: [...limits.projectIds] } }] } : rule;
