@@ -15,6 +15,7 @@ import type { Storage } from '../storage/index.ts';
 import { projectsWithAccess } from './access.ts';
 import { recordAudit } from './audit.ts';
 import { UnauthenticatedError } from './errors.ts';
+import { ServedProjects } from './served-projects.ts';
 
 export interface Viewer {
   id: number;
@@ -106,6 +107,8 @@ export type Context = Readonly<
      * authorization makes (domain/access.ts) is the row the write then changes.
      */
     projectBySlug: (slug: string) => Promise<Project | null>;
+    /** Where projects' docs are served, by id: primed by a query's page, else read for all the projects asked in one turn at once. */
+    servedProjects: ServedProjects;
   }
 >;
 
@@ -135,6 +138,7 @@ export function contextFor(services: Services, viewer: Viewer | null, session: S
     client,
     maintainedProjectIds: () => idsWith('admin'),
     readableProjectIds: () => idsWith('read'),
+    servedProjects: new ServedProjects(services.prisma),
     projectBySlug: (slug) => {
       let found = projects.get(slug);
       if (!found) projects.set(slug, (found = services.prisma.project.findUnique({ where: { slug } })));

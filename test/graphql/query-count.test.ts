@@ -232,3 +232,78 @@ describe('lookups by key, one per row or one per alias', () => {
     }
   });
 });
+
+describe('the URLs of a page of projects and of their versions', () => {
+  const URLS = `query($limit: Int) {
+    projects(limit: $limit) {
+      nodes {
+        slug documentationUrl superproject { slug } translationOf { slug }
+        activeVersions { slug documentationUrl vcsUrl downloads { pdf } project { slug } }
+      }
+    }
+  }`;
+
+  it('read where every project is served in one statement, parents and translations included, whatever the page size', async () => {
+    // project-001 is served under project-000 as its subproject "one"; project-002 as its Spanish translation.
+    const db = t.db.prisma;
+    const [main, sub, translation] = await Promise.all([0, 1, 2].map((i) => db.project.findUniqueOrThrow({ where: { slug: slugOf(i) } })));
+    await db.subproject.create({ data: { parentId: main!.id, childId: sub!.id, alias: 'one' } });
+    await db.project.update({ where: { id: translation!.id }, data: { language: 'es', mainLanguageProjectId: main!.id } });
+    try {
+      // 30: the largest page of this selection under the default cost limit.
+      const small = await counted(URLS, { limit: 10 });
+      const large = await counted(URLS, { limit: 30 });
+      expect(large.res.errors).toBeUndefined();
+      expect(large.sql.map(shape)).toEqual(small.sql.map(shape));
+      // The page, its versions, their projects, where the page is served (one statement with joins),
+      // and the parent's and the main project's rows, for the two projects that have one.
+      expect(large.sql.map(shape)).toMatchInlineSnapshot(`
+        [
+          "select Project",
+          "select Version",
+          "select Project",
+          "select Project",
+          "select Project",
+          "select Project",
+        ]
+      `);
+
+      const [p0, p1, p2, p3] = large.res.data.projects.nodes;
+      const root = p0.documentationUrl.replace(/en\/latest\/$/, '');
+      expect(root).toMatch(new RegExp(`${slugOf(0)}/$`));
+      expect(p1).toMatchObject({ documentationUrl: `${root}projects/one/en/latest/`, superproject: { slug: slugOf(0) }, translationOf: null });
+      expect(p1.activeVersions[0]).toEqual({
+        slug: 'v3.0',
+        documentationUrl: `${root}projects/one/en/v3.0/`,
+        vcsUrl: 'https://github.com/acme/p1/tree/v3.0/',
+        downloads: { pdf: null },
+        project: { slug: slugOf(1) },
+      });
+      expect(p2).toMatchObject({ documentationUrl: `${root}es/latest/`, superproject: null, translationOf: { slug: slugOf(0) } });
+      expect(p2.activeVersions[2]).toMatchObject({ slug: 'v1.0', documentationUrl: `${root}es/v1.0/` });
+      expect(p3).toMatchObject({ documentationUrl: p0.documentationUrl.replace(slugOf(0), slugOf(3)), superproject: null, translationOf: null });
+    } finally {
+      await db.subproject.deleteMany({ where: { childId: sub!.id } });
+      await db.project.update({ where: { id: translation!.id }, data: { language: 'en', mainLanguageProjectId: null } });
+    }
+  });
+
+  it('are read afresh in a mutation, after its write', async () => {
+    const alice = tokens.alice;
+    const res = await t.gql(
+      `mutation { updateProject(slug: "${slugOf(5)}", input: { language: "de" }) {
+        ... on MutationUpdateProjectSuccess { data { documentationUrl activeVersions { documentationUrl } } }
+      } }`,
+      {},
+      alice,
+    );
+    try {
+      expect(res.errors).toBeUndefined();
+      const project = res.data.updateProject.data;
+      expect(project.documentationUrl).toMatch(new RegExp(`${slugOf(5)}/de/latest/$`));
+      expect(project.activeVersions.map((v: { documentationUrl: string }) => v.documentationUrl.replace(/.*\/de\//, ''))).toEqual(['v3.0/', 'v2.0/', 'v1.0/']);
+    } finally {
+      await t.db.prisma.project.update({ where: { slug: slugOf(5) }, data: { language: 'en' } });
+    }
+  });
+});

@@ -1,5 +1,8 @@
 // Shapes shared by several types: the enums from the data model, `{code, name}` choices, and the
 // page of a list (limit/offset plus the total count the REST envelope needs).
+
+import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+import type { ServedProjectRow } from '../../domain/served-projects.ts';
 import { BuildState, IntegrationProvider, PrivacyLevel, RedirectType, VersionType } from '../../generated/prisma/enums.ts';
 import { builder, lookupCost } from '../builder.ts';
 import type { Context } from '../context.ts';
@@ -24,8 +27,65 @@ export const ChoiceRef = builder.objectRef<Choice>('Choice').implement({
   fields: (t) => ({ code: t.exposeString('code'), name: t.exposeString('name') }),
 });
 
+/**
+ * `answer` of where a project's docs are served (ctx.servedProjects: at once on a query's page,
+ * which read them with its rows; else one statement for all the projects asked for in one turn).
+ * The project exists: a row of it, or of one of its versions, is being resolved.
+ */
+export function withServedProject<T>(ctx: Context, projectId: number, answer: (p: ServedProjectRow) => T | Promise<T>): T | Promise<T> {
+  const got = ctx.servedProjects.get(projectId);
+  if (!(got instanceof Promise)) return answer(got);
+  return got.then((p) => {
+    if (!p) throw new Error(`project ${projectId} is gone`);
+    return answer(p);
+  });
+}
+
+/** The fields that read where a project is served (withServedProject). */
+const SERVED_FIELDS = new Set(['documentationUrl', 'vcsUrl', 'downloads', 'superproject']);
+
+/** Whether the selection under `info`'s field names any of `names`, through fragments too. */
+function selectsAny(info: GraphQLResolveInfo, names: ReadonlySet<string>): boolean {
+  const seen = new Set<string>();
+  const walk = (set: SelectionSetNode | undefined): boolean =>
+    !!set?.selections.some((s) => {
+      if (s.kind === Kind.FIELD) return names.has(s.name.value) || walk(s.selectionSet);
+      if (s.kind === Kind.INLINE_FRAGMENT) return walk(s.selectionSet);
+      if (seen.has(s.name.value)) return false;
+      seen.add(s.name.value);
+      return walk(info.fragments[s.name.value]?.selectionSet);
+    });
+  return info.fieldNodes.some((f) => walk(f.selectionSet));
+}
+
+/**
+ * What a query's field that returns projects passes its rows through: where they are served is read
+ * with them, in one statement, when something below asks (withServedProject then answers at once).
+ * Not in a mutation: what is read here is kept for the request, and a later write would not be seen
+ * (docs/design/graphql-reads.md).
+ */
+export function withServedPrimed(ctx: Context, info: GraphQLResolveInfo) {
+  const prime = info.operation.operation === 'query' && selectsAny(info, SERVED_FIELDS);
+  return async <R extends { id: number }>(rows: R[]): Promise<R[]> => {
+    if (prime) await ctx.servedProjects.prime(rows.map((r) => r.id));
+    return rows;
+  };
+}
+
+/** `read()`, started when first awaited: a page's rows are read only where its `nodes` are selected. */
+export function whenAwaited<T>(read: () => Promise<T>): PromiseLike<T> {
+  let started: Promise<T> | undefined;
+  return {
+    // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, as Prisma's own lazy queries are
+    then: (onRead, onFailed) => {
+      started ??= read();
+      return started.then(onRead, onFailed);
+    },
+  };
+}
+
 export interface Page<T> {
-  nodes: T[] | Promise<T[]>;
+  nodes: T[] | PromiseLike<T[]>;
   totalCount: () => Promise<number>;
 }
 

@@ -6,11 +6,23 @@ import { LANGUAGES, languageName, PROGRAMMING_LANGUAGES, programmingLanguageName
 import { addMaintainer, addTranslation, removeMaintainer, removeTranslation } from '../../domain/maintainers.ts';
 import { deleteProject, importProject, updateProject } from '../../domain/projects.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { documentationUrl, servedProjectSelect } from '../../urls.ts';
-import { builder } from '../builder.ts';
+import { documentationUrl } from '../../urls.ts';
+import { builder, LOOKUP_COST } from '../builder.ts';
 import type { Context } from '../context.ts';
 import { ConflictError } from '../errors.ts';
-import { alsoSelecting, ChoiceRef, type Page, PrivacyLevelEnum, pageComplexity, pageOf, rowQuery, window } from './common.ts';
+import {
+  alsoSelecting,
+  ChoiceRef,
+  type Page,
+  PrivacyLevelEnum,
+  pageComplexity,
+  pageOf,
+  rowQuery,
+  whenAwaited,
+  window,
+  withServedPrimed,
+  withServedProject,
+} from './common.ts';
 import { writeErrors } from './errors.ts';
 import { User } from './user.ts';
 
@@ -65,8 +77,8 @@ export const Project = builder.prismaObject('Project', {
     users: t.relation('users', { description: 'The maintainers.', query: { orderBy: { username: 'asc' } } }),
     documentationUrl: t.string({
       description: "The docs of the default version; a subproject's and a translation's are under their parent's path.",
-      select: servedProjectSelect,
-      resolve: (p, _a, ctx) => documentationUrl(ctx.config, p, p.defaultVersion),
+      complexity: LOOKUP_COST,
+      resolve: (p, _a, ctx) => withServedProject(ctx, p.id, (served) => documentationUrl(ctx.config, served, p.defaultVersion)),
     }),
     documentationType: t.string({
       description: 'How the default version is built (`sphinx`, `mkdocs`, …); `sphinx` until it has been built.',
@@ -123,15 +135,24 @@ builder.prismaObjectFields(Project, (t) => ({
     nullable: true,
     description:
       "The parent project, when this project is a subproject (Read the Docs' `subproject_of`); null for a translation, which is served under its main project instead.",
-    select: { mainLanguageProjectId: true, superprojects: { include: { parent: true } } },
-    resolve: (p, _a, ctx) => (p.mainLanguageProjectId ? null : visibleOrNull(ctx, p.superprojects[0]?.parent)),
+    // Whether there is one is read with the page's other projects (withServedProject); the parent's row only where there is.
+    resolve: (p, _a, ctx) =>
+      p.mainLanguageProjectId
+        ? null
+        : withServedProject(ctx, p.id, (served) => {
+            const parent = served.superprojects[0]?.parent;
+            return parent ? ctx.prisma.project.findUnique({ where: { slug: parent.slug } }).then((row) => visibleOrNull(ctx, row)) : null;
+          }),
   }),
   translationOf: t.field({
     type: Project,
     nullable: true,
     description: 'The main-language project, when this project is a translation.',
-    select: { mainLanguageProject: true },
-    resolve: (p, _a, ctx) => visibleOrNull(ctx, p.mainLanguageProject),
+    // Most projects are none: no read then.
+    resolve: (p, _a, ctx) =>
+      p.mainLanguageProjectId === null
+        ? null
+        : ctx.prisma.project.findUnique({ where: { id: p.mainLanguageProjectId } }).then((main) => visibleOrNull(ctx, main)),
   }),
 }));
 
@@ -189,7 +210,9 @@ builder.queryFields((t) => ({
       const { take, skip } = window(args, ctx);
       const query = queryFromInfo({ context: ctx, info, path: ['nodes'] });
       return {
-        nodes: ctx.prisma.project.findMany({ ...query, where, orderBy: { slug: 'asc' }, take, skip }) as never,
+        nodes: whenAwaited(() =>
+          ctx.prisma.project.findMany({ ...query, where, orderBy: { slug: 'asc' }, take, skip }).then(withServedPrimed(ctx, info)),
+        ) as never,
         totalCount: () => ctx.prisma.project.count({ where }),
       };
     },
@@ -201,9 +224,9 @@ builder.queryFields((t) => ({
     description: 'One project by slug; null when there is none the caller can see.',
     args: { slug: t.arg.string({ required: true }) },
     // A unique lookup checked here (canSeeProject): Prisma batches the lookups of one tick, aliases included.
-    resolve: async (query, _root, args, ctx) => {
+    resolve: async (query, _root, args, ctx, info) => {
       const project = await ctx.prisma.project.findUnique({ ...alsoSelecting(query, { id: true, privacyLevel: true }), where: { slug: args.slug } });
-      return project && (await canSeeProject(ctx, project)) ? project : null;
+      return project && (await canSeeProject(ctx, project)) ? withServedPrimed(ctx, info)([project]).then(() => project) : null;
     },
   }),
   projectById: t.prismaField({
@@ -212,9 +235,9 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One project by id (the v2 API looks projects up this way); null when there is none the caller can see.',
     args: { id: t.arg.int({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
+    resolve: async (query, _root, args, ctx, info) => {
       const project = await ctx.prisma.project.findUnique({ ...alsoSelecting(query, { id: true, privacyLevel: true }), where: { id: args.id } });
-      return project && (await canSeeProject(ctx, project)) ? project : null;
+      return project && (await canSeeProject(ctx, project)) ? withServedPrimed(ctx, info)([project]).then(() => project) : null;
     },
   }),
 }));

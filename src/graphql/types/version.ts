@@ -5,9 +5,9 @@ import { offeredVersions, versionRule, visibleVersions } from '../../domain/acce
 import { requestVersionSync } from '../../domain/version-sync.ts';
 import { ORIGINAL_VERSION_ORDER, originalVersionWhere, updateVersion } from '../../domain/versions.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
-import { documentationUrl, downloadUrl, servedProjectSelect, versionWebUrl } from '../../urls.ts';
+import { documentationUrl, downloadUrl, versionWebUrl } from '../../urls.ts';
 import { builder, LOOKUP_COST } from '../builder.ts';
-import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, rowQuery, VersionTypeEnum, window } from './common.ts';
+import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, rowQuery, VersionTypeEnum, window, withServedProject } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 
@@ -24,8 +24,6 @@ const DownloadsRef = builder.objectRef<Downloads>('Downloads').implement({
     epub: t.exposeString('epub', { nullable: true }),
   }),
 });
-
-const projectUrlFields = { project: { select: { ...servedProjectSelect, repositoryUrl: true, defaultBranch: true } } } as const;
 
 const PullRequestRef = builder
   .objectRef<{ number: number; url: string | null; provider: string; open: boolean; closedAt: Date | null }>('PullRequest')
@@ -69,21 +67,23 @@ export const Version = builder.prismaObject('Version', {
     }),
     project: t.relation('project'),
     lastBuild: t.relation('lastBuild', { nullable: true, description: 'The most recent build of this version.' }),
+    // These three read where the project is served (withServedProject): a lookup, as their cost says.
     documentationUrl: t.string({
-      select: projectUrlFields,
-      resolve: (v, _a, ctx) => documentationUrl(ctx.config, v.project, v.slug),
+      complexity: LOOKUP_COST,
+      resolve: (v, _a, ctx) => withServedProject(ctx, v.projectId, (p) => documentationUrl(ctx.config, p, v.slug)),
     }),
     vcsUrl: t.string({
-      select: projectUrlFields,
-      resolve: (v) => versionWebUrl(v.project, v),
+      complexity: LOOKUP_COST,
+      resolve: (v, _a, ctx) => withServedProject(ctx, v.projectId, (p) => versionWebUrl(p, v)),
     }),
     downloads: t.field({
       type: DownloadsRef,
-      select: projectUrlFields,
-      resolve: (v, _a, ctx) => {
-        const url = (f: 'pdf' | 'htmlzip' | 'epub') => downloadUrl(ctx.config, v.project.slug, v.project.language, v.slug, f);
-        return { pdf: v.hasPdf ? url('pdf') : null, htmlzip: v.hasHtmlzip ? url('htmlzip') : null, epub: v.hasEpub ? url('epub') : null };
-      },
+      complexity: LOOKUP_COST,
+      resolve: (v, _a, ctx) =>
+        withServedProject(ctx, v.projectId, (project) => {
+          const url = (f: 'pdf' | 'htmlzip' | 'epub') => downloadUrl(ctx.config, project.slug, project.language, v.slug, f);
+          return { pdf: v.hasPdf ? url('pdf') : null, htmlzip: v.hasHtmlzip ? url('htmlzip') : null, epub: v.hasEpub ? url('epub') : null };
+        }),
     }),
     pullRequest: t.field({
       type: PullRequestRef,
