@@ -6,6 +6,7 @@
 // GraphQL complete its whole object, and every object above it, through promises
 // (docs/design/graphql-reads.md).
 import type { PrismaClient } from '../db/database.ts';
+import type { Project } from '../generated/prisma/client.ts';
 import type { ServedProject } from '../urls.ts';
 
 /** A project's ServedProject, with the repository fields a version's web URL needs. */
@@ -89,10 +90,11 @@ export function batchedByTurn<K, V>(load: (keys: readonly K[]) => Promise<Map<K,
     });
 }
 
-/** The ServedProjectRows of one request (Context.servedProjects). */
+/** The ServedProjectRows of one request (Context.servedProjects), and the rows of the projects its query's pages read. */
 export class ServedProjects {
   readonly #prisma: PrismaClient;
   readonly #primed = new Map<number, ServedProjectRow>();
+  readonly #rows = new Map<number, Project>();
   readonly #batched: (id: number) => Promise<ServedProjectRow | null>;
 
   constructor(prisma: PrismaClient) {
@@ -101,13 +103,20 @@ export class ServedProjects {
   }
 
   /**
-   * Reads these projects now, for the fields of the page they head. For a query's pages only: what
-   * is primed is kept for the request, and a write later in it would not be seen.
+   * Keeps the rows a query's page read, for its versions' and builds' `project`, and with `served`
+   * reads where they are served now, for the URL fields below. For a query's pages only: what is
+   * primed is kept for the request, and a write later in it would not be seen.
    */
-  async prime(ids: readonly number[]): Promise<void> {
-    const wanted = ids.filter((id) => !this.#primed.has(id));
+  async prime(rows: readonly Project[], served: boolean): Promise<void> {
+    for (const row of rows) this.#rows.set(row.id, row);
+    const wanted = served ? rows.map((r) => r.id).filter((id) => !this.#primed.has(id)) : [];
     if (!wanted.length) return;
     for (const [id, row] of await readServedProjects(this.#prisma, wanted)) this.#primed.set(id, row);
+  }
+
+  /** The row of a project a query's page read, if one did. */
+  row(id: number): Project | undefined {
+    return this.#rows.get(id);
   }
 
   /** The project's row: at once where it was primed, else read with the others asked for in this turn. */

@@ -255,13 +255,13 @@ describe('the URLs of a page of projects and of their versions', () => {
       const large = await counted(URLS, { limit: 30 });
       expect(large.res.errors).toBeUndefined();
       expect(large.sql.map(shape)).toEqual(small.sql.map(shape));
-      // The page, its versions, their projects, where the page is served (one statement with joins),
-      // and the parent's and the main project's rows, for the two projects that have one.
+      // The page, its versions, where the page is served (one statement with joins), and the parent's
+      // and the main project's rows, for the two projects that have one. The versions' project is the
+      // page's own row.
       expect(large.sql.map(shape)).toMatchInlineSnapshot(`
         [
           "select Project",
           "select Version",
-          "select Project",
           "select Project",
           "select Project",
           "select Project",

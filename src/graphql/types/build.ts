@@ -11,7 +11,7 @@ import { uploadDocs } from '../../uploads/upload-docs.ts';
 import { builder } from '../builder.ts';
 import type { Context } from '../context.ts';
 import { ConflictError, LecternError, NotFoundError } from '../errors.ts';
-import { BuildStateEnum, type PageArgs, pageComplexity, pageOf, rowQuery, window } from './common.ts';
+import { BuildStateEnum, type PageArgs, pageComplexity, pageOf, projectOf, rowQuery, window } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 import { Version } from './version.ts';
@@ -73,7 +73,8 @@ export const Build = builder.prismaObject('Build', {
           ? null
           : { uploadedBy: b.uploadedBy, archiveBytes: Number(b.uploadArchiveBytes ?? 0), files: b.uploadFiles ?? 0, bytes: Number(b.uploadBytes ?? 0) },
     }),
-    project: t.relation('project'),
+    // The page's own row where a query's page read it (projectOf): none for a project's last builds.
+    project: t.field({ type: Project, resolve: (b, _a, ctx) => projectOf(ctx, b.projectId) }),
     version: t.relation('version', { nullable: true }),
     commands: t.relation('commands', { query: { orderBy: { id: 'asc' } } }),
   }),

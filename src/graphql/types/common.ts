@@ -3,6 +3,7 @@
 
 import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
 import type { ServedProjectRow } from '../../domain/served-projects.ts';
+import type { Project } from '../../generated/prisma/client.ts';
 import { BuildState, IntegrationProvider, PrivacyLevel, RedirectType, VersionType } from '../../generated/prisma/enums.ts';
 import { builder, lookupCost } from '../builder.ts';
 import type { Context } from '../context.ts';
@@ -65,11 +66,20 @@ function selectsAny(info: GraphQLResolveInfo, names: ReadonlySet<string>): boole
  * (docs/design/graphql-reads.md).
  */
 export function withServedPrimed(ctx: Context, info: GraphQLResolveInfo) {
-  const prime = info.operation.operation === 'query' && selectsAny(info, SERVED_FIELDS);
-  return async <R extends { id: number }>(rows: R[]): Promise<R[]> => {
-    if (prime) await ctx.servedProjects.prime(rows.map((r) => r.id));
+  const query = info.operation.operation === 'query';
+  const served = query && selectsAny(info, SERVED_FIELDS);
+  return async <R extends Project>(rows: R[]): Promise<R[]> => {
+    if (query) await ctx.servedProjects.prime(rows, served);
     return rows;
   };
+}
+
+/**
+ * The project of a version or a build: the row a query's page read, else read (Prisma batches the
+ * lookups of one turn into one statement).
+ */
+export function projectOf(ctx: Context, projectId: number): Project | Promise<Project> {
+  return ctx.servedProjects.row(projectId) ?? ctx.prisma.project.findUniqueOrThrow({ where: { id: projectId } });
 }
 
 /** `read()`, started when first awaited: a page's rows are read only where its `nodes` are selected. */

@@ -7,7 +7,7 @@ import { ORIGINAL_VERSION_ORDER, originalVersionWhere, updateVersion } from '../
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { documentationUrl, downloadUrl, versionWebUrl } from '../../urls.ts';
 import { builder, LOOKUP_COST } from '../builder.ts';
-import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, rowQuery, VersionTypeEnum, window, withServedProject } from './common.ts';
+import { alsoSelecting, PrivacyLevelEnum, pageComplexity, pageOf, projectOf, rowQuery, VersionTypeEnum, window, withServedProject } from './common.ts';
 import { writeErrors } from './errors.ts';
 import { Project } from './project.ts';
 
@@ -65,7 +65,8 @@ export const Version = builder.prismaObject('Version', {
         return target?.slug ?? null;
       },
     }),
-    project: t.relation('project'),
+    // The page's own row where a query's page read it (projectOf): no statement for a page's versions.
+    project: t.field({ type: Project, resolve: (v, _a, ctx) => projectOf(ctx, v.projectId) }),
     lastBuild: t.relation('lastBuild', { nullable: true, description: 'The most recent build of this version.' }),
     // These three read where the project is served (withServedProject): a lookup, as their cost says.
     documentationUrl: t.string({
