@@ -26,6 +26,14 @@ const oneDatabaseTests = [
   'test/graphql/graphiql.test.ts',
   'test/search/search-box.test.ts',
   'test/builds/sandbox.test.ts', // the sandbox itself
+  // What a build's environment is made of: its image and apt layer, its caches, its limits, a
+  // repository on this machine. The queue, the recorder and publishing that these builds go
+  // through are tested on both databases by pipeline, workers, steps, skip and end-to-end.
+  'test/builds/images.test.ts',
+  'test/builds/caches.test.ts',
+  'test/builds/project-limits.test.ts',
+  'test/builds/uv.test.ts',
+  'test/builds/local-repositories.test.ts',
   'test/cli/control.test.ts', // the embedded database's control socket (PostgreSQL has none)
   'test/db/threaded-pglite.test.ts', // PGlite on a worker thread (PostgreSQL has no PGlite)
 ];
@@ -45,8 +53,15 @@ export default defineConfig({
     // and each has its own database, data dir and build user ids, so two side by side share
     // nothing: the suite runs in 6m39s instead of 12m05s (issue 10).
     maxWorkers: 2,
+    // A database test file runs in a process that ran others before it, not in a new one: each file
+    // loaded Lectern's modules again (Prisma's client, the schema, the AWS SDK, the server), 2.6 s of
+    // every file and 653 s of the whole suite's 2,816 s. Nothing of Lectern keeps state at module
+    // level that a test changes: every file makes its own app, database, data dir and workers, and
+    // closes them. Measured in docs/design/test-suite.md. The unit files keep a process each: one of
+    // them mocks node:fs/promises.
+    isolate: false,
     projects: [
-      { extends: true, test: { name: 'unit', include: unitTests } },
+      { extends: true, test: { name: 'unit', include: unitTests, isolate: true } },
       {
         extends: true,
         test: {

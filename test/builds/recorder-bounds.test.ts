@@ -42,16 +42,23 @@ describe('one command printing far more than its bound', () => {
     const recorder = new Recorder({ prisma: t.db.prisma, events: createEvents() }, buildId, [], [], limits);
     collect();
     const before = process.memoryUsage().heapUsed;
-    // What is held while it runs: measured after a full collection, four times a second.
+    // What is held while it runs: measured after a full collection, up to four times a second.
+    // A collection takes as long as the heap is large (a test process that ran other files before
+    // this one holds more), so the next waits at least three times as long as the last took: the
+    // recorder keeps three quarters of the thread to read the output.
     let peak = before;
-    const sampler = setInterval(() => {
+    let sampler: NodeJS.Timeout | undefined;
+    const sample = () => {
+      const started = performance.now();
       collect();
       peak = Math.max(peak, process.memoryUsage().heapUsed);
-    }, 250);
+      sampler = setTimeout(sample, Math.max(250, 3 * (performance.now() - started)));
+    };
+    sampler = setTimeout(sample, 250);
     // 100 MiB of output, then a last line.
     const r = await recorder
       .run('chatty', ['sh', '-c', "head -c 100M /dev/zero | tr '\\0' a; echo; echo the-last-line"], opts)
-      .finally(() => clearInterval(sampler));
+      .finally(() => clearTimeout(sampler));
     collect();
     const after = process.memoryUsage().heapUsed;
 
