@@ -4,7 +4,6 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/builds/worker.ts';
 import { migrate, readMigrations } from '../../src/db/migrate.ts';
@@ -26,21 +25,19 @@ import { queueVersionSync } from '../../src/queue/version-syncs.ts';
 import { Cipher } from '../../src/secrets.ts';
 import { TEST_SECRET_KEY, type TestApp, testApp } from '../helpers/app.ts';
 import { pipelineDeps } from '../helpers/builds.ts';
-import { emptyPostgresDatabase, pgliteSession, pgSession, tempDirs } from '../helpers/cli-databases.ts';
+import { emptyEmbeddedSession, emptyPostgresDatabase, pgSession } from '../helpers/cli-databases.ts';
 import { dbKind } from '../helpers/db.ts';
 import { recordingLog } from '../helpers/log.ts';
 import { startSyncWorker, syncSettled } from '../helpers/version-sync.ts';
 import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
-const dirs = tempDirs();
 
 beforeAll(async () => {
   t = await testApp();
 });
 afterAll(async () => {
   await t?.close();
-  dirs.cleanup();
 });
 // A test's jobs go with it: a worker started by a later test would take back the ones left running.
 afterEach(async () => {
@@ -283,7 +280,7 @@ describe('a delivery given back when its worker stops', () => {
   });
 });
 
-type Session = Awaited<ReturnType<typeof pgliteSession>>;
+type Session = Awaited<ReturnType<typeof pgSession>>;
 
 /**
  * A new database migrated to just before the migration `name`, given `seed`, then migrated through
@@ -293,11 +290,10 @@ async function acrossMigration(name: RegExp, seed: string, check: (session: Sess
   const migrations = await readMigrations();
   const at = migrations.findIndex((m) => name.test(m.name));
   expect(at).toBeGreaterThan(0);
-  const dataDir = dirs.make('lectern-jobs-migration-');
   const { session, drop } =
     dbKind() === 'postgres'
       ? await emptyPostgresDatabase().then(async (db) => ({ session: await pgSession(db.url), drop: db.drop }))
-      : { session: await pgliteSession(path.join(dataDir, 'db')), drop: async () => {} };
+      : await emptyEmbeddedSession('lectern-jobs-migration-');
   try {
     await migrate(session, migrations.slice(0, at));
     await session.exec(seed);

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type OpenOptions, openDatabase } from '../../src/db/database.ts';
 import { DataDirInUseError } from '../../src/db/lock.ts';
 import { type Migration, MigrationError, migrate, pendingMigrations, readMigrations, type SqlRunner } from '../../src/db/migrate.ts';
-import { emptyPostgresDatabase, pgliteSession, pgSession, tempDirs } from '../helpers/cli-databases.ts';
+import { emptyEmbeddedDataDir, emptyPostgresDatabase, pgliteSession, pgSession, tempDirs } from '../helpers/cli-databases.ts';
 import { cliEnv, killChildren, runCli, show } from '../helpers/cli-process.ts';
 import { createEmbeddedDataDir, createPostgresDatabase, dbKind } from '../helpers/db.ts';
 
@@ -31,14 +31,19 @@ interface Fresh {
   session(): Promise<Session>;
 }
 
-/** A new, empty database of the project's kind. */
-async function fresh(): Promise<Fresh> {
-  const dataDir = dirs.make('lectern-migrate-');
+/**
+ * A new, empty database of the project's kind. On the embedded database, a data dir holding an
+ * empty cluster (PGlite's initdb takes seconds, so it is a copy of one made once), or, with
+ * `newDataDir`, nothing at all: what `lectern serve` meets on a first start.
+ */
+async function fresh(newDataDir = false): Promise<Fresh> {
   if (kind === 'postgres') {
     const { url, drop } = await emptyPostgresDatabase();
     cleanups.push(drop);
-    return { opts: { dataDir, databaseUrl: url }, session: () => pgSession(url) };
+    return { opts: { dataDir: dirs.make('lectern-migrate-'), databaseUrl: url }, session: () => pgSession(url) };
   }
+  const dataDir = newDataDir ? dirs.make('lectern-migrate-') : emptyEmbeddedDataDir('lectern-migrate-');
+  if (!newDataDir) cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
   return { opts: { dataDir }, session: () => pgliteSession(path.join(dataDir, 'db')) };
 }
 
@@ -294,7 +299,7 @@ describe('concurrent starters', () => {
   } else {
     it('4 openDatabase() calls at once on one new data dir: one opens and migrates, the others are refused', async () => {
       const all = await realNames();
-      const db = await fresh();
+      const db = await fresh(true);
       const results = await Promise.allSettled([1, 2, 3, 4].map(() => openDatabase(db.opts)));
       const opened = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));

@@ -1,7 +1,7 @@
 // Databases that start EMPTY (no tables, no migrations applied), for tests of the migration runner
 // and of start-up on a new install. test/helpers/db.ts hands out already-migrated copies instead.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -36,6 +36,16 @@ export async function emptyPostgresDatabase(): Promise<{ url: string; drop: () =
   };
 }
 
+/**
+ * A new data dir whose database PGlite's initdb made, empty (embedded project only): a copy of the
+ * suite's empty cluster (test/setup/embedded.ts), as a first start leaves it before it migrates.
+ */
+export function emptyEmbeddedDataDir(prefix = 'lectern-test-'): string {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  cpSync(path.join(inject('pgliteEmpty'), 'db'), path.join(dataDir, 'db'), { recursive: true });
+  return dataDir;
+}
+
 /** A SqlRunner on its own PostgreSQL session (advisory locks are per session). */
 export async function pgSession(url: string): Promise<SqlRunner & { close: () => Promise<void> }> {
   const client = new pg.Client({ connectionString: url });
@@ -55,6 +65,12 @@ export async function pgliteSession(dir: string): Promise<SqlRunner & { close: (
     query: async <T>(sql: string) => (await db.query<T>(sql)).rows,
     close: () => db.close(),
   };
+}
+
+/** A raw session on an empty embedded database (emptyEmbeddedDataDir); `drop` removes it once the session is closed. */
+export async function emptyEmbeddedSession(prefix?: string): Promise<{ session: SqlRunner & { close: () => Promise<void> }; drop: () => Promise<void> }> {
+  const dataDir = emptyEmbeddedDataDir(prefix);
+  return { session: await pgliteSession(path.join(dataDir, 'db')), drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
 /** Temporary directories removed by cleanup(). */

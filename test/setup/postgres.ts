@@ -94,5 +94,6 @@ declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string;
     pgliteTemplate: string;
+    pgliteEmpty: string;
   }
 }
