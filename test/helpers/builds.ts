@@ -63,10 +63,14 @@ export async function claimBuildAs(t: TestApp, workerId: string, leaseSeconds: n
 /** Polls the build row until it is finished; fails with its state and commands when it takes too long. */
 export async function waitForBuild(t: TestApp, id: number, timeoutMs = 120_000) {
   const until = Date.now() + timeoutMs;
+  // Polled by its state alone: the build's commands hold their output, and reading them ten times a
+  // second competes with the build's own writes (on the embedded database, for its one connection).
+  const read = () => t.db.prisma.build.findUniqueOrThrow({ where: { id }, include: { commands: { orderBy: { id: 'asc' } } } });
   for (;;) {
-    const build = await t.db.prisma.build.findUniqueOrThrow({ where: { id }, include: { commands: { orderBy: { id: 'asc' } } } });
-    if (build.state === 'finished') return build;
+    const { state } = await t.db.prisma.build.findUniqueOrThrow({ where: { id }, select: { state: true } });
+    if (state === 'finished') return read();
     if (Date.now() > until) {
+      const build = await read();
       throw new Error(`build ${id} still ${build.state} after ${timeoutMs} ms; commands: ${build.commands.map((c) => c.command).join(' | ')}`);
     }
     await new Promise((r) => setTimeout(r, 100));

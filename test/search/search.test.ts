@@ -132,7 +132,7 @@ describe('search', () => {
     const p = await makeProject(t, { slug: 'swapping' });
     await publish(t, { project: p, version: 'latest', html: page('<html><body><main><h1>Old</h1><p>The wombat.</p></main></body></html>') });
     const many = mkdtempSync(path.join(os.tmpdir(), 'lectern-many-'));
-    for (let i = 0; i < 300; i++)
+    for (let i = 0; i < 100; i++)
       writeFileSync(path.join(many, `p${i}.html`), `<html><body><main><h1>Page ${i}</h1><p>A wombat, number ${i}.</p></main></body></html>`);
     const seen = new Set<number>();
     let publishing = true;
@@ -145,11 +145,13 @@ describe('search', () => {
     seen.add((await search('wombat', { project: 'swapping' })).totalCount);
     rmSync(many, { recursive: true, force: true });
     expect(
-      [...seen].every((n) => n === 1 || n === 300),
+      [...seen].every((n) => n === 1 || n === 100),
       JSON.stringify([...seen]),
     ).toBe(true);
-    expect(seen.has(300)).toBe(true);
-  });
+    expect(seen.has(100)).toBe(true);
+    // On the embedded database (one connection) each of the publish's statements waits behind a
+    // reader's search: on a busy machine that is more than the default 30 s.
+  }, 120_000);
 
   it('indexes again what is published (`lectern search reindex`), for installations that had builds before search', async () => {
     await t.db.prisma.searchSection.deleteMany({});
