@@ -1,7 +1,7 @@
 // Databases that start EMPTY (no tables, no migrations applied), for tests of the migration runner
 // and of start-up on a new install. test/helpers/db.ts hands out already-migrated copies instead.
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -9,6 +9,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import type { SqlRunner } from '../../src/db/migrate.ts';
 import { withDatabase } from '../setup/postgres.ts';
+import { copyEmbeddedDataDir } from './db.ts';
 
 /** A new, empty database on the test PostgreSQL server (postgres project only). */
 export async function emptyPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -40,10 +41,8 @@ export async function emptyPostgresDatabase(): Promise<{ url: string; drop: () =
  * A new data dir whose database PGlite's initdb made, empty (embedded project only): a copy of the
  * suite's empty cluster (test/setup/embedded.ts), as a first start leaves it before it migrates.
  */
-export function emptyEmbeddedDataDir(prefix = 'lectern-test-'): string {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), prefix));
-  cpSync(path.join(inject('pgliteEmpty'), 'db'), path.join(dataDir, 'db'), { recursive: true });
-  return dataDir;
+export function emptyEmbeddedDataDir(prefix?: string): string {
+  return copyEmbeddedDataDir(inject('pgliteEmpty'), prefix);
 }
 
 /** A SqlRunner on its own PostgreSQL session (advisory locks are per session). */

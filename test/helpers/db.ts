@@ -47,11 +47,16 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop: () 
   };
 }
 
+/** A new data dir holding a copy of the PGlite cluster of the data dir `from`. */
+export function copyEmbeddedDataDir(from: string, prefix = 'lectern-test-'): string {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  cpSync(path.join(from, 'db'), path.join(dataDir, 'db'), { recursive: true });
+  return dataDir;
+}
+
 /** A copy of the migrated PGlite template in a new data dir. */
 export function createEmbeddedDataDir(): string {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'lectern-test-'));
-  cpSync(path.join(inject('pgliteTemplate'), 'db'), path.join(dataDir, 'db'), { recursive: true });
-  return dataDir;
+  return copyEmbeddedDataDir(inject('pgliteTemplate'));
 }
 
 export async function testDatabase(opts: { onQuery?: (sql: string) => void } = {}): Promise<TestDatabase> {
