@@ -17,12 +17,13 @@ import { endSession, overTls, readSessionCookie, sessionCookieName, sessionViewe
 import { createEvents, type Events } from './events.ts';
 import { GRAPHIQL_ASSETS, graphiql } from './graphiql.ts';
 import { takingTurnsByCost } from './graphql/admission.ts';
+import { compiledExecution } from './graphql/compiled.ts';
 import { type Context, createContext, type Services } from './graphql/context.ts';
 import { LecternError, toGraphQLError } from './graphql/errors.ts';
 import { schema } from './graphql/schema.ts';
 import type { Yoga } from './graphql/yoga.ts';
 import type { Logger } from './log.ts';
-import { createMetrics } from './metrics.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { openApiDocument } from './rest/openapi.ts';
 import { restRouter } from './rest/router.ts';
 import { v2Router } from './rest/v2/routes.ts';
@@ -299,7 +300,8 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   const served = new ServedGeneration(events);
 
   const sessions = sessionCookies(config, db, log);
-  const yoga = graphqlServer(services, sessions);
+  const metrics = createMetrics(db.prisma);
+  const yoga = graphqlServer(services, sessions, metrics);
 
   const app = express();
   app.disable('x-powered-by');
@@ -315,7 +317,6 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
   app.use(notFramed((req) => isDocsRequest(req, docsDomain)));
 
   // Every request counted and timed by part of the product (the docs fast path counts its own, below).
-  const metrics = createMetrics(db.prisma);
   app.use(metrics.middleware((req) => isDocsRequest(req, docsDomain)));
   app.get('/metrics', metrics.handler);
 
@@ -357,7 +358,7 @@ export function buildApp(deps: AppDeps): { app: Express; handler: Handler; yoga:
 }
 
 /** The server's handler: the docs fast path first, where it is on, counted as docs; the app for the rest. */
-function handlerOf(app: Express, fast: FastPath | undefined, metrics: ReturnType<typeof createMetrics>): Handler {
+function handlerOf(app: Express, fast: FastPath | undefined, metrics: Metrics): Handler {
   if (!fast) return (req, res) => app(req, res);
   return (req, res) => {
     const start = process.hrtime.bigint();
@@ -367,7 +368,7 @@ function handlerOf(app: Express, fast: FastPath | undefined, metrics: ReturnType
 }
 
 /** The GraphQL server of /graphql, through which the REST adapter runs its operations too. */
-function graphqlServer(services: Services, sessions: ReturnType<typeof sessionCookies>): Yoga {
+function graphqlServer(services: Services, sessions: ReturnType<typeof sessionCookies>, metrics: Metrics): Yoga {
   const { config, log } = services;
   return createYoga<{ req: express.Request; res?: express.Response }, Context>({
     schema,
@@ -382,7 +383,7 @@ function graphqlServer(services: Services, sessions: ReturnType<typeof sessionCo
     // Off here: yoga's own CORS answers any Origin with itself and credentials. corsFor() below
     // answers the origins LECTERN_CORS_ORIGINS names, for /graphql and /api/v3 alike.
     cors: false,
-    plugins: [limitTokens, takingTurnsByCost(schema, () => config.graphql.maxComplexity)],
+    plugins: [compiledExecution(schema, metrics.graphqlOperation), limitTokens, takingTurnsByCost(schema, () => config.graphql.maxComplexity)],
     // GraphiQL is Lectern's own build (./graphiql.ts), whose page below answers every
     // request yoga would have answered with its page (yoga's default loads it from a CDN).
     graphiql: false,

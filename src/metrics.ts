@@ -31,7 +31,11 @@ export interface Metrics {
   handler: RequestHandler;
   /** Counts a request answered outside express (the docs fast path); `start` from process.hrtime.bigint(). */
   observe(area: Area, method: string, status: number, start: bigint): void;
+  /** Counts a GraphQL operation executed (the REST adapter's included), by how it ran (graphql/compiled.ts). */
+  graphqlOperation(executor: Executor): void;
 }
+
+export type Executor = 'compiled' | 'interpreted';
 
 const RUNNING = ['cloning', 'installing', 'building'] as const;
 /** The job queue's tasks, each a label value; a task this version does not know counts as `other`. */
@@ -56,6 +60,14 @@ export function createMetrics(prisma: PrismaClient): Metrics {
     registers: [registry],
   });
 
+  const operations = new client.Counter({
+    name: 'lectern_graphql_operations_total',
+    help: 'GraphQL operations executed (the REST APIs run theirs too), by executor: compiled (a query run before, as its compiled code) or interpreted.',
+    labelNames: ['executor'] as const,
+    registers: [registry],
+  });
+  const byExecutor = { compiled: operations.labels('compiled'), interpreted: operations.labels('interpreted') };
+
   queueGauges(registry, prisma);
 
   const methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -77,6 +89,7 @@ export function createMetrics(prisma: PrismaClient): Metrics {
   return {
     registry,
     observe,
+    graphqlOperation: (executor) => byExecutor[executor].inc(),
     middleware: (docsHost) => (req, res, next) => {
       const start = process.hrtime.bigint();
       // Read now: mounted routers rewrite req.url while they handle the request.

@@ -1,0 +1,64 @@
+// Compiled execution (src/graphql/compiled.ts) on small schemas of its own: what graphql-js
+// promises resolvers holds once compiled, and operations graphql-jit cannot compile safely run
+// interpreted.
+import { buildSchema, type GraphQLResolveInfo, type ResponsePath } from 'graphql';
+import { createYoga } from 'graphql-yoga';
+import { describe, expect, it } from 'vitest';
+import { compiledExecution } from '../../src/graphql/compiled.ts';
+
+function server(sdl: string, resolvers: Record<string, Record<string, (...a: never[]) => unknown>>) {
+  const schema = buildSchema(sdl);
+  for (const [type, fields] of Object.entries(resolvers)) {
+    const object = schema.getType(type) as { getFields(): Record<string, { resolve?: unknown }> };
+    for (const [name, resolve] of Object.entries(fields)) object.getFields()[name]!.resolve = resolve;
+  }
+  const runs: string[] = [];
+  const yoga = createYoga({ schema, plugins: [compiledExecution(schema, (executor) => runs.push(executor))], logging: false });
+  const send = async (query: string, variables?: object) => {
+    const res = await yoga.fetch('http://lectern.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    return (await res.json()) as { data?: Record<string, unknown>; errors?: { message: string }[] };
+  };
+  return { send, runs };
+}
+
+describe('compiled execution', () => {
+  it("hands an object field's resolver the very path its parent's resolver was given, as graphql-js does", async () => {
+    const seen: { parent?: ResponsePath; same: boolean[] } = { same: [] };
+    const { send, runs } = server('type Detail { n: String } type Item { detail: Detail } type Query { items: [Item!]! }', {
+      Query: {
+        items: (_p: never, _a: never, _c: never, info: GraphQLResolveInfo) => {
+          seen.parent = info.path;
+          return [{ n: 'a' }, { n: 'b' }];
+        },
+      },
+      Item: {
+        detail: (p: { n: string }, _a: never, _c: never, info: GraphQLResolveInfo) => {
+          seen.same.push(info.path.prev?.prev === seen.parent);
+          return p;
+        },
+      },
+    });
+    for (let i = 0; i < 3; i++) expect(await send('{ items { detail { n } } }')).toEqual({ data: { items: [{ detail: { n: 'a' } }, { detail: { n: 'b' } }] } });
+    expect(runs).toEqual(['interpreted', 'compiled', 'compiled']);
+    expect(seen.same).toEqual([true, true, true, true, true, true]);
+  });
+
+  it('runs an operation with a variable of an input type that holds itself interpreted (graphql-jit would never stop compiling it)', async () => {
+    const { send, runs } = server('input Tree { name: String, children: [Tree!] } type Query { count(tree: Tree): Int }', {
+      Query: { count: (_p: never, a: { tree?: { children?: unknown[] } }) => a.tree?.children?.length ?? 0 },
+    });
+    const query = 'query($t: Tree) { count(tree: $t) }';
+    for (let i = 0; i < 3; i++) expect(await send(query, { t: { name: 'x', children: [{ name: 'y' }, { name: 'z' }] } })).toEqual({ data: { count: 2 } });
+    expect(runs).toEqual(['interpreted', 'interpreted', 'interpreted']);
+  });
+
+  it('leaves mutations to graphql-js', async () => {
+    const { send, runs } = server('type Query { a: Int } type Mutation { bump: Int }', { Mutation: { bump: () => 1 } });
+    for (let i = 0; i < 3; i++) expect(await send('mutation { bump }')).toEqual({ data: { bump: 1 } });
+    expect(runs).toEqual(['interpreted', 'interpreted', 'interpreted']);
+  });
+});
