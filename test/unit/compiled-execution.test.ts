@@ -4,7 +4,7 @@
 import { buildSchema, type GraphQLResolveInfo, type ResponsePath } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { compiledExecution } from '../../src/graphql/compiled.ts';
+import { compiledExecution, MAX_COMPILED_FIELDS } from '../../src/graphql/compiled.ts';
 
 function server(sdl: string, resolvers: Record<string, Record<string, (...a: never[]) => unknown>>) {
   const schema = buildSchema(sdl);
@@ -54,6 +54,15 @@ describe('compiled execution', () => {
     const query = 'query($t: Tree) { count(tree: $t) }';
     for (let i = 0; i < 3; i++) expect(await send(query, { t: { name: 'x', children: [{ name: 'y' }, { name: 'z' }] } })).toEqual({ data: { count: 2 } });
     expect(runs).toEqual(['interpreted', 'interpreted', 'interpreted']);
+  });
+
+  it('leaves a document of more than MAX_COMPILED_FIELDS fields interpreted (compiling one holds the event loop)', async () => {
+    const { send, runs } = server('type Query { a: Int }', { Query: { a: () => 1 } });
+    const within = `{ ${Array.from({ length: MAX_COMPILED_FIELDS }, (_, i) => `f${i}: a`).join(' ')} }`;
+    const over = `{ ${Array.from({ length: MAX_COMPILED_FIELDS + 1 }, (_, i) => `f${i}: a`).join(' ')} }`;
+    for (let i = 0; i < 2; i++) expect((await send(within)).data?.[`f${MAX_COMPILED_FIELDS - 1}`]).toBe(1);
+    for (let i = 0; i < 2; i++) expect((await send(over)).data?.[`f${MAX_COMPILED_FIELDS}`]).toBe(1);
+    expect(runs).toEqual(['interpreted', 'compiled', 'interpreted', 'interpreted']);
   });
 
   it('leaves mutations to graphql-js', async () => {
