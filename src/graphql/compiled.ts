@@ -27,19 +27,26 @@ import { LRUCache } from 'lru-cache';
 /** Documents whose compiled operations are kept; one compiled operation is tens of kilobytes of code. */
 const KEPT_DOCUMENTS = 200;
 
-/**
- * graphql-jit writes a field's literal arguments into the code it generates as JSON, then turns
- * strings that hold its own markers (`__MAGIC_DATE__…`) back into code with a regular expression:
- * a string argument holding one is code the server would run. A document with such a string is
- * never compiled (graphql-js runs it, as any document run once).
- */
+// What is never compiled, and runs interpreted however often it is sent:
+//
+// - a document with a string holding graphql-jit's markers (`__MAGIC_DATE__…`): graphql-jit writes
+//   a field's literal arguments into the code it generates as JSON, then turns strings holding its
+//   markers back into code with a regular expression, so such a string argument would be code the
+//   server runs;
+// - a document of more than MAX_COMPILED_FIELDS fields;
+// - a field answered as `__proto__` (an alias may be anything): graphql-jit builds the answer with
+//   object literals, where that key sets the object's prototype, and the field went missing;
+// - introspection, which would describe the schema graphql-jit runs against (the same schema,
+//   copied with wrapped resolvers, below), and that copy lists its types in another order;
+// - an operation with a variable of an input type that holds itself (selfHoldingInputs).
 const JIT_MARKER = '__MAGIC_';
+const INTROSPECTION = new Set(['__schema', '__type']);
 
 /**
  * The most fields a compiled document selects. Compiling takes the event loop for longer than
- * validating (8 to 15 times as long, measured here), so a document as large as the token limit allows would
- * hold every other request for a quarter of a second; Lectern's own operations (the REST adapter's
- * largest selects 105 fields, the dashboard's fewer) are well under it.
+ * validating (8 to 15 times as long, measured here), so a document as large as the token limit
+ * allows would hold every other request for a quarter of a second; Lectern's own operations (the
+ * REST adapter's largest selects 105 fields, the dashboard's fewer) are well under it.
  */
 export const MAX_COMPILED_FIELDS = 300;
 
@@ -71,8 +78,8 @@ function safeToCompile(schema: GraphQLSchema, selfHolding: Set<string>, document
     StringValue(node) {
       if (node.value.includes(JIT_MARKER)) safe = false;
     },
-    Field() {
-      if (++fields > MAX_COMPILED_FIELDS) safe = false;
+    Field(node) {
+      if (++fields > MAX_COMPILED_FIELDS || (node.alias ?? node.name).value === '__proto__' || INTROSPECTION.has(node.name.value)) safe = false;
     },
   });
   return safe;

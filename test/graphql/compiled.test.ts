@@ -2,6 +2,7 @@
 // second (src/graphql/compiled.ts). What a client gets must not tell the two apart: the same
 // answer, the same statements, the same refusals in the same words, the same masked failures; and
 // nothing a client writes in an operation may become code the server runs.
+import { getIntrospectionQuery } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type GqlResult, type TestApp, testApp } from '../helpers/app.ts';
 
@@ -107,6 +108,12 @@ describe('a query operation, interpreted and then compiled', () => {
     expect(res.data.projects.nodes[0]).not.toHaveProperty('users');
     expect(res.data.projects.nodes[0].activeVersions[0]).not.toHaveProperty('lastBuild');
     expect(res.data.one.slug).toBe('beta');
+  });
+
+  it('answers introspection the same (GraphiQL and codegen send it again and again)', async () => {
+    const runs = await thrice(t, getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true }));
+    expect(runs[0]!.res.data?.__schema?.types?.length).toBeGreaterThan(50);
+    for (const run of runs) expect(run.res).toEqual(runs[0]!.res);
   });
 
   it('refuses a wrong variable in the same words', async () => {

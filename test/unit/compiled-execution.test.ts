@@ -65,6 +65,18 @@ describe('compiled execution', () => {
     expect(runs).toEqual(['interpreted', 'compiled', 'interpreted', 'interpreted']);
   });
 
+  it('answers a field aliased __proto__ as a field, each time (graphql-jit would set a prototype with it)', async () => {
+    const { send, runs } = server('type P { slug: String, p: P } type Query { project: P }', {
+      Query: { project: () => ({ slug: 'a', p: { slug: 'b' } }) },
+    });
+    for (let i = 0; i < 3; i++) {
+      const res = await send('{ project { __proto__: slug x: p { __proto__: slug } } }');
+      expect(JSON.stringify(res)).toBe('{"data":{"project":{"__proto__":"a","x":{"__proto__":"b"}}}}');
+    }
+    expect(runs).toEqual(['interpreted', 'interpreted', 'interpreted']);
+    expect(({} as { slug?: unknown }).slug).toBeUndefined();
+  });
+
   it('leaves mutations to graphql-js', async () => {
     const { send, runs } = server('type Query { a: Int } type Mutation { bump: Int }', { Mutation: { bump: () => 1 } });
     for (let i = 0; i < 3; i++) expect(await send('mutation { bump }')).toEqual({ data: { bump: 1 } });
