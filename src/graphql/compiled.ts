@@ -34,8 +34,9 @@ const KEPT_DOCUMENTS = 200;
 //   markers back into code with a regular expression, so such a string argument would be code the
 //   server runs;
 // - a document of more than MAX_COMPILED_FIELDS fields;
-// - a field answered as `__proto__` (an alias may be anything): graphql-jit builds the answer with
-//   object literals, where that key sets the object's prototype, and the field went missing;
+// - a field answered as `__proto__` (an alias may be anything), or an object written in the query
+//   with a `__proto__` key: graphql-jit builds answers and literal arguments as object literals in
+//   code, where that key sets the object's prototype, and the field or the key went missing;
 // - introspection, which would describe the schema graphql-jit runs against (the same schema,
 //   copied with wrapped resolvers, below), and that copy lists its types in another order;
 // - an operation with a variable of an input type that holds itself (selfHoldingInputs).
@@ -77,6 +78,9 @@ function safeToCompile(schema: GraphQLSchema, selfHolding: Set<string>, document
   visit(document, {
     StringValue(node) {
       if (node.value.includes(JIT_MARKER)) safe = false;
+    },
+    ObjectField(node) {
+      if (node.name.value === '__proto__') safe = false;
     },
     Field(node) {
       if (++fields > MAX_COMPILED_FIELDS || (node.alias ?? node.name).value === '__proto__' || INTROSPECTION.has(node.name.value)) safe = false;
