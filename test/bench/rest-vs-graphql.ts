@@ -8,8 +8,9 @@
 //   direct    a hand-written express handler: the same token check, one Prisma query, JSON
 //   rawsql    the same answer from raw SQL with the pg driver (two statements, JSON built in Node)
 // The four answers are checked to be the same JSON before anything is timed. It prints requests per
-// second, p50/p99 latency and the ratios. Targets (issue 23): REST within 1.1x the cost of GraphQL,
-// GraphQL within 1.3x of the hand-written handler and within 2.5x of raw SQL.
+// second, p50/p99 latency, this process's CPU time per request and the ratios. Targets (issue 23):
+// REST within 1.1x the cost of GraphQL, GraphQL within 1.3x of the hand-written handler and within
+// 2.5x of raw SQL.
 // Run: npx tsx test/bench/rest-vs-graphql.ts [seconds-per-round] [detail|list] [rows, e.g. graphql]
 // First: the app runs as `lectern serve` runs it, in production mode (src/bin.js).
 import './production-mode.ts';
@@ -396,13 +397,16 @@ for (const scenario of Object.keys(scenarios) as Scenario[]) {
 
   // Warm up, then interleave rounds so drift hits all alike.
   for (const name of names) await load(name, s[name], 1);
-  const totals = Object.fromEntries(names.map((n) => [n, { requests: 0, seconds: 0, p50: [] as number[], p99: [] as number[] }])) as Record<
+  const totals = Object.fromEntries(names.map((n) => [n, { requests: 0, seconds: 0, cpu: 0, p50: [] as number[], p99: [] as number[] }])) as Record<
     Name,
-    { requests: number; seconds: number; p50: number[]; p99: number[] }
+    { requests: number; seconds: number; cpu: number; p50: number[]; p99: number[] }
   >;
   for (let round = 0; round < 2; round++) {
     for (const name of names) {
+      const before = process.cpuUsage();
       const r = await load(name, s[name], seconds / 2);
+      const used = process.cpuUsage(before);
+      totals[name].cpu += (used.user + used.system) / 1000;
       totals[name].requests += r.requests.total;
       totals[name].seconds += r.duration;
       totals[name].p50.push(r.latency.p50);
@@ -412,9 +416,13 @@ for (const scenario of Object.keys(scenarios) as Scenario[]) {
   const rps = (n: Name) => totals[n].requests / totals[n].seconds;
   const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   console.log(`\n${scenario}: ${s.title}, 10 connections, ${seconds}s per endpoint, PostgreSQL\n`);
-  console.log('endpoint   req/s     p50 ms   p99 ms');
+  // CPU: this process's (the server's, and autocannon's, which costs alike per request) per request.
+  console.log('endpoint   req/s     p50 ms   p99 ms   cpu ms/req');
   for (const n of names) {
-    console.log(`${n.padEnd(9)} ${rps(n).toFixed(0).padStart(6)}  ${avg(totals[n].p50).toFixed(1).padStart(7)}  ${avg(totals[n].p99).toFixed(1).padStart(7)}`);
+    const t = totals[n];
+    console.log(
+      `${n.padEnd(9)} ${rps(n).toFixed(0).padStart(6)}  ${avg(t.p50).toFixed(1).padStart(7)}  ${avg(t.p99).toFixed(1).padStart(7)}  ${(t.cpu / t.requests).toFixed(2).padStart(10)}`,
+    );
   }
   if (rows) continue;
   console.log(`\ncost of REST relative to GraphQL:      ${(rps('graphql') / rps('rest')).toFixed(2)}x (target <= 1.1x)`);
@@ -422,6 +430,8 @@ for (const scenario of Object.keys(scenarios) as Scenario[]) {
   console.log(`cost of GraphQL relative to raw SQL:   ${(rps('rawsql') / rps('graphql')).toFixed(2)}x (target <= 2.5x)`);
   console.log(`cost of REST relative to hand-written: ${(rps('direct') / rps('rest')).toFixed(2)}x`);
   console.log(`cost of REST relative to raw SQL:      ${(rps('rawsql') / rps('rest')).toFixed(2)}x`);
+  const cpu = (n: Name) => totals[n].cpu / totals[n].requests;
+  console.log(`CPU per request, GraphQL relative to hand-written: ${(cpu('graphql') / cpu('direct')).toFixed(2)}x`);
 }
 
 // autocannon stops with requests in flight: let them finish before the pool closes.
