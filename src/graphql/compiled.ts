@@ -20,9 +20,13 @@ import {
   typeFromAST,
   visit,
 } from 'graphql';
-import { compileQuery, isCompiledQuery } from 'graphql-jit';
+import type * as GraphqlJit from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import { lazyModule } from '../lazy-module.ts';
+
+/** Loaded at the first compiling, not with the API's modules (docs/design/startup.md, "Packages loaded when first used"). */
+const jit = lazyModule<typeof GraphqlJit>('graphql-jit');
 
 /** Documents whose compiled operations are kept; one compiled operation is tens of kilobytes of code. */
 const KEPT_DOCUMENTS = 200;
@@ -164,6 +168,7 @@ function relocating(document: DocumentNode): (error: GraphQLError) => GraphQLErr
 
 /** A query compiled, its errors placed in its document. */
 function compile(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Compiled | null {
+  const { compileQuery, isCompiledQuery } = jit();
   const compiled = compileQuery(schema, document, operationName);
   if (!isCompiledQuery(compiled)) return null;
   const relocate = relocating(document);
@@ -188,8 +193,9 @@ type Entry = { state: 'seen' } | { state: 'compiled'; run: Compiled } | { state:
  * second request. It comes before any plugin that wraps execution, which then wraps this one.
  */
 export function compiledExecution(schema: GraphQLSchema, counted: (executor: 'compiled' | 'interpreted') => void = () => {}): Plugin {
-  const compiledSchema = withCanonicalPaths(schema);
-  const selfHolding = selfHoldingInputs(schema);
+  // Made at the first compiling, as graphql-jit is loaded.
+  let compiledSchema: GraphQLSchema | undefined;
+  let selfHolding: Set<string> | undefined;
   const documents = new LRUCache<DocumentNode, Map<string, Entry>>({ max: KEPT_DOCUMENTS });
   /** The compiled operation to run, or null while (or where) graphql-js runs it. */
   const compiledFor = (document: DocumentNode, operation: OperationDefinitionNode, operationName: string | undefined): Compiled | null => {
@@ -199,7 +205,10 @@ export function compiledExecution(schema: GraphQLSchema, counted: (executor: 'co
     const entry = entries.get(key);
     if (!entry) entries.set(key, { state: 'seen' });
     if (entry?.state !== 'seen') return entry?.state === 'compiled' ? entry.run : null;
-    const run = safeToCompile(schema, selfHolding, document, operation) ? compile(compiledSchema, document, operationName) : null;
+    selfHolding ??= selfHoldingInputs(schema);
+    const run = safeToCompile(schema, selfHolding, document, operation)
+      ? compile((compiledSchema ??= withCanonicalPaths(schema)), document, operationName)
+      : null;
     entries.set(key, run ? { state: 'compiled', run } : { state: 'interpreted' });
     return run;
   };

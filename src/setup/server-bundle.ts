@@ -28,7 +28,18 @@ const LOCK = 'node_modules/.package-lock.json';
 /** How long a replaced bundle (or a build's leftover) is kept. */
 const KEEP_OLD_MS = 10 * 60_000;
 /** Loaded from node_modules at run time: see above. */
-const EXTERNAL = ['@electric-sql/pglite', '@electric-sql/pglite/*', 'cheerio', 'tar-stream', 'yauzl', 'archiver', 'pg', 're2js', 'openid-client'];
+const EXTERNAL = [
+  '@electric-sql/pglite',
+  '@electric-sql/pglite/*',
+  'cheerio',
+  'tar-stream',
+  'yauzl',
+  'archiver',
+  'pg',
+  're2js',
+  'openid-client',
+  'graphql-jit',
+];
 
 /** Every file under `dir` (relative to `root`), with its size and modification time, read before the build reads them. */
 function statesUnder(root: string, dir: string): Map<string, [number, number]> {

@@ -1,6 +1,7 @@
 // Compiled execution (src/graphql/compiled.ts) on small schemas of its own: what graphql-js
 // promises resolvers holds once compiled, and operations graphql-jit cannot compile safely run
 // interpreted.
+import { createRequire } from 'node:module';
 import { buildSchema, type GraphQLResolveInfo, type ResponsePath } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +27,17 @@ function server(sdl: string, resolvers: Record<string, Record<string, (...a: nev
 }
 
 describe('compiled execution', () => {
+  // First: graphql-jit must not be loaded yet in this file's process.
+  it('loads graphql-jit at the first compiling, not with the server', async () => {
+    const loaded = () => Object.hasOwn(createRequire(import.meta.url).cache, createRequire(import.meta.url).resolve('graphql-jit'));
+    const { send, runs } = server('type Query { a: Int }', { Query: { a: () => 1 } });
+    await send('{ a }');
+    expect(loaded()).toBe(false);
+    await send('{ a }');
+    expect(runs).toEqual(['interpreted', 'compiled']);
+    expect(loaded()).toBe(true);
+  });
+
   it("hands an object field's resolver the very path its parent's resolver was given, as graphql-js does", async () => {
     const seen: { parent?: ResponsePath; same: boolean[] } = { same: [] };
     const { send, runs } = server('type Detail { n: String } type Item { detail: Detail } type Query { items: [Item!]! }', {
