@@ -361,14 +361,20 @@ export async function finishBuild(
   syncing: Promise<unknown> | null = null,
 ): Promise<void> {
   await syncing;
-  const { count } = await deps.prisma.build.updateMany({
-    where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
-    data: { ...data, state: 'finished', finishedAt: new Date(), duration: Math.round((Date.now() - started) / 1000) },
-  });
-  // build:passed or build:failed for the project's webhooks (sent by workers, never waited for).
-  if (count === 1)
-    await queueBuildEvent(deps.prisma, deps.events, build, finishedEvent(data.success), { email: !!deps.notify?.email }).catch((e: unknown) =>
-      deps.log.error({ err: e, build: build.id }, 'could not queue notifications'),
-    );
+  const where = { id: build.id, state: { not: 'finished' as const }, workerId: build.workerId };
+  const finished = { ...data, state: 'finished' as const, finishedAt: new Date(), duration: Math.round((Date.now() - started) / 1000) };
+  // build:passed or build:failed for the project's webhooks and emails (sent by workers, never
+  // waited for), queued in the transaction that ends the build: whoever sees it finished sees its
+  // notifications queued, and a process that dies in between loses neither.
+  try {
+    await deps.prisma.$transaction(async (tx) => {
+      const { count } = await tx.build.updateMany({ where, data: finished });
+      if (count === 1) await queueBuildEvent(tx, deps.events, build, finishedEvent(data.success), { email: !!deps.notify?.email });
+    });
+  } catch (e) {
+    // The build still ends; its notifications are what is lost.
+    deps.log.error({ err: e, build: build.id }, 'could not queue notifications');
+    await deps.prisma.build.updateMany({ where, data: finished });
+  }
   await Recorder.announce(deps, build.id); // live logs end now, not at their next poll
 }
