@@ -24,6 +24,14 @@ async function executed(t: TestApp): Promise<{ compiled: number; interpreted: nu
   return { compiled: count('compiled'), interpreted: count('interpreted') };
 }
 
+/**
+ * The distinct statements sent, whatever their order and however lookups were batched: on
+ * PostgreSQL statements run at once on several connections, and lookups made in one turn of the
+ * event loop share a statement, so both depend on timing (test/graphql/query-count.test.ts counts
+ * them where they do not).
+ */
+const statements = (sql: string[]) => [...new Set(sql.map((s) => s.replace(/\$\d+(,\$\d+)*/g, '$')))].sort();
+
 /** A build config as the builder stores it, distinct per version so mix-ups show. */
 const configOf = (project: string, version: string) => ({ version: 2, sphinx: { configuration: `docs/${project}/${version}/conf.py` }, formats: ['pdf'] });
 
@@ -96,7 +104,7 @@ describe('a query operation, interpreted and then compiled', () => {
       expect(first!.res.data.missing).toBeNull();
       for (const run of compiled) {
         expect(run.res).toEqual(first!.res);
-        expect(run.sql).toEqual(first!.sql);
+        expect(statements(run.sql)).toEqual(statements(first!.sql));
       }
     }
   });
