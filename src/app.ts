@@ -123,6 +123,12 @@ function maskError(error: unknown, message: string): Error {
   return yogaMaskError(error, message, false);
 }
 
+/** The code of a LecternError a client caused (a status under 500), itself or as a GraphQL error's original; null otherwise. */
+function clientsError(error: unknown): string | null {
+  const lectern = error instanceof LecternError ? error : (error as { originalError?: unknown } | null)?.originalError;
+  return lectern instanceof LecternError && lectern.status < 500 ? lectern.code : null;
+}
+
 /** The messages and codes of an error and its causes, for recognising a database error by its SQLSTATE. */
 function describeChain(error: unknown): string {
   const parts: string[] = [];
@@ -392,7 +398,10 @@ function graphqlServer(services: Services, sessions: ReturnType<typeof sessionCo
       debug: (...a: unknown[]) => log.debug(a.map(String).join(' ')),
       info: (...a: unknown[]) => log.info(a.map(String).join(' ')),
       warn: (...a: unknown[]) => log.warn(a.map(String).join(' ')),
-      error: (...a: unknown[]) => log.error({ err: a[0] }, 'graphql error'),
+      // yoga logs every error it masks, a client's too (a refused token, a document too large):
+      // those are the client's, at debug; the rest are the server's.
+      error: (...a: unknown[]) =>
+        clientsError(a[0]) ? log.debug({ code: clientsError(a[0]) }, 'graphql error of the client') : log.error({ err: a[0] }, 'graphql error'),
     },
   });
 }

@@ -6,6 +6,7 @@
 // through the app's context (src/graphql/context.ts), not a process-wide locator.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.ts';
 import { type TestApp, testApp } from '../helpers/app.ts';
 import { dbKind } from '../helpers/db.ts';
 
@@ -368,6 +369,28 @@ describe('an unexpected internal error', () => {
       .send({ query: '{ viewer { username } }' });
     expect(res.status).toBe(500);
     expectMasked(res);
+  });
+});
+
+describe('the log', () => {
+  it("keeps a client's refused operations out of the errors, and an unexpected failure in them", async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const t = await testApp({}, { log: createLogger('debug', { write: (s: string) => void lines.push(JSON.parse(s)) }) });
+    try {
+      const errors = () => lines.filter((l) => l.level >= 50);
+      // Too many tokens, too costly, a field for maintainers asked without a token, a wrong variable.
+      expect((await post(t, { query: `{ ${'a: project(slug: "x") { slug } '.repeat(4000)} }` })).status).toBe(400);
+      expect((await post(t, { query: `{ ${Array.from({ length: 300 }, (_, i) => `a${i}: project(slug: "x") { slug }`).join(' ')} }` })).status).toBe(400);
+      await t.db.prisma.project.create({ data: { name: 'p', slug: 'p', repositoryUrl: 'https://x.org/p' } });
+      expect((await t.gql('{ project(slug: "p") { environmentVariables { totalCount } } }')).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect((await t.gql('query($n: Int) { projects(limit: $n) { totalCount } }', { n: 'x' })).errors).toHaveLength(1);
+      expect(errors()).toEqual([]);
+      await t.db.prisma.$executeRawUnsafe('DROP TABLE "Project" CASCADE');
+      await post(t, { query: '{ projects { totalCount } }' });
+      expect(errors().map((l) => l.msg)).toContain('graphql error');
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -9,7 +9,7 @@ import { buildApp, type Handler } from '../../src/app.ts';
 import { type Config, type Env, loadConfig } from '../../src/config.ts';
 import type { Services } from '../../src/domain/context.ts';
 import { createUser } from '../../src/domain/users.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger, type Logger } from '../../src/log.ts';
 import type { Storage } from '../../src/storage/index.ts';
 import { type TestDatabase, testDatabase } from './db.ts';
 import { TEST_NETWORK } from './git.ts';
@@ -63,7 +63,8 @@ const TOKEN_USE = /^UPDATE "public"\."ApiToken" SET "lastUsedAt" = /;
 /** Analytics written in batches off the request path (src/analytics/recorder.ts): not what a request costs. */
 const ANALYTICS = /^\s*(INSERT INTO "(PageViewDaily|SearchQueryDaily)"|DELETE FROM "(PageViewDaily|SearchQueryDaily)")/;
 
-export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Promise<TestApp> {
+/** `log`: the app's logger (silent by default), for a test that reads what the app logs. */
+export async function testApp(env: Partial<Record<keyof Env, string>> = {}, opts: { log?: Logger } = {}): Promise<TestApp> {
   const queries: string[] = [];
   let writes = 0;
   const database = await testDatabase({
@@ -85,7 +86,7 @@ export async function testApp(env: Partial<Record<keyof Env, string>> = {}): Pro
     LECTERN_BUILD_UID_BASE: String(testUidBase()),
     ...env,
   });
-  const { app, handler, storage, services } = buildApp({ config, db: database.db, log: createLogger('silent'), secretKey: TEST_SECRET_KEY });
+  const { app, handler, storage, services } = buildApp({ config, db: database.db, log: opts.log ?? createLogger('silent'), secretKey: TEST_SECRET_KEY });
   // Through the same entry as production: the docs fast path, then express.
   const http = supertest.agent(handler);
   return {
