@@ -169,7 +169,12 @@ function relocating(document: DocumentNode): (error: GraphQLError) => GraphQLErr
 /** A query compiled, its errors placed in its document. */
 function compile(schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined): Compiled | null {
   const { compileQuery, isCompiledQuery } = jit();
-  const compiled = compileQuery(schema, document, operationName);
+  let compiled: GraphqlJit.CompiledQuery | ExecutionResult;
+  try {
+    compiled = compileQuery(schema, document, operationName);
+  } catch {
+    return null; // what graphql-jit cannot compile, graphql-js runs
+  }
   if (!isCompiledQuery(compiled)) return null;
   const relocate = relocating(document);
   const placed = (r: ExecutionResult) => (r.errors?.length ? { ...r, errors: r.errors.map(relocate) } : r);
