@@ -400,8 +400,11 @@ function graphqlServer(services: Services, sessions: ReturnType<typeof sessionCo
       warn: (...a: unknown[]) => log.warn(a.map(String).join(' ')),
       // yoga logs every error it masks, a client's too (a refused token, a document too large):
       // those are the client's, at debug; the rest are the server's.
-      error: (...a: unknown[]) =>
-        clientsError(a[0]) ? log.debug({ code: clientsError(a[0]) }, 'graphql error of the client') : log.error({ err: a[0] }, 'graphql error'),
+      error: (...a: unknown[]) => {
+        const code = clientsError(a[0]);
+        if (code) log.debug({ code }, 'graphql error of the client');
+        else log.error({ err: a[0] }, 'graphql error');
+      },
     },
   });
 }

@@ -35,6 +35,7 @@ export interface Metrics {
   graphqlOperation(executor: Executor): void;
 }
 
+/** How a GraphQL operation ran (graphql/compiled.ts). */
 export type Executor = 'compiled' | 'interpreted';
 
 const RUNNING = ['cloning', 'installing', 'building'] as const;

@@ -24,6 +24,7 @@ import type * as GraphqlJit from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { lazyModule } from '../lazy-module.ts';
+import type { Executor } from '../metrics.ts';
 
 /** Loaded at the first compiling, not with the API's modules (docs/design/startup.md, "Packages loaded when first used"). */
 const jit = lazyModule<typeof GraphqlJit>('graphql-jit');
@@ -197,7 +198,7 @@ type Entry = { state: 'seen' } | { state: 'compiled'; run: Compiled } | { state:
  * no compiling, and the REST adapter's operations, built once per route, are compiled by their
  * second request. It comes before any plugin that wraps execution, which then wraps this one.
  */
-export function compiledExecution(schema: GraphQLSchema, counted: (executor: 'compiled' | 'interpreted') => void = () => {}): Plugin {
+export function compiledExecution(schema: GraphQLSchema, counted: (executor: Executor) => void = () => {}): Plugin {
   // Made at the first compiling, as graphql-jit is loaded.
   let compiledSchema: GraphQLSchema | undefined;
   let selfHolding: Set<string> | undefined;
