@@ -192,13 +192,21 @@ export class Worker {
   async #maintain(): Promise<void> {
     const { prisma, log } = this.deps;
     const attempts = Object.fromEntries(Object.entries(this.#tasks).map(([task, t]) => [task, t.retry.maxAttempts]));
-    // One transaction: no worker claims a build's job again before its build is reset.
-    const { lost, failed } = await prisma.$transaction(async (tx) => {
-      const lost = await reapExpiredJobs(tx, attempts);
-      const builds = (state: string) => lost.filter((j) => j.task === BUILD_TASK && j.state === state).map((j) => Number(j.payload.buildId));
-      return { lost, failed: await takeBackBuilds(tx, builds('queued'), builds('failed')) };
+    // One transaction: no worker claims a build's job again before its build is reset, and a build
+    // failed here has its build:failed queued with its end, as finishBuild does.
+    const reap = (notify: boolean) =>
+      prisma.$transaction(async (tx) => {
+        const lost = await reapExpiredJobs(tx, attempts);
+        const builds = (state: string) => lost.filter((j) => j.task === BUILD_TASK && j.state === state).map((j) => Number(j.payload.buildId));
+        const failed = await takeBackBuilds(tx, builds('queued'), builds('failed'));
+        if (notify) await queueFinishedEvents(tx, this.deps.events, failed, { email: !!this.deps.notify?.email });
+        return lost;
+      });
+    const lost = await reap(true).catch((e: unknown) => {
+      // The lost builds are still put back or ended; their notifications are what is lost.
+      log.error({ err: e }, 'could not queue notifications of lost builds');
+      return reap(false);
     });
-    await queueFinishedEvents(prisma, this.deps.events, failed, { email: !!this.deps.notify?.email });
     for (const job of lost) {
       log.warn({ job: job.id, task: job.task, state: job.state }, 'a job whose worker stopped');
       if (job.task === DELIVER_TASK)
@@ -303,14 +311,21 @@ export class Worker {
     if (!this.#gaveBack(job)) await completeJob(prisma, job.id, this.id);
   }
 
+  /** Ends a build its run could not end, with its build:failed queued in the same transaction (as finishBuild does). */
   async #failBuild(build: { id: number; workerId: string | null }): Promise<void> {
-    const ended = await this.deps.prisma.build
-      .updateMany({
-        where: { id: build.id, state: { not: 'finished' }, workerId: build.workerId },
-        data: { state: 'finished', success: false, error: 'Lectern could not run this build (its log has the details).', finishedAt: new Date() },
-      })
-      .catch(() => null);
-    if (ended?.count) await queueFinishedEvents(this.deps.prisma, this.deps.events, [build.id], { email: !!this.deps.notify?.email }).catch(() => {});
+    const { prisma, events, notify, log } = this.deps;
+    const where = { id: build.id, state: { not: 'finished' as const }, workerId: build.workerId };
+    const data = { state: 'finished' as const, success: false, error: 'Lectern could not run this build (its log has the details).', finishedAt: new Date() };
+    try {
+      await prisma.$transaction(async (tx) => {
+        const { count } = await tx.build.updateMany({ where, data });
+        if (count === 1) await queueFinishedEvents(tx, events, [build.id], { email: !!notify?.email });
+      });
+    } catch (e) {
+      // The build still ends; its notifications are what is lost.
+      log.error({ err: e, build: build.id }, 'could not queue notifications');
+      await prisma.build.updateMany({ where, data }).catch(() => {});
+    }
   }
 
   /** Whether the job was given back on stop while it ran: then its run, now ended, records nothing (logged). */

@@ -71,6 +71,7 @@ describe('a build whose worker vanished', () => {
     const repo = server.repo('orphan-twice', commandsProject('orphan-twice'));
     const p = await importProject(t, token, 'Orphan Twice', repo.url);
     const id = await latestBuildOf(t, p.slug);
+    await t.db.prisma.webhook.create({ data: { projectId: p.id, url: 'https://example.com/hook', events: ['build:failed'], secretEncrypted: 'not used' } });
     await t.db.prisma.job.update({ where: { id: (await buildJobOf(t, id))!.id }, data: { attempts: BUILD_ATTEMPTS - 1 } });
     expect((await claimBuildAs(t, 'dead-worker', 2))?.id).toBe(id);
     const worker = await startTestWorker(t, { leaseSeconds: 3 });
@@ -79,6 +80,8 @@ describe('a build whose worker vanished', () => {
       expect(build.success).toBe(false);
       expect(build.error).toMatch(/worker running this build stopped/);
       expect(build.finishedAt).not.toBeNull();
+      // Its build:failed was queued with its end: there as soon as the build reads finished.
+      expect(await t.db.prisma.notificationDelivery.findMany({ where: { buildId: id }, select: { event: true } })).toEqual([{ event: 'build:failed' }]);
       expect(await buildJobOf(t, id)).toMatchObject({ state: 'failed', attempts: BUILD_ATTEMPTS });
     } finally {
       await worker.stop(1000);
