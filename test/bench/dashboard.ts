@@ -1,5 +1,5 @@
 // The dashboard's project page for a project with 50 versions, each with a finished build, in
-// Debian's Chromium on this machine: from navigation to the 50 rows on screen (p50 and p90 of N
+// Debian's Chromium (its headless shell, test/helpers/publish.ts) on this machine: from navigation to the 50 rows on screen (p50 and p90 of N
 // loads after two warm-ups), the GraphQL requests the page makes, and the JavaScript and CSS it
 // loads, gzipped. The page's data is the same read the REST and GraphQL APIs serve, so the raw
 // GraphQL operation's own time is measured beside it in the same run (from the browser, fetch).
@@ -10,9 +10,9 @@ import './production-mode.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { chromium } from 'playwright-core';
 import { DASHBOARD_DIR } from '../../src/dashboard.ts';
 import { createUser } from '../../src/domain/users.ts';
+import { launchChromium } from '../helpers/publish.ts';
 import { servedApp } from './served-app.ts';
 
 const LOADS = Number(process.argv[2] ?? 20);
@@ -45,7 +45,7 @@ for (let i = 0; i < VERSIONS; i++) {
   await db.prisma.version.update({ where: { id: version.id }, data: { lastBuildId: build.id } });
 }
 
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+const browser = await launchChromium();
 const page = await browser.newPage();
 await page.goto(`${origin}/sign-in`);
 await page.getByLabel('Username').fill('bench');

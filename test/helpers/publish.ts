@@ -18,7 +18,7 @@ import type { TestApp } from './app.ts';
 const run = promisify(execFile);
 
 export const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/serve');
-export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = '/usr/bin/chromium-headless-shell';
 
 /** Fails (never skips) when a tool is missing, naming the Debian package that provides it. */
 export function requireTool(file: string, debianPackage: string): void {
@@ -112,7 +112,7 @@ export function htmlZip(htmlDir: string, name: string): Promise<string> {
 /** A PDF of a built page, printed by headless Chromium (no LaTeX on these machines). */
 export function printPdf(htmlFile: string): Promise<string> {
   return cached(`pdf:${htmlFile}`, async () => {
-    requireTool(CHROMIUM, 'chromium');
+    requireTool(CHROMIUM, 'chromium-headless-shell');
     const dir = await tmp('pdf');
     const target = path.join(dir, 'doc.pdf');
     await run(CHROMIUM, [
@@ -212,9 +212,14 @@ export async function ensureDir(dir: string): Promise<string> {
   return dir;
 }
 
-/** Debian's Chromium, headless, through playwright-core: fails naming the package when it is missing. */
+/**
+ * Debian's Chromium as its headless shell (what Playwright itself runs headless), through
+ * playwright-core: the same Blink, V8 and network stack as the browser, without the browser's
+ * window layer, at less than half its CPU (docs/design/test-suite.md). Fails naming the package
+ * when it is missing.
+ */
 export async function launchChromium(): Promise<Browser> {
-  requireTool(CHROMIUM, 'chromium');
+  requireTool(CHROMIUM, 'chromium-headless-shell');
   return chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
