@@ -181,6 +181,28 @@ describe('the dashboard project list', () => {
   });
 });
 
+describe('where the projects of a page are served', () => {
+  const URLS = `query($urls: Boolean!) { projects(limit: 10) { nodes { slug documentationUrl @include(if: $urls) } } }`;
+
+  it('is read in one statement when a field below asks, and not at all when @include or @skip leaves every such field out', async () => {
+    const asked = await counted(URLS, { urls: true });
+    const left = await counted(URLS, { urls: false });
+    const skipped = await counted(URLS.replace('@include(if: $urls)', '@skip(if: $urls)'), { urls: true });
+    expect(asked.res.errors).toBeUndefined();
+    expect(asked.res.data.projects.nodes[0]).toEqual({ slug: slugOf(0), documentationUrl: expect.stringContaining(slugOf(0)) });
+    expect(left.res.data.projects.nodes[0]).toEqual({ slug: slugOf(0) });
+    expect(skipped.res.data.projects.nodes[0]).toEqual({ slug: slugOf(0) });
+    expect(asked.sql.map(shape)).toEqual(['select Project', 'select Project']);
+    expect(left.sql.map(shape)).toEqual(['select Project']);
+    expect(skipped.sql.map(shape)).toEqual(['select Project']);
+    // The same documents again, compiled from their second run (src/graphql/compiled.ts).
+    for (let i = 0; i < 2; i++) {
+      expect((await counted(URLS, { urls: false })).sql.map(shape)).toEqual(['select Project']);
+      expect((await counted(URLS, { urls: true })).sql.map(shape)).toEqual(['select Project', 'select Project']);
+    }
+  });
+});
+
 describe('lookups by key, one per row or one per alias', () => {
   const PER_ROW = `query($limit: Int, $slug: String!) { projects(limit: $limit) { nodes { slug version(slug: $slug) { slug privacyLevel } } } }`;
 

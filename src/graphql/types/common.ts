@@ -1,7 +1,15 @@
 // Shapes shared by several types: the enums from the data model, `{code, name}` choices, and the
 // page of a list (limit/offset plus the total count the REST envelope needs).
 
-import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
+import {
+  GraphQLIncludeDirective,
+  type GraphQLResolveInfo,
+  GraphQLSkipDirective,
+  getDirectiveValues,
+  Kind,
+  type SelectionNode,
+  type SelectionSetNode,
+} from 'graphql';
 import type { ServedProjectRow } from '../../domain/served-projects.ts';
 import type { Project } from '../../generated/prisma/client.ts';
 import { BuildState, IntegrationProvider, PrivacyLevel, RedirectType, VersionType } from '../../generated/prisma/enums.ts';
@@ -45,11 +53,19 @@ export function withServedProject<T>(ctx: Context, projectId: number, answer: (p
 /** The fields that read where a project is served (withServedProject). */
 const SERVED_FIELDS = new Set(['documentationUrl', 'vcsUrl', 'downloads', 'superproject']);
 
-/** Whether the selection under `info`'s field names any of `names`, through fragments too. */
+/** Whether `@skip`/`@include` with the operation's variables leave `node` in (graphql-js's own rule). */
+function included(node: SelectionNode, variables: GraphQLResolveInfo['variableValues']): boolean {
+  if (!node.directives?.length) return true;
+  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
+}
+
+/** Whether the selection under `info`'s field names any of `names`, through fragments too, as `@skip`/`@include` leave it. */
 function selectsAny(info: GraphQLResolveInfo, names: ReadonlySet<string>): boolean {
   const seen = new Set<string>();
   const walk = (set: SelectionSetNode | undefined): boolean =>
     !!set?.selections.some((s) => {
+      if (!included(s, info.variableValues)) return false;
       if (s.kind === Kind.FIELD) return names.has(s.name.value) || walk(s.selectionSet);
       if (s.kind === Kind.INLINE_FRAGMENT) return walk(s.selectionSet);
       if (seen.has(s.name.value)) return false;
