@@ -2,7 +2,7 @@
 // For R rounds, alternating the order, it runs each command as a person types it (`lectern …` with
 // node_modules/.bin first on PATH, as the README says: src/bin.js started by its shebang, on the
 // Node 24 of node_modules/.bin) on an existing embedded data dir, wall clock from spawn to exit;
-// `serve` as `npm start` runs it (`node src/bin.js serve`):
+// `serve` as `npm start` runs it (`node src/bin.js serve`, the server's bundle made current first):
 //   node -e 0          Node's own start, the floor every command stands on
 //   --help, migrate, user create, token create, user set-password, search reindex
 //   … (server running) `token create`, `user create`, `user set-password`, `search reindex` and
@@ -19,7 +19,7 @@
 //
 //   npx tsx test/bench/cli.ts [rounds=5] [--base <rev>]
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -183,7 +183,13 @@ const median = (xs: number[]) => {
 try {
   const subjects: Subject[] = [{ name: 'this checkout', cwd: ROOT, dataDir: tempDir('lectern-bench-cli-') }];
   if (BASE) subjects.push({ name: `base ${BASE}`, cwd: worktree(BASE), dataDir: tempDir('lectern-bench-cli-') });
-  for (const s of subjects) await timed(s.cwd, ['src/bin.js', 'migrate'], s.dataDir); // the existing data dir
+  for (const s of subjects) {
+    // The server's bundle made current, as `npm start` makes it before `serve` (its prestart): after
+    // a change to the sources, `serve` would otherwise time the sources, which only a person who
+    // changed them and skipped `npm start` runs (a revision from before the bundle has none).
+    if (existsSync(path.join(s.cwd, 'src/setup/server-bundle.ts'))) execFileSync(NODE, ['src/setup/server-bundle.ts'], { cwd: s.cwd, stdio: 'ignore' });
+    await timed(s.cwd, ['src/bin.js', 'migrate'], s.dataDir); // the existing data dir
+  }
   const rows = new Map<string, Row[]>(subjects.map((s) => [s.name, []]));
   for (let r = 0; r < ROUNDS; r++) {
     const order = r % 2 ? [...subjects].reverse() : subjects;
