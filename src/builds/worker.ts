@@ -203,8 +203,9 @@ export class Worker {
         return lost;
       });
     const lost = await reap(true).catch((e: unknown) => {
-      // The lost builds are still put back or ended; their notifications are what is lost.
-      log.error({ err: e }, 'could not queue notifications of lost builds');
+      // Once more without the notifications: the lost builds are still put back or ended, and
+      // their notifications are what is lost when that pass succeeds.
+      log.error({ err: e }, 'taking back lost jobs with the notifications of their builds failed; again without them');
       return reap(false);
     });
     for (const job of lost) {
