@@ -361,11 +361,23 @@ export async function finishBuild(
   syncing: Promise<unknown> | null = null,
 ): Promise<void> {
   await syncing;
+  await endBuild(deps, build, { ...data, finishedAt: new Date(), duration: Math.round((Date.now() - started) / 1000) });
+  await Recorder.announce(deps, build.id); // live logs end now, not at their next poll
+}
+
+/**
+ * Marks `build` finished with `data` while it is still this worker's, and queues build:passed or
+ * build:failed for the project's webhooks and emails (sent by workers, never waited for) in the
+ * same transaction: whoever sees it finished sees its notifications queued, and a process that dies
+ * in between loses neither. When queueing fails, the build still ends (logged).
+ */
+export async function endBuild(
+  deps: PipelineDeps,
+  build: Pick<Build, 'id' | 'projectId' | 'workerId'>,
+  data: { success: boolean; error: string | null; message?: string; finishedAt: Date; duration?: number },
+): Promise<void> {
   const where = { id: build.id, state: { not: 'finished' as const }, workerId: build.workerId };
-  const finished = { ...data, state: 'finished' as const, finishedAt: new Date(), duration: Math.round((Date.now() - started) / 1000) };
-  // build:passed or build:failed for the project's webhooks and emails (sent by workers, never
-  // waited for), queued in the transaction that ends the build: whoever sees it finished sees its
-  // notifications queued, and a process that dies in between loses neither.
+  const finished = { ...data, state: 'finished' as const };
   try {
     await deps.prisma.$transaction(async (tx) => {
       const { count } = await tx.build.updateMany({ where, data: finished });
@@ -376,5 +388,4 @@ export async function finishBuild(
     deps.log.error({ err: e, build: build.id }, 'could not queue notifications');
     await deps.prisma.build.updateMany({ where, data: finished });
   }
-  await Recorder.announce(deps, build.id); // live logs end now, not at their next poll
 }

@@ -47,6 +47,7 @@ import { DEFAULT_SYNC_RETRY, SYNC_TASK } from '../queue/version-syncs.ts';
 import { pruneCaches } from './environment.ts';
 import { Aborted, type PipelineDeps, runBuild } from './pipeline.ts';
 import { removeClosedPreviews } from './previews.ts';
+import { endBuild } from './run.ts';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -193,7 +194,7 @@ export class Worker {
     const { prisma, log } = this.deps;
     const attempts = Object.fromEntries(Object.entries(this.#tasks).map(([task, t]) => [task, t.retry.maxAttempts]));
     // One transaction: no worker claims a build's job again before its build is reset, and a build
-    // failed here has its build:failed queued with its end, as finishBuild does.
+    // failed here has its build:failed queued with its end, as endBuild does.
     const reap = (notify: boolean) =>
       prisma.$transaction(async (tx) => {
         const lost = await reapExpiredJobs(tx, attempts);
@@ -312,21 +313,10 @@ export class Worker {
     if (!this.#gaveBack(job)) await completeJob(prisma, job.id, this.id);
   }
 
-  /** Ends a build its run could not end, with its build:failed queued in the same transaction (as finishBuild does). */
-  async #failBuild(build: { id: number; workerId: string | null }): Promise<void> {
-    const { prisma, events, notify, log } = this.deps;
-    const where = { id: build.id, state: { not: 'finished' as const }, workerId: build.workerId };
-    const data = { state: 'finished' as const, success: false, error: 'Lectern could not run this build (its log has the details).', finishedAt: new Date() };
-    try {
-      await prisma.$transaction(async (tx) => {
-        const { count } = await tx.build.updateMany({ where, data });
-        if (count === 1) await queueFinishedEvents(tx, events, [build.id], { email: !!notify?.email });
-      });
-    } catch (e) {
-      // The build still ends; its notifications are what is lost.
-      log.error({ err: e, build: build.id }, 'could not queue notifications');
-      await prisma.build.updateMany({ where, data }).catch(() => {});
-    }
+  /** Ends a build its run could not end, with its build:failed queued in the same transaction (endBuild). */
+  async #failBuild(build: Parameters<typeof endBuild>[1]): Promise<void> {
+    const data = { success: false, error: 'Lectern could not run this build (its log has the details).', finishedAt: new Date() };
+    await endBuild(this.deps, build, data).catch(() => {});
   }
 
   /** Whether the job was given back on stop while it ran: then its run, now ended, records nothing (logged). */

@@ -1,8 +1,9 @@
 // The dashboard's project page for a project with 50 versions, each with a finished build, in
-// Debian's Chromium (its headless shell, test/helpers/publish.ts) on this machine: from navigation to the 50 rows on screen (p50 and p90 of N
-// loads after two warm-ups), the GraphQL requests the page makes, and the JavaScript and CSS it
-// loads, gzipped. The page's data is the same read the REST and GraphQL APIs serve, so the raw
-// GraphQL operation's own time is measured beside it in the same run (from the browser, fetch).
+// Debian's Chromium (its headless shell, test/helpers/publish.ts) on this machine: from navigation
+// to the 50 rows on screen (p50 and p90 of N loads after two warm-ups), the GraphQL requests the
+// page makes, and the JavaScript and CSS it loads, gzipped. The page's data is the same read the
+// REST and GraphQL APIs serve, so the raw GraphQL operation's own time is measured beside it in the
+// same run (from the browser, fetch).
 //
 //   npm run web:build && npx tsx test/bench/dashboard.ts [loads=20]
 import './production-mode.ts';
