@@ -1,22 +1,25 @@
-// Passwords, stored as scrypt hashes (node:crypto; memory-hard, so a stolen table is slow to guess
-// through on GPUs). A stored hash names its parameters, so they can be raised later and old hashes
-// still verify: `scrypt$<log2 N>$<r>$<p>$<salt>$<hash>`, salt and hash in base64. A new password
-// must not be blank, nor one of the passwords people use most (those are guessed first, whatever
-// the throttle): the list zxcvbn-ts keeps, from leaked password sets (docs/design/sessions.md).
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+// Passwords, stored as Argon2id hashes in the PHC string format (`$argon2id$v=19$m=…,t=…,p=…$<salt>$<hash>`,
+// node:crypto's argon2, OWASP's first choice, with its first recommended parameters: 19 MiB, two
+// passes, one lane). Memory-hard, so a stolen table is slow to guess through on GPUs; the string
+// names its parameters, so they can be raised later and old hashes still verify. Hashes of
+// earlier versions (`scrypt$<log2 N>$<r>$<p>$<salt>$<hash>`) still verify, and are made again as
+// Argon2id when their owner next signs in (docs/design/sessions.md). A new password must not be
+// blank, nor one of the passwords people use most (those are guessed first, whatever the
+// throttle): the list zxcvbn-ts keeps, from leaked password sets.
+import { argon2, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { cachedText } from '../local-cache.ts';
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+const argon2Async = promisify(argon2);
 
-/** N = 2^15, r = 8: 32 MiB and about a tenth of a second per hash on these machines. */
-const LOG_N = 15;
-const R = 8;
-const P = 1;
+/** Argon2id's parameters for new hashes: memory in KiB, passes, lanes (0.02-0.1 s of CPU here). */
+const ARGON2 = { memory: 19_456, passes: 2, parallelism: 1 } as const;
 const KEY_BYTES = 32;
 const SALT_BYTES = 16;
-const maxmem = (logN: number, r: number) => 256 * 2 ** logN * r;
+/** What a stored hash may ask of verifyPassword at most: 256 MiB, 10 passes, 8 lanes; scrypt's N 2^20. */
+const LIMITS = { memory: 262_144, passes: 10, parallelism: 8, logN: 20, r: 16, p: 4 } as const;
 
 export const PASSWORD_MIN = 8;
 /** Longer passwords are refused: hashing megabytes on request is a way to burn the server's CPU. */
@@ -72,10 +75,10 @@ export interface BegunHash {
 }
 
 /**
- * Begins hashing `password` now, on libuv's thread pool (0.2 s of CPU), for a command line that
- * will store it once its database has opened (docs/design/startup.md): begun before the list of
- * common passwords loads (0.06 s), so a password the list refuses costs a hash nobody takes. Nothing
- * is begun for one refused without the list (undefined).
+ * Begins hashing `password` now, on libuv's thread pool (0.1 s of CPU for a process's first hash),
+ * for a command line that will store it once its database has opened (docs/design/startup.md):
+ * begun before the list of common passwords loads (0.06 s), so a password the list refuses costs a
+ * hash nobody takes. Nothing is begun for one refused without the list (undefined).
  */
 export function beginHash(password: string, username?: string): BegunHash | undefined {
   if (shapeProblem(password, username) !== undefined) return undefined;
@@ -91,9 +94,47 @@ export function hashPassword(password: string, begun?: BegunHash): Promise<strin
 }
 
 async function newHash(password: string): Promise<string> {
-  const salt = randomBytes(SALT_BYTES);
-  const hash = await scryptAsync(password, salt, KEY_BYTES, { N: 2 ** LOG_N, r: R, p: P, maxmem: maxmem(LOG_N, R) });
-  return `scrypt$${LOG_N}$${R}$${P}$${salt.toString('base64')}$${hash.toString('base64')}`;
+  const nonce = randomBytes(SALT_BYTES);
+  const hash = await argon2Async('argon2id', { message: password, nonce, tagLength: KEY_BYTES, ...ARGON2 });
+  const { memory: m, passes: t, parallelism: p } = ARGON2;
+  return `$argon2id$v=19$m=${m},t=${t},p=${p}$${b64(nonce)}$${b64(hash)}`;
+}
+
+/** PHC strings carry base64 without padding. */
+const b64 = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
+
+/** A stored hash read: how to hash a candidate the same way, and what it must give. */
+interface StoredHash {
+  readonly expected: Buffer;
+  readonly hash: (password: string) => Promise<Buffer>;
+  /** Made with today's algorithm and parameters. */
+  readonly current: boolean;
+}
+
+const PHC_ARGON2ID = /^\$argon2id\$v=19\$m=(\d{1,7}),t=(\d{1,3}),p=(\d{1,3})\$([A-Za-z0-9+/]{11,})\$([A-Za-z0-9+/]{22,})$/;
+const SCRYPT = /^scrypt\$(\d{1,2})\$(\d{1,3})\$(\d{1,3})\$([A-Za-z0-9+/]+=*)\$([A-Za-z0-9+/]+=*)$/;
+
+/** `stored` read, or undefined when it is no hash this module made or parameters beyond LIMITS. */
+function readStored(stored: string): StoredHash | undefined {
+  const argon = PHC_ARGON2ID.exec(stored);
+  if (argon) {
+    const [memory, passes, parallelism] = [Number(argon[1]), Number(argon[2]), Number(argon[3])];
+    if (memory > LIMITS.memory || passes > LIMITS.passes || parallelism > LIMITS.parallelism || passes < 1 || parallelism < 1 || memory < 8 * parallelism)
+      return undefined;
+    const nonce = Buffer.from(argon[4]!, 'base64');
+    const expected = Buffer.from(argon[5]!, 'base64');
+    const params = { nonce, tagLength: expected.length, memory, passes, parallelism };
+    const current = memory === ARGON2.memory && passes === ARGON2.passes && parallelism === ARGON2.parallelism && expected.length === KEY_BYTES;
+    return { expected, current, hash: (password) => argon2Async('argon2id', { message: password, ...params }) };
+  }
+  const old = SCRYPT.exec(stored);
+  if (!old) return undefined;
+  const [logN, r, p] = [Number(old[1]), Number(old[2]), Number(old[3])];
+  if (logN > LIMITS.logN || r > LIMITS.r || p > LIMITS.p || logN < 1 || r < 1 || p < 1) return undefined;
+  const salt = Buffer.from(old[4]!, 'base64');
+  const expected = Buffer.from(old[5]!, 'base64');
+  const options = { N: 2 ** logN, r, p, maxmem: 256 * 2 ** logN * r * p };
+  return { expected, current: false, hash: (password) => scryptAsync(password, salt, expected.length, options) };
 }
 
 /** A hash of no one's password: checked when there is no user, so that takes as long as a wrong password. */
@@ -101,23 +142,19 @@ let decoy: Promise<string> | undefined;
 
 /**
  * Whether `password` is the one `stored` was made from. With `stored` null (no such user, or no
- * password set) it still hashes, and answers false in the same time.
+ * password set) or unreadable it still hashes, and answers false in the same time.
  */
 export async function verifyPassword(stored: string | null | undefined, password: string): Promise<boolean> {
-  const parts = stored?.split('$') ?? [];
-  if (parts.length !== 6 || parts[0] !== 'scrypt') {
+  const read = stored ? readStored(stored) : undefined;
+  if (!read) {
     await verifyPassword(await (decoy ??= hashPassword(randomBytes(16).toString('hex'))), password);
     return false;
   }
-  const [, logN, r, p, salt, hash] = parts as [string, string, string, string, string, string];
-  const expected = Buffer.from(hash, 'base64');
-  const n = Number(logN);
-  const rr = Number(r);
-  const actual = await scryptAsync(password.slice(0, PASSWORD_MAX), Buffer.from(salt, 'base64'), expected.length, {
-    N: 2 ** n,
-    r: rr,
-    p: Number(p),
-    maxmem: maxmem(n, rr),
-  });
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  const actual = await read.hash(password.slice(0, PASSWORD_MAX));
+  return actual.length === read.expected.length && timingSafeEqual(actual, read.expected);
+}
+
+/** Whether `stored` (a hash verifyPassword accepted) was made with other than today's algorithm and parameters. */
+export function needsRehash(stored: string): boolean {
+  return readStored(stored)?.current !== true;
 }

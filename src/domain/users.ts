@@ -9,7 +9,7 @@ import { projectsWithAccess } from './access.ts';
 import { audit } from './audit.ts';
 import { actAs, type Context, type Viewer } from './context.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ThrottledError, UnauthenticatedError, ValidationError } from './errors.ts';
-import { type BegunHash, hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { type BegunHash, hashPassword, needsRehash, passwordProblem, verifyPassword } from './passwords.ts';
 import { endOtherSessions } from './sessions.ts';
 import { passwordRefusedFor } from './sso.ts';
 import { Collector, checkString, emailProblem } from './validate.ts';
@@ -282,11 +282,21 @@ export async function signIn<Q extends object>(ctx: Context, username: string, p
   }
   // Only failures count against the account and the client (docs/design/sessions.md).
   await attempt.succeeded();
+  if (user.passwordHash && needsRehash(user.passwordHash)) await rehash(ctx, user.id, user.passwordHash, password);
   await session.start(user.id);
   const row = await ctx.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: { id: true, username: true, isAdmin: true } });
   await audit(ctx, { action: 'sign-in', user: { id: row.id, username: row.username }, method: 'password' });
   actAs(ctx, row);
   return ctx.prisma.user.findUniqueOrThrow({ ...query, where: { id: user.id } });
+}
+
+/**
+ * Stores `password` (just verified against `old`) hashed with today's algorithm and parameters,
+ * unless the password was changed meanwhile (docs/design/sessions.md).
+ */
+async function rehash(ctx: Context, userId: number, old: string, password: string): Promise<void> {
+  const passwordHash = await hashPassword(password);
+  await ctx.prisma.user.updateMany({ where: { id: userId, passwordHash: old }, data: { passwordHash } });
 }
 
 /**

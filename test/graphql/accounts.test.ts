@@ -1,6 +1,6 @@
 // Accounts through /graphql (issue 12, the part the dashboard stands on): a user's own API tokens
 // (made with a name and shown once, listed with when each was last used, revoked so that the API
-// refuses them at once), their password (stored as an scrypt hash, changed only with the current
+// refuses them at once), their password (stored as an Argon2id hash, changed only with the current
 // one), and site admins managing users (create, make admin, disable: a disabled user's tokens are
 // refused at once; the last admin stays one). Who may read what: a user's account is theirs and
 // admins', their tokens theirs alone.
@@ -94,11 +94,11 @@ describe('API tokens', () => {
 });
 
 describe('passwords', () => {
-  it('are stored as scrypt hashes and changed only with the current one', async () => {
+  it('are stored as Argon2id hashes and changed only with the current one', async () => {
     const { token } = await createUser(t.db.prisma, 'carol', { password: 'first-password' });
     const hashOf = async () => (await t.db.prisma.user.findUniqueOrThrow({ where: { username: 'carol' } })).passwordHash!;
     const first = await hashOf();
-    expect(first).toMatch(/^scrypt\$15\$8\$1\$/);
+    expect(first).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
     expect(first).not.toContain('first-password');
 
     const wrong = await t.gql(CHANGE_PASSWORD, { input: { currentPassword: 'not-it', newPassword: 'second-password' } }, token);

@@ -4,6 +4,7 @@
 // origin or another site cannot send; test/security/docs-sandbox.test.ts tries it in Chromium). Sign-in is throttled per
 // account and per address and answers the same for an unknown user and a wrong password; signing
 // out, idling past the limit and a disabled user each end a session.
+import { randomBytes, scryptSync } from 'node:crypto';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, SIGN_IN_REFUSED } from '../../src/domain/users.ts';
@@ -67,6 +68,25 @@ describe('signing in', () => {
     const rows = await t.db.prisma.session.findMany({ where: { user: { username: 'alice' } } });
     expect(rows.map((r) => r.idHash)).toContain(hashToken(id));
     expect(JSON.stringify(rows)).not.toContain(id);
+  });
+
+  it('takes a password stored by an earlier version (scrypt) and stores it again as Argon2id', async () => {
+    // The format Lectern stored passwords in before Argon2id: scrypt$<log2 N>$<r>$<p>$<salt>$<hash>.
+    const salt = randomBytes(16);
+    const key = scryptSync('grace-password-1', salt, 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    const old = `scrypt$15$8$1$${salt.toString('base64')}$${key.toString('base64')}`;
+    const grace = await createUser(t.db.prisma, 'grace');
+    await t.db.prisma.user.update({ where: { id: grace.user.id }, data: { passwordHash: old } });
+    const stored = async () => (await t.db.prisma.user.findUniqueOrThrow({ where: { id: grace.user.id } })).passwordHash;
+
+    expect((await signIn('grace', 'not-graces-password')).answer.__typename).toBe('UnauthenticatedError');
+    expect(await stored()).toBe(old);
+    const { answer, cookie } = await signIn('grace', 'grace-password-1');
+    expect(answer).toEqual({ __typename: 'MutationSignInSuccess', data: { username: 'grace' } });
+    expect(await viewer(cookie!)).toEqual({ username: 'grace' });
+    expect(await stored()).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect((await signIn('grace', 'grace-password-1')).answer.__typename).toBe('MutationSignInSuccess');
+    expect((await signIn('grace', 'not-graces-password')).answer.__typename).toBe('UnauthenticatedError');
   });
 
   it('answers the same for an unknown user, a wrong password and a disabled user, and sets no cookie', async () => {

@@ -1,10 +1,12 @@
-// Passwords: the common-passwords list compared lowercased, and a hash begun ahead by the command
-// line (beginHash) used by hashPassword for that password only.
+// Passwords: the common-passwords list compared lowercased, a hash begun ahead by the command line
+// (beginHash) used by hashPassword for that password only, and the stored hashes read: Argon2id in
+// the PHC string format (as the reference implementation writes it), the scrypt hashes of earlier
+// versions, and nothing beyond the bounds a stored hash may ask.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { beginHash, hashPassword, passwordProblem, verifyPassword } from '../../src/domain/passwords.ts';
+import { beginHash, hashPassword, needsRehash, passwordProblem, verifyPassword } from '../../src/domain/passwords.ts';
 import { LOCAL_CACHE_DIR } from '../../src/local-cache.ts';
 
 describe('the common passwords', () => {
@@ -60,5 +62,33 @@ describe('a hash begun ahead', () => {
   it('is begun for a common password too (the list is loaded after), which is still refused when stored', () => {
     expect(beginHash('password1', 'bob')).toBeDefined();
     expect(passwordProblem('password1', 'bob')).toMatch(/too common/);
+  });
+});
+
+describe('a stored hash', () => {
+  it('is read as the Argon2 reference implementation writes it (its own test vector: m=65536, t=2, p=1)', async () => {
+    // phc-winner-argon2, src/test.c: "password", salt "somesalt", version 0x13.
+    const reference = '$argon2id$v=19$m=65536,t=2,p=1$c29tZXNhbHQ$CTFhFdXPJO1aFaMaO6Mm5c8y7cJHAph8ArZWb2GRPPc';
+    expect(await verifyPassword(reference, 'password')).toBe(true);
+    expect(await verifyPassword(reference, 'Password')).toBe(false);
+    expect(needsRehash(reference)).toBe(true);
+    expect(needsRehash(await hashPassword('a long enough password'))).toBe(false);
+  });
+
+  it('is refused, in the time a wrong password takes, when it asks too much or is no hash at all', async () => {
+    const salt = 'c29tZXNhbHQ';
+    const tag = 'CTFhFdXPJO1aFaMaO6Mm5c8y7cJHAph8ArZWb2GRPPc';
+    for (const stored of [
+      `$argon2id$v=19$m=4194304,t=2,p=1$${salt}$${tag}`, // 4 GiB
+      `$argon2id$v=19$m=65536,t=999,p=1$${salt}$${tag}`,
+      `$argon2id$v=19$m=65536,t=0,p=1$${salt}$${tag}`,
+      `$argon2i$v=19$m=65536,t=2,p=1$${salt}$${tag}`,
+      `scrypt$30$8$1$${salt}$${tag}`, // N = 2^30
+      'password',
+      '',
+    ]) {
+      expect(await verifyPassword(stored, 'password'), stored).toBe(false);
+      expect(needsRehash(stored), stored).toBe(true);
+    }
   });
 });
