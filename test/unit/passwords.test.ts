@@ -67,7 +67,8 @@ describe('a hash begun ahead', () => {
 
 describe('a stored hash', () => {
   it('is read as the Argon2 reference implementation writes it (its own test vector: m=65536, t=2, p=1)', async () => {
-    // phc-winner-argon2, src/test.c: "password", salt "somesalt", version 0x13.
+    // The test vectors of the reference implementation (github.com/P-H-C/phc-winner-argon2, its
+    // test.c): "password", salt "somesalt", version 0x13.
     const reference = '$argon2id$v=19$m=65536,t=2,p=1$c29tZXNhbHQ$CTFhFdXPJO1aFaMaO6Mm5c8y7cJHAph8ArZWb2GRPPc';
     expect(await verifyPassword(reference, 'password')).toBe(true);
     expect(await verifyPassword(reference, 'Password')).toBe(false);
