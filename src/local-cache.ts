@@ -1,7 +1,8 @@
 // What Lectern derives from its installed packages once and keeps between processes, in the
 // checkout's node_modules/.cache/lectern (where other tools keep theirs): PGlite templates
-// (src/db/template.ts), the common-passwords list as text (src/domain/passwords.ts). An entry's
-// name carries what it was made from (a package's version, a hash), so an install makes new ones.
+// (src/db/template.ts), the common-passwords list as text (src/domain/passwords.ts), Prisma's query
+// compiler as WebAssembly bytes (src/prisma-wasm-hook.ts). An entry's name carries what it was made
+// from (a package's version, a hash), so an install makes new ones.
 // docs/design/startup.md says what each saves.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,18 +16,33 @@ export const LOCAL_CACHE_DIR = path.resolve(import.meta.dirname, '../node_module
  * (a read-only node_modules, a full disk), `make()`'s text is used as it is.
  */
 export function cachedText(name: string, make: () => string): string {
-  const file = path.join(LOCAL_CACHE_DIR, name);
   try {
-    return readFileSync(file, 'utf8');
+    return readFileSync(path.join(LOCAL_CACHE_DIR, name), 'utf8');
   } catch {}
   const text = make();
+  keep(name, text);
+  return text;
+}
+
+/** The bytes kept as `name`, or `make()`'s, kept the same way (nothing is kept for undefined). */
+export function cachedBytes(name: string, make: () => Buffer | undefined): Buffer | undefined {
+  try {
+    return readFileSync(path.join(LOCAL_CACHE_DIR, name));
+  } catch {}
+  const bytes = make();
+  if (bytes) keep(name, bytes);
+  return bytes;
+}
+
+/** Writes `data` as the entry `name`: beside it, then renamed into place; nothing where it cannot. */
+function keep(name: string, data: string | Buffer): void {
+  const file = path.join(LOCAL_CACHE_DIR, name);
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     mkdirSync(LOCAL_CACHE_DIR, { recursive: true });
-    writeFileSync(tmp, text);
+    writeFileSync(tmp, data);
     renameSync(tmp, file);
   } catch {
     rmSync(tmp, { force: true });
   }
-  return text;
 }

@@ -67,12 +67,13 @@ const originPaths: Esbuild.Plugin = {
       if (found.errors.length) return { errors: found.errors };
       const url = pathToFileURL(found.path).href;
       const span = isCompilerModule(url) ? wasmSpan(readFileSync(found.path, 'latin1')) : null;
-      return span ? { path: found.path, namespace: 'query-compiler', pluginData: { url, span } } : { path: url, external: true };
+      return span ? { path: found.path, namespace: 'query-compiler', pluginData: { url } } : { path: url, external: true };
     });
     build.onLoad({ filter: /./, namespace: 'query-compiler' }, (args) => {
-      const { url, span } = args.pluginData as { url: string; span: [number, number] };
-      const contents = `import { readFileSync } from 'node:fs';\nexport const wasm = readFileSync(new URL(${JSON.stringify(url)}), 'latin1').slice(${span[0]}, ${span[1]});\n`;
-      return { contents, loader: 'js' };
+      const { url } = args.pluginData as { url: string };
+      const hook = path.resolve(import.meta.dirname, '../prisma-wasm-hook.ts');
+      const contents = `import { compilerWasm } from ${JSON.stringify(hook)};\nexport const wasm = compilerWasm(${JSON.stringify(url)});\n`;
+      return { contents, loader: 'js', resolveDir: path.dirname(hook) };
     });
     build.onLoad({ filter: /\.(ts|js|mjs|cjs)$/ }, (args) => {
       let text = readFileSync(args.path, 'utf8');
