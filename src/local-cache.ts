@@ -24,10 +24,14 @@ export function cachedText(name: string, make: () => string): string {
   return text;
 }
 
-/** The bytes kept as `name`, or `make()`'s, kept the same way (nothing is kept for undefined). */
-export function cachedBytes(name: string, make: () => Buffer | undefined): Buffer | undefined {
+/**
+ * The bytes kept as `name` where `usable` takes them, or `make()`'s, kept the same way (nothing is
+ * kept for undefined): an entry damaged outside Lectern is made again.
+ */
+export function cachedBytes(name: string, make: () => Buffer | undefined, usable: (bytes: Buffer) => boolean = () => true): Buffer | undefined {
   try {
-    return readFileSync(path.join(LOCAL_CACHE_DIR, name));
+    const kept = readFileSync(path.join(LOCAL_CACHE_DIR, name));
+    if (usable(kept)) return kept;
   } catch {}
   const bytes = make();
   if (bytes) keep(name, bytes);

@@ -44,8 +44,11 @@ export function compilerWasm(url: string): Buffer | undefined {
     version = (JSON.parse(readFileSync(new URL('../package.json', url), 'utf8')) as { version?: unknown }).version as string | undefined;
   } catch {}
   if (typeof version !== 'string' || !/^[\w.+-]+$/.test(version)) return decode();
-  return cachedBytes(`prisma-${version}-${url.slice(url.lastIndexOf('/') + 1).replace('.wasm-base64.mjs', '')}.wasm`, decode);
+  return cachedBytes(`prisma-${version}-${url.slice(url.lastIndexOf('/') + 1).replace('.wasm-base64.mjs', '')}.wasm`, decode, isWasm);
 }
+
+/** Whether `bytes` begin as a WebAssembly module does (`\0asm`, version 1): a kept copy cut short or overwritten is not used. */
+const isWasm = (bytes: Buffer): boolean => bytes.length > 8 && bytes.readUInt32BE(0) === 0x0061736d && bytes.readUInt32LE(4) === 1;
 
 /** The small module answering the one at `url`. */
 const source = (url: string): string => `import { compilerWasm } from ${JSON.stringify(import.meta.url)};

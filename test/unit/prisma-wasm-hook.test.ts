@@ -1,6 +1,7 @@
 // Prisma's query compiler as the command line and the server's bundle load it (src/prisma-wasm-hook.ts):
-// the bytes kept in the local cache are the WebAssembly the shipped module holds, and a module not
-// shaped as expected gives none (it is then imported as shipped).
+// the bytes kept in the local cache are the WebAssembly the shipped module holds (made again where
+// the kept copy was damaged), and a module not shaped as expected gives none (it is then imported
+// as shipped).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -28,6 +29,18 @@ describe("Prisma's query compiler", () => {
     expect(kept.equals(expected)).toBe(true);
     // What Prisma's generated client does with it: Buffer.from(wasm, 'base64') copies bytes as they are.
     expect(Buffer.from(compilerWasm(url) as unknown as string, 'base64').equals(expected)).toBe(true);
+  });
+
+  it('is made again where the kept copy was damaged (cut short, emptied)', () => {
+    const url = pathToFileURL(shipped).href;
+    const expected = compilerWasm(url)!;
+    const { version } = JSON.parse(readFileSync(path.join(path.dirname(shipped), '../package.json'), 'utf8')) as { version: string };
+    const kept = path.join(LOCAL_CACHE_DIR, `prisma-${version}-query_compiler_fast_bg.postgresql.wasm`);
+    for (const damaged of [Buffer.alloc(0), Buffer.from('not webassembly at all'), expected.subarray(0, 4)]) {
+      writeFileSync(kept, damaged);
+      expect(compilerWasm(url)?.equals(expected)).toBe(true);
+      expect(readFileSync(kept).equals(expected)).toBe(true);
+    }
   });
 
   it('is none where the module is not shaped as expected, and nothing is kept for it', () => {
