@@ -442,7 +442,17 @@ async function readRequest(command: string, sub: string | undefined, name: strin
   }
 }
 
+/** An output stream's error: EPIPE (the reader has gone) is let go; any other is thrown on. */
+function droppedOnClosedPipe(e: NodeJS.ErrnoException): void {
+  if (e.code !== 'EPIPE') throw e;
+}
+
 export async function run(argv: string[]): Promise<void> {
+  // A reader that stops early (`lectern token create alice | head -c 0`) closes the pipe: the rest
+  // of the output is dropped, as other command-line tools drop it, and the command still finishes
+  // its work (its database closed) and exits with its own code, instead of dying on an unhandled
+  // EPIPE with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', droppedOnClosedPipe);
   try {
     const code = await main(argv);
     if (code >= 0) process.exit(code);

@@ -4,14 +4,16 @@
 // on the now EXISTING install, answering GraphQL with those tokens. The tests in the main describe
 // build on each other and run in order. `serve` runs the server's bundle, as after `npm start`
 // (made first here where the sources changed since: src/setup/server-bundle.ts).
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
 import { verifyPassword } from '../../src/domain/passwords.ts';
 import { bundleServer } from '../../src/setup/server-bundle.ts';
 import { emptyPostgresDatabase, tempDirs } from '../helpers/cli-databases.ts';
-import { type CliResult, cliEnv, gql, killChildren, runCli, type Served, show, startServe } from '../helpers/cli-process.ts';
+import { type CliResult, cliEnv, gql, killChildren, root, runCli, type Served, show, startServe } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
 
 const kind = dbKind();
@@ -166,6 +168,23 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
           for (const key of [alice1, alice2]) expect(String(value), `ApiToken.${column}`).not.toContain(key);
         }
       }
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('`token create alice` whose reader stops early (`| head -c 0`) still makes the token and exits 0, with no stack trace', async () => {
+    // The reader's end of stdout is closed before the command writes (it writes once its database is open).
+    const child = spawn(process.execPath, [path.join(root, 'src/bin.js'), 'token', 'create', 'alice'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const db = await openDatabase({ dataDir, databaseUrl, migrate: false });
+    try {
+      expect(await db.prisma.apiToken.count({ where: { user: { username: 'alice' } } })).toBe(3);
     } finally {
       await db.close();
     }
