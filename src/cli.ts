@@ -6,6 +6,7 @@
 // of them (test/bench/cli.ts measures it). What `run` recognizes in a failure loads at once.
 // node:http too: importing it as a module evaluates its lazy exports, which load undici, http2
 // and tls, about 0.15 s (docs/design/startup.md).
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { Worker } from './builds/worker.ts';
@@ -42,7 +43,15 @@ const USAGE = `usage: lectern <command>
                                       of a project on a Lectern server; the token is read from
                                       LECTERN_TOKEN (or --token T); needs no database
 
+  --help, -h                          this text
+  --version, -V                       Lectern's version
+
 Configuration is read from the environment (see README.md).`;
+
+/** Lectern's version, as package.json gives it. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
 
 class UsageError extends Error {}
 
@@ -279,6 +288,7 @@ function parseCommandLine(argv: string[]) {
         url: { type: 'string' },
         token: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'V' },
       },
     });
   } catch (e) {
@@ -316,6 +326,10 @@ async function uploadCommand(positionals: string[], values: { url?: string; toke
 export async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseCommandLine(argv);
   const [command, sub, name] = positionals;
+  if (values.version) {
+    console.log(`lectern ${packageVersion()}`);
+    return 0;
+  }
   if (values.help || !command) {
     console.log(USAGE);
     return command || values.help ? 0 : 2;

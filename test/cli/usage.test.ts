@@ -1,9 +1,11 @@
 // The `lectern` command's usage and configuration errors (docs/design/settings.md): `node src/bin.js …` in
 // child processes that stop before opening any database, so this file runs once (the `unit`
 // project, vitest.config.ts) rather than once per database like test/cli/cli.test.ts.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDirs } from '../helpers/cli-databases.ts';
-import { cliEnv, killChildren, runCli, show } from '../helpers/cli-process.ts';
+import { cliEnv, killChildren, root, runCli, show } from '../helpers/cli-process.ts';
 
 const dirs = tempDirs();
 
@@ -42,5 +44,16 @@ describe('configuration and usage errors', () => {
     expect(option.stderr).not.toMatch(/\n\s+at /);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/usage: lectern/);
+    expect(help.stdout).toMatch(/--version/);
+  });
+
+  it('--version (and -V) prints the version package.json gives, and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = await runCli([flag], cliEnv({}));
+      expect(r.code, show([flag], r)).toBe(0);
+      expect(r.stdout).toBe(`lectern ${version}\n`);
+      expect(r.stderr).toBe('');
+    }
   });
 });
