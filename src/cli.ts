@@ -6,7 +6,6 @@
 // of them (test/bench/cli.ts measures it). What `run` recognizes in a failure loads at once.
 // node:http too: importing it as a module evaluates its lazy exports, which load undici, http2
 // and tls, about 0.15 s (docs/design/startup.md).
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { Worker } from './builds/worker.ts';
@@ -19,6 +18,7 @@ import { checkDataDirFree, DataDirInUseError } from './db/lock.ts';
 import { MigrationError } from './db/migrate.ts';
 import { ValidationError } from './domain/errors.ts';
 import type { Events } from './events.ts';
+import { packageVersion } from './local-cache.ts';
 import type { Logger } from './log.ts';
 import type { Storage } from './storage/index.ts';
 
@@ -47,11 +47,6 @@ const USAGE = `usage: lectern <command>
   --version, -V                       Lectern's version
 
 Configuration is read from the environment (see README.md).`;
-
-/** Lectern's version, as package.json gives it. */
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
 
 class UsageError extends Error {}
 
@@ -327,7 +322,7 @@ export async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseCommandLine(argv);
   const [command, sub, name] = positionals;
   if (values.version) {
-    console.log(`lectern ${packageVersion()}`);
+    console.log(`lectern ${packageVersion(new URL('../package.json', import.meta.url))}`);
     return 0;
   }
   if (values.help || !command) {

@@ -10,6 +10,13 @@ import path from 'node:path';
 
 export const LOCAL_CACHE_DIR = path.resolve(import.meta.dirname, '../node_modules/.cache/lectern');
 
+/** The version a package.json at `file` gives (a package's, or Lectern's own); throws where it gives none. */
+export function packageVersion(file: string | URL): string {
+  const { version } = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown };
+  if (typeof version !== 'string') throw new Error(`${String(file)} gives no version`);
+  return version;
+}
+
 /**
  * The text kept as `name`, or, when there is none, `make()`'s, kept for the next process. Written
  * beside and renamed into place, so no reader sees half of it; where it cannot be read or written

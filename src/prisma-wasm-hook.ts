@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 // A namespace import: Node before 22.15 has no registerHooks (the hook is then left out).
 import * as nodeModule from 'node:module';
-import { cachedBytes } from './local-cache.ts';
+import { cachedBytes, packageVersion } from './local-cache.ts';
 
 const COMPILER = /\/@prisma\/client\/runtime\/query_compiler_fast_bg\.[a-z]+\.wasm-base64\.mjs$/;
 const AS_SHIPPED = '#as-shipped';
@@ -41,9 +41,9 @@ export function compilerWasm(url: string): Buffer | undefined {
   };
   let version: string | undefined;
   try {
-    version = (JSON.parse(readFileSync(new URL('../package.json', url), 'utf8')) as { version?: unknown }).version as string | undefined;
+    version = packageVersion(new URL('../package.json', url));
   } catch {}
-  if (typeof version !== 'string' || !/^[\w.+-]+$/.test(version)) return decode();
+  if (!version || !/^[\w.+-]+$/.test(version)) return decode();
   return cachedBytes(`prisma-${version}-${url.slice(url.lastIndexOf('/') + 1).replace('.wasm-base64.mjs', '')}.wasm`, decode, isWasm);
 }
 

@@ -4,10 +4,10 @@
 // takes a fraction of one. docs/design/startup.md says why, what the template is keyed on, and
 // what happens when it cannot be made.
 import { createHash, randomBytes } from 'node:crypto';
-import { constants, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { constants, cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOCAL_CACHE_DIR } from '../local-cache.ts';
+import { LOCAL_CACHE_DIR, packageVersion } from '../local-cache.ts';
 import type { Migration } from './migrate.ts';
 
 /** Where templates are kept: the checkout's node_modules/.cache, as other tools keep theirs. */
@@ -16,7 +16,7 @@ export const templateCacheDir = LOCAL_CACHE_DIR;
 /** The PGlite version, read once: a template made by another PGlite may not be one this one reads. */
 function pgliteVersion(): string {
   const dist = path.dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite')));
-  return (JSON.parse(readFileSync(path.join(dist, '../package.json'), 'utf8')) as { version: string }).version;
+  return packageVersion(path.join(dist, '../package.json'));
 }
 
 /** How a template is made; a change to it (database.ts fromTemplate's `make`) changes this, so templates made before are made again. */
