@@ -4,13 +4,15 @@
 // cache saves). This load hook answers that module with a small one whose `wasm` is the compiler's
 // bytes, decoded once per installed version and kept in the local cache (3.4 MB): reading the
 // string out of the file and decoding it took 0.03 s more of every command. Prisma's client passes
-// `wasm` to `Buffer.from(wasm, 'base64')`, which copies bytes as they are. A file not shaped as
-// expected is imported as shipped. The command line installs the hook (src/bin.js), for the
+// `wasm` to `Buffer.from(wasm, 'base64')`: given an ArrayBuffer, that is a view of it (the second
+// argument, a byte offset there, is not a number and counts as 0), where a Buffer would be copied
+// (3.4 MB of new memory, 0.035 s). A file not shaped as expected is imported as shipped. The command line installs the hook (src/bin.js), for the
 // sources; the server's bundle holds the small module itself (src/setup/server-bundle.ts).
 // docs/design/startup.md has the figures.
 import { readFileSync } from 'node:fs';
 // A namespace import: Node before 22.15 has no registerHooks (the hook is then left out).
 import * as nodeModule from 'node:module';
+import { wholeBuffer } from './bytes.ts';
 import { cachedBytes, packageVersion } from './local-cache.ts';
 
 const COMPILER = /\/@prisma\/client\/runtime\/query_compiler_fast_bg\.[a-z]+\.wasm-base64\.mjs$/;
@@ -33,7 +35,12 @@ export const isCompilerModule = (url: string): boolean => COMPILER.test(url);
  * file is not shaped as expected. Kept in the local cache under a name carrying @prisma/client's
  * version and the compiler's name; decoded each time where the version can't be read.
  */
-export function compilerWasm(url: string): Buffer | undefined {
+export function compilerWasm(url: string): ArrayBuffer | undefined {
+  const bytes = compilerBytes(url);
+  return bytes && wholeBuffer(bytes);
+}
+
+function compilerBytes(url: string): Buffer | undefined {
   const decode = () => {
     const text = readFileSync(new URL(url), 'latin1');
     const span = wasmSpan(text);

@@ -12,11 +12,12 @@ import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type pg from 'pg';
+import { wholeBuffer } from '../bytes.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import { lockDataDir } from './lock.ts';
 import { migrate, pendingMigrations, readMigrations, type SqlRunner } from './migrate.ts';
 import { copyTemplate, ensureTemplate, isEmptyDir } from './template.ts';
-import { pgliteFile, prestartPGliteThread, startThreadedPGlite, type ThreadedPGlite, wholeBuffer } from './threaded-pglite.ts';
+import { pgliteFile, prestartPGliteThread, startThreadedPGlite, type ThreadedPGlite } from './threaded-pglite.ts';
 
 export type { PrismaClient };
 

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { PGlite, Results, Transaction } from '@electric-sql/pglite';
+import { wholeBuffer } from '../bytes.ts';
 
 type QueryOptions = NonNullable<Parameters<PGlite['query']>[2]>;
 type Parser = (text: string, typeId: number) => unknown;
@@ -44,15 +45,6 @@ export function prestartPGliteThread(): void {
 /** A file of PGlite's beside its modules: its WebAssembly (`pglite.wasm`), its file bundle (`pglite.data`, the files PostgreSQL reads). */
 export function pgliteFile(name: 'pglite.wasm' | 'pglite.data'): string {
   return fileURLToPath(new URL(name, import.meta.resolve('@electric-sql/pglite')));
-}
-
-/**
- * The bytes of `data` as an ArrayBuffer of their own. A file this large is read into a buffer of
- * its own (not Node's shared pool): it is used as it is, not copied again (6 MB, 0.04 s).
- */
-export function wholeBuffer(data: Buffer): ArrayBuffer {
-  const own = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
-  return (own ? data.buffer : data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)) as ArrayBuffer;
 }
 
 /**

@@ -38,6 +38,7 @@ const LAYERS: { name: string; nodes: string[] }[] = [
       'resolve-cache',
       'lazy-module',
       'local-cache',
+      'bytes',
       'server-bundle',
       'setup',
     ],
