@@ -110,6 +110,24 @@ describe('PGlite on its own thread', () => {
     expect(threaded).toEqual({ failed: 'changed my mind', after: 2, countedDuring: 2 });
   });
 
+  it("takes a migration's worth of locks in one transaction: 300 tables with their indexes", async () => {
+    // PGlite starts with its shared memory sized for one backend (src/db/threaded-pglite.ts
+    // pgliteStartParams), which sizes the lock table too: a transaction holds a lock on every
+    // table and index it creates, and Lectern's largest migration creates a few dozen.
+    const { threaded, inProcess } = await both(async (db) => {
+      await db.prisma.$executeRawUnsafe(`DO $$ BEGIN FOR i IN 1..300 LOOP
+        EXECUTE format('CREATE TABLE many_%s (id int PRIMARY KEY, name text)', i);
+        EXECUTE format('CREATE INDEX ON many_%s (name)', i);
+      END LOOP; END $$`);
+      const [{ n }] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_class WHERE relname LIKE 'many\_%'`;
+      return n;
+    });
+    // Each table, its primary key's index and its index on name (its TOAST table, and that one's
+    // index, are named after it by number).
+    expect(threaded).toBe(900);
+    expect(inProcess).toBe(900);
+  });
+
   it('keeps what a command wrote after it closes', async () => {
     const { db, dataDir } = await open(true);
     await createUser(db.prisma, 'persisted');
