@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --liftoff-only --no-opt --no-maglev --wasm-lazy-validation
+#!/usr/bin/env -S node --liftoff-only --no-opt --no-maglev --wasm-lazy-validation --max-semi-space-size=2
 // Entry point of the `lectern` command. Node 24 runs the TypeScript sources itself (type
 // stripping: tsconfig's erasableSyntaxOnly and verbatimModuleSyntax keep them strippable); an
 // older Node hands the command to node_modules/.bin's Node 24 (below), or, where there is none,
@@ -26,7 +26,11 @@ installResolveCache();
 // core, work a process of a second never uses: `token create` took 4.7 s of CPU and 3.4-5.4 s,
 // and takes 1.5 s of CPU and 1.3-2.5 s (docs/design/startup.md). Its JavaScript likewise runs
 // without V8's optimizing compilers (--no-opt --no-maglev), and a WebAssembly function is checked
-// when first compiled, not all 9 MB of PostgreSQL's at load (--wasm-lazy-validation). The shebang
+// when first compiled, not all 9 MB of PostgreSQL's at load (--wasm-lazy-validation). Its young
+// generation stays at 2 MB a half (--max-semi-space-size=2): V8 grows it to 16 MB while modules
+// load, all of which survive, and each new page costs the machine a fault (0.1 s of the command's
+// CPU). Work that runs for seconds turns the optimizing compilers back on (`search reindex`,
+// src/commands.ts optimizeFromHere). The shebang
 // passes the flags, so `lectern token create` starts once; `node src/bin.js token create` starts
 // Node again with them and waits. `serve` and `worker` keep the optimized code for the long run:
 // started with the flags (`lectern serve`), they start Node again without them.
@@ -37,7 +41,7 @@ installResolveCache();
 const ONE_SHOT = new Set(['migrate', 'user', 'token', 'search']);
 const LONG_RUNNING = new Set(['serve', 'worker']);
 const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
-const ONE_SHOT_FLAGS = ['--liftoff-only', '--no-opt', '--no-maglev', '--wasm-lazy-validation'];
+const ONE_SHOT_FLAGS = ['--liftoff-only', '--no-opt', '--no-maglev', '--wasm-lazy-validation', '--max-semi-space-size=2'];
 const oneShotFlags = ONE_SHOT_FLAGS.every((f) => process.execArgv.includes(f));
 const held = ONE_SHOT.has(command) && (await sentToHolder());
 const wantOneShotFlags = ONE_SHOT.has(command) ? oneShotFlags || !held : LONG_RUNNING.has(command) ? false : oneShotFlags;

@@ -283,7 +283,7 @@ describe(`lectern on ${kind}, as the shell runs it (node_modules/.bin on PATH, s
     const [server, ...others] = childCommandLines(s.child.pid!);
     expect(others).toEqual([]);
     expect(server).toContain('serve');
-    for (const flag of ['--liftoff-only', '--no-opt', '--no-maglev', '--wasm-lazy-validation']) expect(server).not.toContain(flag);
+    for (const flag of ['--liftoff-only', '--no-opt', '--no-maglev', '--wasm-lazy-validation', '--max-semi-space-size']) expect(server).not.toContain(flag);
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
     const exit = await s.stop('SIGTERM');
     expect(exit, s.stderr()).toEqual({ code: 0, signal: null });
