@@ -19,12 +19,12 @@
 //
 //   npx tsx test/bench/cli.ts [rounds=5] [--base <rev>]
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { pruneWorktrees, ROOT, worktree } from './worktree.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(ROOT, 'node_modules/.bin/node');
 const args = process.argv.slice(2);
 const baseAt = args.indexOf('--base');
@@ -41,22 +41,6 @@ const tempDir = (name: string) => {
   temp.push(d);
   return d;
 };
-
-/**
- * A checkout of `rev` beside this one, sharing the installed packages and the generated Prisma
- * client, with a node_modules/.cache of its own, as another install has: each revision keeps its
- * own PGlite template (a revision removes templates it did not make), bundle and resolutions.
- */
-function worktree(rev: string): string {
-  const dir = path.join(tempDir('lectern-bench-base-'), 'tree');
-  execFileSync('git', ['-C', ROOT, 'worktree', 'add', '--detach', dir, rev], { stdio: 'ignore' });
-  mkdirSync(path.join(dir, 'node_modules'));
-  for (const entry of readdirSync(path.join(ROOT, 'node_modules'))) {
-    if (entry !== '.cache') symlinkSync(path.join(ROOT, 'node_modules', entry), path.join(dir, 'node_modules', entry));
-  }
-  cpSync(path.join(ROOT, 'src/generated'), path.join(dir, 'src/generated'), { recursive: true });
-  return dir;
-}
 
 const env = (dataDir: string) => ({
   ...process.env,
@@ -182,7 +166,7 @@ const median = (xs: number[]) => {
 
 try {
   const subjects: Subject[] = [{ name: 'this checkout', cwd: ROOT, dataDir: tempDir('lectern-bench-cli-') }];
-  if (BASE) subjects.push({ name: `base ${BASE}`, cwd: worktree(BASE), dataDir: tempDir('lectern-bench-cli-') });
+  if (BASE) subjects.push({ name: `base ${BASE}`, cwd: worktree(BASE, tempDir('lectern-bench-base-')), dataDir: tempDir('lectern-bench-cli-') });
   for (const s of subjects) {
     // The server's bundle made current, as `npm start` makes it before `serve` (its prestart): after
     // a change to the sources, `serve` would otherwise time the sources, which only a person who
@@ -216,6 +200,6 @@ try {
     console.log([label.padEnd(36), ...cells].join(''));
   }
 } finally {
-  if (BASE) execFileSync('git', ['-C', ROOT, 'worktree', 'prune'], { stdio: 'ignore' });
   for (const d of temp) rmSync(d, { recursive: true, force: true });
+  if (BASE) pruneWorktrees();
 }
