@@ -19,28 +19,13 @@
 //
 //   npx tsx test/bench/cli.ts [rounds=5] [--base <rev>]
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { pruneWorktrees, ROOT, worktree } from './worktree.ts';
+import { benchArgs, cleanUp, median, ROOT, tempDir, worktree } from './side-by-side.ts';
 
 const NODE = path.join(ROOT, 'node_modules/.bin/node');
-const args = process.argv.slice(2);
-const baseAt = args.indexOf('--base');
-const BASE = baseAt >= 0 ? args.splice(baseAt, 2)[1] : undefined;
-const ROUNDS = Number(args[0] ?? 5);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 1 || (baseAt >= 0 && !BASE)) {
-  console.error('usage: npx tsx test/bench/cli.ts [rounds=5] [--base <rev>]');
-  process.exit(2);
-}
-
-const temp: string[] = [];
-const tempDir = (name: string) => {
-  const d = mkdtempSync(path.join(os.tmpdir(), name));
-  temp.push(d);
-  return d;
-};
+const { rounds: ROUNDS, base: BASE } = benchArgs('usage: npx tsx test/bench/cli.ts [rounds=5] [--base <rev>]', 5);
 
 const env = (dataDir: string) => ({
   ...process.env,
@@ -159,11 +144,6 @@ async function round(s: Subject, r: number): Promise<Row> {
   return row;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-
 try {
   const subjects: Subject[] = [{ name: 'this checkout', cwd: ROOT, dataDir: tempDir('lectern-bench-cli-') }];
   if (BASE) subjects.push({ name: `base ${BASE}`, cwd: worktree(BASE, tempDir('lectern-bench-base-')), dataDir: tempDir('lectern-bench-cli-') });
@@ -200,6 +180,5 @@ try {
     console.log([label.padEnd(36), ...cells].join(''));
   }
 } finally {
-  for (const d of temp) rmSync(d, { recursive: true, force: true });
-  if (BASE) pruneWorktrees();
+  cleanUp();
 }

@@ -10,35 +10,20 @@
 import './production-mode.ts';
 
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { cpSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { publishBuild } from '../../src/builds/publish.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { createEvents } from '../../src/events.ts';
 import { FileStorage } from '../../src/storage/file.ts';
-import { pruneWorktrees, ROOT, worktree } from './worktree.ts';
+import { benchArgs, cleanUp, median, ROOT, tempDir, worktree } from './side-by-side.ts';
 
 const CORPUS = '/usr/share/doc/python3-doc/html';
-const args = process.argv.slice(2);
-const baseAt = args.indexOf('--base');
-const BASE = baseAt >= 0 ? args.splice(baseAt, 2)[1] : undefined;
-const ROUNDS = Number(args[0] ?? 3);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 1 || (baseAt >= 0 && !BASE)) {
-  console.error('usage: npx tsx test/bench/reindex.ts [rounds=3] [--base <rev>]');
-  process.exit(2);
-}
+const { rounds: ROUNDS, base: BASE } = benchArgs('usage: npx tsx test/bench/reindex.ts [rounds=3] [--base <rev>]', 3);
 if (!existsSync(CORPUS)) {
   console.error(`${CORPUS} is missing: install Debian's python3-doc (apt-get install -y python3-doc)`);
   process.exit(2);
 }
-
-const temp: string[] = [];
-const tempDir = (name: string) => {
-  const d = mkdtempSync(path.join(os.tmpdir(), name));
-  temp.push(d);
-  return d;
-};
 
 /** A data dir holding the corpus published as project `python`, version `latest` (and indexed once). */
 async function publishedDataDir(): Promise<string> {
@@ -81,11 +66,6 @@ function reindex(cwd: string, dataDir: string): Promise<{ seconds: number; said:
   });
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-
 try {
   const made = await publishedDataDir();
   const subjects = [{ name: 'this checkout', cwd: ROOT }, ...(BASE ? [{ name: `base ${BASE}`, cwd: worktree(BASE, tempDir('lectern-bench-base-')) }] : [])].map(
@@ -105,6 +85,5 @@ try {
   console.log(`\nsearch reindex of Python's documentation, median of ${ROUNDS} rounds`);
   for (const s of subjects) console.log(`${s.name.padEnd(24)} ${median(s.seconds).toFixed(2)} s`);
 } finally {
-  for (const d of temp) rmSync(d, { recursive: true, force: true });
-  if (BASE) pruneWorktrees();
+  cleanUp();
 }
