@@ -15,6 +15,7 @@ import { bundleServer } from '../../src/setup/server-bundle.ts';
 import { emptyPostgresDatabase, tempDirs } from '../helpers/cli-databases.ts';
 import { type CliResult, cliEnv, gql, killChildren, root, runCli, type Served, show, startServe } from '../helpers/cli-process.ts';
 import { dbKind } from '../helpers/db.ts';
+import { freePort } from '../helpers/net.ts';
 
 const kind = dbKind();
 const dirs = tempDirs();
@@ -188,6 +189,37 @@ describe(`lectern on ${kind}: a new install, then an existing one`, () => {
     } finally {
       await db.close();
     }
+  });
+
+  it('`serve` whose reader stops early (`| head -c 0`) keeps answering, and stops with 0 on SIGTERM', { timeout: 120_000 }, async () => {
+    // The log is written to stdout as each line is logged (src/log.ts): the first line after the
+    // reader went away fails with EPIPE, and the logging stops, not the server.
+    const port = await freePort();
+    const child = spawn(process.execPath, [path.join(root, 'src/bin.js'), 'serve'], {
+      cwd: root,
+      env: { ...env, HOST: '127.0.0.1', PORT: String(port), LECTERN_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (code, signal) => resolve([code, signal])));
+    try {
+      let status = 0;
+      for (const started = Date.now(); status !== 200 && Date.now() - started < 90_000; ) {
+        status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.status,
+          () => new Promise<number>((r) => setTimeout(() => r(0), 100)),
+        );
+      }
+      expect(status, stderr).toBe(200);
+      const r = await gql(`http://127.0.0.1:${port}`, '{ viewer { username } }', alice1);
+      expect(r.body, stderr).toEqual({ data: { viewer: { username: 'alice' } } });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await closed, stderr).toEqual([0, null]);
+    expect(stderr).toBe('');
   });
 
   it('`serve` on the EXISTING data dir: both tokens authenticate on /graphql; a wrong one is refused', { timeout: 120_000 }, async () => {
