@@ -2,7 +2,7 @@
 // embedded database (`lectern` by its shebang, with the one-shot flags: docs/design/startup.md):
 // Debian's python3-doc (the Python documentation, about 500 pages) published as a version of one
 // project, then the command run on a copy of that data dir, R rounds. With `--base <rev>` the same
-// command of that revision (test/bench/worktree.ts) runs on its own copy, alternating; both must
+// command of that revision (test/bench/side-by-side.ts) runs on its own copy, alternating; both must
 // know the same migrations (the data dir is made by this checkout). Prints each run, then the
 // medians (wall clock from spawn to exit).
 //
