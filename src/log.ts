@@ -5,11 +5,12 @@ import { type Logger, pino } from 'pino';
 export type { Logger };
 
 /**
- * A logger writing to `destination`, or to standard output as each line is logged: pino's own
- * default hands each write to libuv's thread pool, and at `lectern serve`'s start, both cores busy
- * (V8 optimizing PostgreSQL's WebAssembly, the build worker starting), the line saying it listens
- * reached the terminal 0.2-0.3 s after the listen (docs/design/startup.md). Lectern logs a few lines per event, none per request, as Node's
- * own console does for a file or a pipe; a reader that goes away stops the logging, not the process.
+ * A logger writing to `destination`, or else to standard output as each line is logged, as Node's
+ * own console writes to a file or a pipe. pino's default hands each write to libuv's thread pool:
+ * at `lectern serve`'s start, both cores busy (V8 optimizing PostgreSQL's WebAssembly, the build
+ * worker starting), the line saying it listens reached the terminal 0.2-0.3 s after the listen
+ * (docs/design/startup.md). Lectern logs a few lines per event, none per request. A reader that
+ * goes away stops the logging, not the process.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(

@@ -6,8 +6,9 @@
 // string out of the file and decoding it took 0.03 s more of every command. Prisma's client passes
 // `wasm` to `Buffer.from(wasm, 'base64')`: given an ArrayBuffer, that is a view of it (the second
 // argument, a byte offset there, is not a number and counts as 0), where a Buffer would be copied
-// (3.4 MB of new memory, 0.035 s). A file not shaped as expected is imported as shipped. The command line installs the hook (src/bin.js), for the
-// sources; the server's bundle holds the small module itself (src/setup/server-bundle.ts).
+// (3.4 MB of new memory, 0.035 s). A file not shaped as expected is imported as shipped. The
+// command line installs the hook (src/bin.js), for the sources; the server's bundle holds the
+// small module itself (src/setup/server-bundle.ts).
 // docs/design/startup.md has the figures.
 import { readFileSync } from 'node:fs';
 // A namespace import: Node before 22.15 has no registerHooks (the hook is then left out).

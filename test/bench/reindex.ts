@@ -49,7 +49,7 @@ async function publishedDataDir(): Promise<string> {
   return dataDir;
 }
 
-/** Seconds `lectern search reindex` takes in checkout `cwd` on data dir `dataDir`, and what it printed last. */
+/** Seconds `lectern search reindex` takes in checkout `cwd` on data dir `dataDir`, and the first line it printed. */
 function reindex(cwd: string, dataDir: string): Promise<{ seconds: number; said: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();

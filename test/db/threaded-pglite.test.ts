@@ -111,8 +111,8 @@ describe('PGlite on its own thread', () => {
   });
 
   it("takes a migration's worth of locks in one transaction: 300 tables with their indexes", async () => {
-    // PGlite starts with its shared memory sized for one backend (src/db/threaded-pglite.ts
-    // pgliteStartParams), which sizes the lock table too: a transaction holds a lock on every
+    // PGlite starts with its shared memory sized for one backend (src/db/database.ts
+    // extraStartParams), which sizes the lock table too: a transaction holds a lock on every
     // table and index it creates, and Lectern's largest migration creates a few dozen.
     const { threaded, inProcess } = await both(async (db) => {
       await db.prisma.$executeRawUnsafe(`DO $$ BEGIN FOR i IN 1..300 LOOP
